@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: GPL-2.0
+# truestat: `make` builds ./truestat, `make run` traces every disk for a few
+# seconds, `make test` runs every test. Quiet by default, V=1 for commands.
+
+OUTPUT ?= .output
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PREFIX ?= /usr/local
+DESTDIR ?=
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+LIBBPF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
+INCLUDES := -Iinclude -Iuser -I$(OUTPUT) $(LIBBPF_CFLAGS)
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
+	-Wall -Wno-unused-function -Iinclude -I$(OUTPUT)
+
+ifdef SANITIZE
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+MAKEFLAGS += --no-print-directory
+endif
+
+# Userspace objects, split so that unit tests link what they test.
+LIB_OBJS := opts devices depth report json output
+LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
+APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
+
+.PHONY: all deps run test unit-test integration-test install clean
+.DELETE_ON_ERROR:
+
+all: truestat
+
+$(OUTPUT) $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c include/truestat.h $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/truestat.skel.h: $(OUTPUT)/truestat.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name truestat_bpf > $@
+
+$(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h
+
+$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/truestat.h | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+truestat: $(LIB_O) $(APP_O)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka -o $@
+
+# Installs what is missing from Debian's packages; quiet and idempotent.
+deps:
+	$(Q)scripts/deps.sh
+
+run: deps
+	$(Q)$(MAKE) truestat
+	./truestat 1 5
+
+unit-test: $(UNIT_TESTS)
+	$(Q)tests/run-unit.sh $(UNIT_TESTS)
+
+integration-test: truestat
+	$(Q)tests/run-integration.sh
+
+test: deps
+	$(Q)$(MAKE) truestat $(UNIT_TESTS)
+	$(Q)tests/run-all.sh $(UNIT_TESTS)
+
+install: truestat
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin/truestat)
+	$(Q)install -D -m 0755 truestat $(DESTDIR)$(PREFIX)/sbin/truestat
+
+clean:
+	$(call msg,CLEAN,)
+	$(Q)rm -rf $(OUTPUT) truestat

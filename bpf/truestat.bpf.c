@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * truestat: queue time (Q->D), service time (D->C) and time-weighted depth
+ * per disk and direction. Each handler exists twice: tp_btf (direct loads)
+ * and raw_tp (bpf_probe_read_kernel), chosen by the loader.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "truestat.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile bool filter_devices = false;
+
+#define REQ_OP_BITS_ 8
+#define REQ_OP_MASK_ ((1U << REQ_OP_BITS_) - 1)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TS_MAX_QUEUES);
+	__type(key, u32);
+	__type(value, struct ts_dev_state);
+} dev_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TS_MAX_QUEUES);
+	__type(key, u32);
+	__type(value, struct ts_dev_stats);
+} dev_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_RQ_SLOTS);
+	__type(key, u32);
+	__type(value, struct ts_rq_slot);
+} rq_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_BIO_SLOTS);
+	__type(key, u32);
+	__type(value, struct ts_bio_slot);
+} bio_slots SEC(".maps");
+
+/* Whole-disk dev_t values chosen with -d (consulted once per device). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_MAX_QUEUES);
+	__type(key, u32);
+	__type(value, u8);
+} dev_filter SEC(".maps");
+
+/* Kernels before 5.16 kept the disk in the request. */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+/* One hop of a pointer chain: a direct load in tp_btf, a probe read else. */
+#define LOAD(direct, dst, src)                                         \
+	do {                                                           \
+		if (direct)                                            \
+			(dst) = (src);                                 \
+		else                                                   \
+			bpf_core_read(&(dst), sizeof(dst), &(src));    \
+	} while (0)
+
+/*
+ * Low 32 bits of a kernel address as a plain number: a 32-bit move is the
+ * one way the verifier lets a (privileged) program turn a typed pointer
+ * into a scalar it can hash.
+ */
+static __always_inline u32 addr_lo(u64 addr)
+{
+	u32 lo;
+
+	asm volatile("%[lo] = %[addr]" : [lo] "=w"(lo) : [addr] "w"((u32)addr));
+	return lo;
+}
+
+static __always_inline void count_event(u32 qid, enum ts_event ev)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+
+	if (ds)
+		ds->events[ev]++;
+}
+
+static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
+{
+	int slot = ts_level_slot(depth < 0 ? 0 : (u32)depth);
+
+	if (slot < 0 || slot >= TS_LEVEL_SLOTS)
+		return;
+	__sync_fetch_and_add(&levels[slot], delta);
+}
+
+/* Depth goes up by one at @now: the new level opens. */
+static __always_inline void depth_up(s64 *depth, u64 *levels, u64 now)
+{
+	s64 d = __sync_fetch_and_add(depth, 1) + 1;
+
+	level_add(levels, d, TS_LEVEL_BIAS - now);
+}
+
+/* Depth goes down by one at @now: the level it leaves closes. */
+static __always_inline void depth_down(s64 *depth, u64 *levels, u64 now)
+{
+	s64 d = __sync_fetch_and_add(depth, -1);
+
+	level_add(levels, d, now - TS_LEVEL_BIAS);
+}
+
+static __always_inline struct gendisk *disk_of(struct request_queue *q,
+					       struct request *rq, bool direct)
+{
+	struct gendisk *disk = NULL;
+
+	if (bpf_core_field_exists(q->disk))
+		LOAD(direct, disk, q->disk);
+	else if (rq)
+		bpf_core_read(&disk, sizeof(disk),
+			      &((struct request___old *)rq)->rq_disk);
+	return disk;
+}
+
+/* First sight of a queue in entry @st: decide whether to trace it. */
+static __noinline bool claim_device(struct ts_dev_state *st,
+				    struct request_queue *q, u64 disk_addr,
+				    u32 dev, bool request_based)
+{
+	u64 old = st->queue;
+	u32 mode = TS_DEV_TRACED;
+	int i;
+
+	if (!disk_addr || !request_based)
+		mode = TS_DEV_IGNORED;
+	else if (filter_devices && !bpf_map_lookup_elem(&dev_filter, &dev))
+		mode = TS_DEV_IGNORED;
+	if (__sync_val_compare_and_swap(&st->queue, old, (u64)q) != old)
+		return false;
+	st->mode = TS_DEV_UNSEEN;
+	st->in_device = 0;
+	st->in_os = 0;
+	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
+		st->device_level[i] = 0;
+		st->os_level[i] = 0;
+		asm volatile("" ::: "memory"); /* a loop, not a memset call */
+	}
+	st->dev = dev;
+	st->mode = mode;
+	return mode == TS_DEV_TRACED;
+}
+
+/* The traced device owning @q, or NULL. */
+static __always_inline struct ts_dev_state *
+device_of(struct request_queue *q, struct request *rq, bool direct, u32 *qid)
+{
+	struct ts_dev_state *st;
+	struct gendisk *disk;
+	const void *mq_ops;
+	int id, major, minor;
+
+	if (!q)
+		return NULL;
+	LOAD(direct, id, q->id);
+	*qid = id;
+	st = bpf_map_lookup_elem(&dev_state, qid);
+	if (!st)
+		return NULL;
+	if (st->queue == (u64)q)
+		return st->mode == TS_DEV_TRACED ? st : NULL;
+	disk = disk_of(q, rq, direct);
+	if (!disk)
+		return NULL;
+	LOAD(direct, major, disk->major);
+	LOAD(direct, minor, disk->first_minor);
+	LOAD(direct, mq_ops, q->mq_ops);
+	if (!claim_device(st, q, (u64)disk, (u32)major << 20 | minor, mq_ops))
+		return NULL;
+	return st;
+}
+
+/*
+ * Request table. The record of @rq, or a free slot claimed for it. *stale
+ * is set when a record of @rq already existed: its completion was missed.
+ */
+static __always_inline struct ts_rq_slot *rq_slot(u64 rq, bool claim,
+						  bool *stale)
+{
+	struct ts_rq_slot *s, *free = NULL;
+	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
+	int i;
+
+	for (i = 0; i < TS_RQ_PROBES; i++) {
+		idx = (h + i) & (TS_RQ_SLOTS - 1);
+		s = bpf_map_lookup_elem(&rq_slots, &idx);
+		if (!s)
+			return NULL;
+		if (s->rq == rq) {
+			*stale = claim;
+			return s;
+		}
+		if (claim && !free && !s->rq)
+			free = s;
+	}
+	if (!free)
+		return NULL;
+	if (__sync_val_compare_and_swap(&free->rq, 0, rq) != 0)
+		return NULL;
+	return free;
+}
+
+/* Bio table: the record of @bio, or (claim) a free slot for it. */
+static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim)
+{
+	struct ts_bio_slot *s, *free = NULL;
+	u32 h = ts_ptr_hash(addr_lo(bio), TS_BIO_BITS), idx;
+	int i;
+
+	for (i = 0; i < TS_BIO_PROBES; i++) {
+		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
+		s = bpf_map_lookup_elem(&bio_slots, &idx);
+		if (!s)
+			return NULL;
+		if (s->bio == bio)
+			return s;
+		if (claim && !free && !s->bio)
+			free = s;
+	}
+	if (!free)
+		return NULL;
+	if (__sync_val_compare_and_swap(&free->bio, 0, bio) != 0)
+		return NULL;
+	return free;
+}
+
+/* @bio enters the OS queue of @st with Q time @queued_ns. */
+static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
+				      u64 bio, u64 queued_ns, u64 now)
+{
+	struct ts_bio_slot *s = bio_slot(bio, true);
+
+	if (!s) {
+		count_event(qid, TS_EV_BIO_FULL);
+		return;
+	}
+	if (s->queued_ns) {
+		/* same address Q'd again: the old bio left unseen */
+		count_event(qid, TS_EV_STALE_BIO);
+		depth_down(&st->in_os, st->os_level, now);
+	}
+	s->queued_ns = queued_ns;
+	depth_up(&st->in_os, st->os_level, now);
+}
+
+/* @bio leaves the OS queue: its Q time, or 0 when it was not recorded. */
+static __always_inline u64 bio_leave(struct ts_dev_state *st, u64 bio, u64 now)
+{
+	struct ts_bio_slot *s = bio_slot(bio, false);
+	u64 queued_ns;
+
+	if (!s)
+		return 0;
+	queued_ns = s->queued_ns;
+	s->queued_ns = 0;
+	s->bio = 0;
+	depth_down(&st->in_os, st->os_level, now);
+	return queued_ns;
+}
+
+static __always_inline u8 op_of(u32 cmd_flags)
+{
+	switch (cmd_flags & REQ_OP_MASK_) {
+	case REQ_OP_READ:
+		return TS_OP_READ;
+	case REQ_OP_WRITE:
+		return TS_OP_WRITE;
+	case REQ_OP_DISCARD:
+		return TS_OP_DISCARD;
+	case REQ_OP_FLUSH:
+		return TS_OP_FLUSH;
+	}
+	return TS_OP_OTHER;
+}
+
+static __always_inline int on_issue(struct request *rq, bool direct)
+{
+	struct request_queue *q;
+	struct ts_dev_state *st;
+	struct ts_rq_slot *s;
+	struct bio *bio;
+	bool stale = false;
+	u32 qid, cmd_flags, bytes;
+	u64 now;
+
+	LOAD(direct, q, rq->q);
+	st = device_of(q, rq, direct, &qid);
+	if (!st)
+		return 0;
+	now = bpf_ktime_get_ns();
+	s = rq_slot((u64)rq, true, &stale);
+	if (!s) {
+		count_event(qid, TS_EV_RQ_FULL);
+		return 0;
+	}
+	if (stale) {
+		count_event(qid, TS_EV_STALE_RQ);
+		depth_down(&st->in_device, st->device_level, now);
+	}
+	LOAD(direct, cmd_flags, rq->cmd_flags);
+	LOAD(direct, bytes, rq->__data_len);
+	LOAD(direct, bio, rq->bio);
+	s->queued_ns = bio ? bio_leave(st, (u64)bio, now) : 0;
+	if (!s->queued_ns)
+		count_event(qid, TS_EV_NO_QUEUE_TIME);
+	s->issue_ns = now;
+	s->bytes = bytes;
+	s->op = op_of(cmd_flags);
+	depth_up(&st->in_device, st->device_level, now);
+	return 0;
+}
+
+static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
+				       bool direct)
+{
+	struct ts_op_stats *os;
+	struct ts_dev_stats *ds;
+	struct request_queue *q;
+	struct ts_dev_state *st;
+	struct ts_rq_slot *s;
+	struct bio *bio;
+	u64 now, issue_ns, queued_ns;
+	u32 qid, data_len, bytes;
+	bool stale;
+	u8 op;
+
+	LOAD(direct, q, rq->q);
+	st = device_of(q, rq, direct, &qid);
+	if (!st)
+		return 0;
+	LOAD(direct, data_len, rq->__data_len);
+	if (nr_bytes < data_len) {
+		count_event(qid, TS_EV_PARTIAL);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	s = rq_slot((u64)rq, false, &stale);
+	if (!s) {
+		LOAD(direct, bio, rq->bio);
+		if (bio && bio_leave(st, (u64)bio, now))
+			count_event(qid, TS_EV_UNISSUED);
+		else if (!data_len)
+			count_event(qid, TS_EV_FLUSH_SEQ);
+		else
+			count_event(qid, TS_EV_UNMATCHED);
+		return 0;
+	}
+	issue_ns = s->issue_ns;
+	queued_ns = s->queued_ns;
+	bytes = s->bytes;
+	op = s->op;
+	s->rq = 0;
+	depth_down(&st->in_device, st->device_level, now);
+
+	ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	if (!ds || op >= TS_NR_OPS)
+		return 0;
+	os = &ds->op[op];
+	os->ios++;
+	os->bytes += bytes;
+	os->service_ns += now - issue_ns;
+	if (queued_ns) {
+		os->queued_ios++;
+		os->queue_ns += issue_ns - queued_ns;
+		os->total_ns += now - queued_ns;
+	}
+	return 0;
+}
+
+/* The driver gave @rq back: it leaves the device and waits in the OS again. */
+static __always_inline int on_requeue(struct request *rq, bool direct)
+{
+	struct request_queue *q;
+	struct ts_dev_state *st;
+	struct ts_rq_slot *s;
+	struct bio *bio;
+	u64 now, queued_ns;
+	bool stale;
+	u32 qid;
+
+	LOAD(direct, q, rq->q);
+	st = device_of(q, rq, direct, &qid);
+	if (!st)
+		return 0;
+	s = rq_slot((u64)rq, false, &stale);
+	if (!s)
+		return 0; /* not issued while we traced: still in the OS */
+	now = bpf_ktime_get_ns();
+	count_event(qid, TS_EV_REQUEUE);
+	queued_ns = s->queued_ns;
+	s->rq = 0;
+	depth_down(&st->in_device, st->device_level, now);
+	LOAD(direct, bio, rq->bio);
+	if (bio && queued_ns)
+		bio_enter(st, qid, (u64)bio, queued_ns, now);
+	return 0;
+}
+
+static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
+							  bool direct)
+{
+	struct block_device *bdev;
+	struct request_queue *q = NULL;
+
+	LOAD(direct, bdev, bio->bi_bdev);
+	if (bdev)
+		LOAD(direct, q, bdev->bd_queue);
+	return q;
+}
+
+static __always_inline int on_bio_queue(struct bio *bio, bool direct)
+{
+	struct ts_dev_state *st;
+	u32 qid;
+	u64 now;
+
+	st = device_of(queue_of_bio(bio, direct), NULL, direct, &qid);
+	if (!st)
+		return 0;
+	now = bpf_ktime_get_ns();
+	bio_enter(st, qid, (u64)bio, now, now);
+	return 0;
+}
+
+/*
+ * A bio merged into a waiting request leaves with that request; block_bio_complete
+ * fires only for bios that end without an issued request carrying them.
+ */
+static __always_inline int on_bio_merge(struct bio *bio, bool direct)
+{
+	struct ts_dev_state *st;
+	u32 qid;
+
+	st = device_of(queue_of_bio(bio, direct), NULL, direct, &qid);
+	if (st)
+		bio_leave(st, (u64)bio, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* A split's front part is a new bio that inherits its parent's Q time. */
+static __always_inline int on_bio_split(struct bio *split, bool direct)
+{
+	struct ts_bio_slot *parent_slot;
+	struct ts_dev_state *st;
+	void *parent;
+	u64 now, queued_ns;
+	u32 qid;
+
+	st = device_of(queue_of_bio(split, direct), NULL, direct, &qid);
+	if (!st)
+		return 0;
+	LOAD(direct, parent, split->bi_private);
+	parent_slot = bio_slot((u64)parent, false);
+	if (!parent_slot)
+		return 0;
+	queued_ns = parent_slot->queued_ns;
+	now = bpf_ktime_get_ns();
+	if (queued_ns)
+		bio_enter(st, qid, (u64)split, queued_ns, now);
+	return 0;
+}
+
+/*
+ * One set of programs per attach kind (tp_btf, raw_tp) and argument layout:
+ * before 5.11 the block_rq_* and block_bio_* tracepoints took the
+ * request_queue first (A = 1). The loader picks the set from BTF.
+ */
+#define TS_PROGS(kind, direct, name, A)                                     \
+	SEC(#kind "/block_rq_issue")                                        \
+	int ts_issue_##name(u64 *ctx)                                       \
+	{                                                                   \
+		return on_issue((struct request *)ctx[A], direct);          \
+	}                                                                   \
+	SEC(#kind "/block_rq_complete")                                     \
+	int ts_complete_##name(u64 *ctx)                                    \
+	{                                                                   \
+		return on_complete((struct request *)ctx[0], (u32)ctx[2],   \
+				   direct);                                 \
+	}                                                                   \
+	SEC(#kind "/block_rq_requeue")                                      \
+	int ts_requeue_##name(u64 *ctx)                                     \
+	{                                                                   \
+		return on_requeue((struct request *)ctx[A], direct);        \
+	}                                                                   \
+	SEC(#kind "/block_bio_queue")                                       \
+	int ts_bio_queue_##name(u64 *ctx)                                   \
+	{                                                                   \
+		return on_bio_queue((struct bio *)ctx[A], direct);          \
+	}                                                                   \
+	SEC(#kind "/block_bio_backmerge")                                   \
+	int ts_backmerge_##name(u64 *ctx)                                   \
+	{                                                                   \
+		return on_bio_merge((struct bio *)ctx[A], direct);          \
+	}                                                                   \
+	SEC(#kind "/block_bio_frontmerge")                                  \
+	int ts_frontmerge_##name(u64 *ctx)                                  \
+	{                                                                   \
+		return on_bio_merge((struct bio *)ctx[A], direct);          \
+	}                                                                   \
+	SEC(#kind "/block_split")                                           \
+	int ts_split_##name(u64 *ctx)                                       \
+	{                                                                   \
+		return on_bio_split((struct bio *)ctx[A], direct);          \
+	}                                                                   \
+	SEC(#kind "/block_bio_complete")                                    \
+	int ts_bio_complete_##name(u64 *ctx)                                \
+	{                                                                   \
+		return on_bio_merge((struct bio *)ctx[1], direct);          \
+	}
+
+TS_PROGS(tp_btf, true, btf, 0)
+TS_PROGS(raw_tp, false, raw, 0)
+TS_PROGS(tp_btf, true, btf_q, 1)
+TS_PROGS(raw_tp, false, raw_q, 1)

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * truestat: every map layout shared by bpf/truestat.bpf.c and user/.
+ *
+ * Event names follow blktrace: Q = a bio enters the block layer
+ * (block_bio_queue), D = a request is issued to the driver
+ * (block_rq_issue), C = it completes (block_rq_complete).
+ *
+ * queue time = Q -> D, service time = D -> C, total = Q -> C.
+ */
+#ifndef TRUESTAT_H
+#define TRUESTAT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h> /* the BPF side has these from vmlinux.h */
+#endif
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* Devices are indexed by the kernel's request_queue id (q->id). */
+#define TS_MAX_QUEUES 256
+
+/* In-flight requests, keyed by request address, open addressing. */
+#define TS_RQ_BITS 14
+#define TS_RQ_SLOTS (1U << TS_RQ_BITS)
+#define TS_RQ_PROBES 4
+
+/* Bios between Q and D, keyed by bio address, open addressing. */
+#define TS_BIO_BITS 15
+#define TS_BIO_SLOTS (1U << TS_BIO_BITS)
+#define TS_BIO_PROBES 2
+
+enum ts_op {
+	TS_OP_READ,
+	TS_OP_WRITE,
+	TS_OP_DISCARD,
+	TS_OP_FLUSH,
+	TS_OP_OTHER, /* write-zeroes, secure erase, zone and driver ops */
+	TS_NR_OPS,
+};
+
+enum ts_dev_mode {
+	TS_DEV_UNSEEN,	/* entry not yet claimed, or being reset */
+	TS_DEV_TRACED,
+	TS_DEV_IGNORED, /* bio-based, or excluded by -d */
+};
+
+/*
+ * Things that went differently from Q -> D -> C. Userspace prints every
+ * non-zero one: none of them is silently folded into the figures.
+ */
+enum ts_event {
+	TS_EV_UNMATCHED,     /* completion of a request issued before tracing */
+	TS_EV_UNISSUED,	     /* request completed straight from the OS queue */
+	TS_EV_NO_QUEUE_TIME, /* issued request whose Q was not seen */
+	TS_EV_REQUEUE,	     /* driver gave a request back (block_rq_requeue) */
+	TS_EV_PARTIAL,	     /* partial completions (the request counts once) */
+	TS_EV_FLUSH_SEQ,     /* zero-byte ends of flush sequences, not I/Os */
+	TS_EV_RQ_FULL,	     /* request not tracked: in-flight table full */
+	TS_EV_BIO_FULL,	     /* bio's Q time dropped: bio table full */
+	TS_EV_STALE_RQ,	     /* issue found its own old record: missed C */
+	TS_EV_STALE_BIO,     /* Q found a record of a bio never issued */
+	TS_NR_EVENTS,
+};
+
+/* Per direction, summed over CPUs by userspace. Sizes are taken at issue. */
+struct ts_op_stats {
+	__u64 ios;	  /* completed requests */
+	__u64 bytes;	  /* their size at issue */
+	__u64 service_ns; /* sum of D -> C */
+	__u64 queued_ios; /* completed requests whose Q was seen */
+	__u64 queue_ns;	  /* sum of Q -> D over those */
+	__u64 total_ns;	  /* sum of Q -> C over those */
+};
+
+/* PERCPU_ARRAY dev_stats, index = queue id. */
+struct ts_dev_stats {
+	struct ts_op_stats op[TS_NR_OPS];
+	__u64 events[TS_NR_EVENTS];
+};
+
+/*
+ * Time-weighted depth: one register per threshold level L holds the time
+ * during which depth >= L. Levels 1..64 are all thresholds; above 64 there
+ * are four per power of two up to 65536. Level L opens (depth goes L-1 -> L)
+ * with R += BIAS - now and closes with R += now - BIAS, one atomic add each,
+ * so every read of a register is consistent: n = round(R / BIAS) levels are
+ * open and the time at depth >= L is R - n * BIAS + n * now.
+ */
+#define TS_LEVEL_EXACT 64
+#define TS_LEVEL_MAX 65536
+#define TS_LEVEL_SLOTS 104
+#define TS_LEVEL_BIAS (1ULL << 60)
+
+/* ARRAY dev_state (mmapable), index = queue id: shared by all CPUs. */
+struct ts_dev_state {
+	__u64 queue;	 /* address of the request_queue owning this entry */
+	__u32 dev;	 /* kernel dev_t of the whole disk: major << 20 | minor */
+	__u32 mode;	 /* enum ts_dev_mode */
+	__s64 in_device; /* issued, not completed */
+	__s64 in_os;	 /* entered (Q), not yet issued */
+	__u64 device_level[TS_LEVEL_SLOTS];
+	__u64 os_level[TS_LEVEL_SLOTS];
+};
+
+struct ts_rq_slot {
+	__u64 rq; /* request address, 0 = free */
+	__u64 issue_ns;
+	__u64 queued_ns; /* Q of its first bio, 0 = not seen */
+	__u32 bytes;
+	__u8 op;
+	__u8 pad[3];
+};
+
+struct ts_bio_slot {
+	__u64 bio; /* bio address, 0 = free */
+	__u64 queued_ns;
+};
+
+/* Slot index of depth level @depth, or -1 when it is not a threshold. */
+static __always_inline int ts_level_slot(__u32 depth)
+{
+	__u32 x = depth, e = 0, step;
+
+	if (depth == 0 || depth > TS_LEVEL_MAX)
+		return -1;
+	if (depth <= TS_LEVEL_EXACT)
+		return depth - 1;
+	if (x >> 16) {
+		x >>= 16;
+		e += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		e += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		e += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		e += 2;
+	}
+	if (x >> 1)
+		e += 1;
+	step = 1U << (e - 2);
+	if (depth & (step - 1))
+		return -1;
+	return TS_LEVEL_EXACT - 1 + (e - 6) * 4 + (depth >> (e - 2)) - 4;
+}
+
+/* Depth level of slot @slot (inverse of ts_level_slot). */
+static inline __u32 ts_slot_level(int slot)
+{
+	int above, e;
+
+	if (slot < TS_LEVEL_EXACT)
+		return slot + 1;
+	above = slot - TS_LEVEL_EXACT + 1; /* 80 is 1, 96 is 2, ... */
+	e = 6 + above / 4;
+	return (1U << e) + (above % 4) * (1U << (e - 2));
+}
+
+/*
+ * Table index from the low 32 bits of an address (Fibonacci hashing). Only
+ * the low half: the BPF verifier lets a privileged program copy 32 bits of
+ * a pointer into a scalar, but no arithmetic on the pointer itself.
+ */
+static __always_inline __u32 ts_ptr_hash(__u32 addr_lo, unsigned int bits)
+{
+	return (__u32)(((__u64)addr_lo * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
+#endif /* TRUESTAT_H */

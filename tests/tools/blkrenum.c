@@ -1,0 +1,143 @@
+/*
+ * blkrenum: make the ftrace "blk" tracer's binary trace_pipe stream
+ * (options/bin=1, options/context-info=0) readable by blkparse.
+ *
+ * The stream is a sequence of struct blk_io_trace records (48 bytes,
+ * native endian, then pdu_len bytes of payload), version 7, as written by
+ * blk_trace_synthesize_old_trace() in kernel/trace/blktrace.c.  Two things
+ * differ from what blktrace(8) writes:
+ *   - sequence is always 0; blkparse wants a per-CPU counter (with 0 it
+ *     gets very slow), so records get 1, 2, 3, ... per cpu field;
+ *   - when the ring buffer overflowed, trace_pipe inserts a text line
+ *     "CPU:%d [LOST %lu EVENTS]\n" (or "CPU:%d [LOST EVENTS]\n").
+ *     Those lines are dropped and counted.
+ * Anything else that is not a record is skipped up to the next magic and
+ * counted as garbage.
+ *
+ * usage: blkrenum < raw.bin > fixed.bin
+ * Prints key=value counters on stderr.  Exit 0 unless reading/writing
+ * failed or a record of an unknown version was seen.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC		0x65617400u	/* BLK_IO_TRACE_MAGIC */
+#define VERSION		0x07u		/* BLK_IO_TRACE_VERSION */
+#define HDR		48		/* sizeof(struct blk_io_trace) */
+#define MAX_PDU		4096
+#define MAX_CPUS	8192
+
+struct blk_io_trace {
+	uint32_t magic, sequence;
+	uint64_t time, sector;
+	uint32_t bytes, action, pid, device, cpu;
+	uint16_t error, pdu_len;
+};
+
+static unsigned char *slurp(size_t *len)
+{
+	size_t cap = 1 << 20, n = 0, r;
+	unsigned char *buf = malloc(cap);
+
+	while (buf && (r = fread(buf + n, 1, cap - n, stdin)) > 0) {
+		n += r;
+		if (n == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	if (!buf || ferror(stdin)) {
+		perror("blkrenum: read");
+		exit(1);
+	}
+	*len = n;
+	return buf;
+}
+
+/* "CPU:%d [LOST %lu EVENTS]\n" at p? Returns its length or 0. */
+static size_t lost_line(const unsigned char *p, size_t left,
+			unsigned long long *lost, int *unknown)
+{
+	char line[80];
+	const unsigned char *nl;
+	unsigned long long n;
+	size_t len;
+	int cpu;
+
+	if (left < 4 || memcmp(p, "CPU:", 4))
+		return 0;
+	nl = memchr(p, '\n', left < sizeof(line) ? left : sizeof(line) - 1);
+	if (!nl)
+		return 0;
+	len = nl - p + 1;
+	memcpy(line, p, len);
+	line[len] = 0;
+	if (sscanf(line, "CPU:%d [LOST %llu EVENTS]", &cpu, &n) == 2)
+		*lost += n;
+	else if (strstr(line, "[LOST EVENTS]"))
+		(*unknown)++;
+	else
+		return 0;
+	return len;
+}
+
+int main(void)
+{
+	static uint32_t seq[MAX_CPUS];
+	unsigned long long records = 0, lost = 0, garbage = 0, lost_lines = 0;
+	int lost_unknown = 0, ncpus = 0, bad_version = 0, truncated = 0;
+	size_t len, off = 0, l;
+	unsigned char *buf = slurp(&len);
+	struct blk_io_trace t;
+
+	while (off < len) {
+		if (len - off >= HDR) {
+			memcpy(&t, buf + off, HDR);
+			if ((t.magic & 0xffffff00u) == MAGIC &&
+			    (t.magic & 0xff) != VERSION) {
+				fprintf(stderr, "blkrenum: record version %u at offset %zu, "
+					"only %u is known\n", t.magic & 0xff, off, VERSION);
+				bad_version = 1;
+				break;
+			}
+			if (t.magic == (MAGIC | VERSION) && t.cpu < MAX_CPUS &&
+			    t.pdu_len <= MAX_PDU) {
+				if (len - off < HDR + (size_t)t.pdu_len) {
+					truncated = 1;
+					break;
+				}
+				t.sequence = ++seq[t.cpu];
+				if ((int)t.cpu >= ncpus)
+					ncpus = t.cpu + 1;
+				memcpy(buf + off, &t, HDR);
+				if (fwrite(buf + off, HDR + t.pdu_len, 1, stdout) != 1) {
+					perror("blkrenum: write");
+					return 1;
+				}
+				off += HDR + t.pdu_len;
+				records++;
+				continue;
+			}
+		}
+		l = lost_line(buf + off, len - off, &lost, &lost_unknown);
+		if (l) {
+			lost_lines++;
+			off += l;
+			continue;
+		}
+		if (len - off < HDR && !memchr(buf + off, '\n', len - off)) {
+			truncated = 1;
+			break;
+		}
+		off++;
+		garbage++;
+	}
+	if (fflush(stdout)) {
+		perror("blkrenum: write");
+		return 1;
+	}
+	fprintf(stderr, "records=%llu\nlost_events=%llu\nlost_lines=%llu\n"
+		"lost_unknown=%d\ngarbage_bytes=%llu\ntruncated=%d\ncpus=%d\n",
+		records, lost, lost_lines, lost_unknown, garbage, truncated, ncpus);
+	return bad_version;
+}

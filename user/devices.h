@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Disk names <-> device numbers, read from sysfs (root given for tests). */
+#ifndef TS_DEVICES_H
+#define TS_DEVICES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ts_disk {
+	char name[64];
+	unsigned int major, minor;
+	bool was_partition; /* NAME was a partition of this disk */
+};
+
+/* Resolves a disk or partition NAME to its whole disk. 0, or -1 + @err. */
+int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
+		    char *err, size_t errlen);
+
+/* Name of block device MAJOR:MINOR; "MAJOR:MINOR" when sysfs has none. */
+void ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
+		  char *buf, size_t len);
+
+/* The disks that exist, space separated and sorted, for error messages. */
+void ts_disk_list(const char *sysroot, char *buf, size_t len);
+
+/* Kernel-internal dev_t (major << 20 | minor), as the BPF side sees it. */
+static inline unsigned int ts_kdev(unsigned int major, unsigned int minor)
+{
+	return major << 20 | minor;
+}
+
+#endif

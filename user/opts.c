@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+
+const char ts_usage[] =
+	"Usage: truestat [options] [interval [count]]\n"
+	"\n"
+	"Per disk and direction: how long requests wait in the OS (queue),\n"
+	"how long the device takes (service), and how many requests the\n"
+	"device really works on at once (time-weighted concurrency).\n"
+	"\n"
+	"  interval        seconds between reports (e.g. 1 or 0.5); without it,\n"
+	"                  trace until Ctrl-C and print the totals\n"
+	"  count           number of reports, then the totals (default: until\n"
+	"                  Ctrl-C)\n"
+	"\n"
+	"Options:\n"
+	"  -d, --device=NAME  trace only this disk (repeatable); a partition\n"
+	"                     name traces its whole disk\n"
+	"  -j, --json         one JSON object per report (see README)\n"
+	"  -v, --verbose      libbpf messages and the verifier log on failure\n"
+	"      --raw-tp       attach with raw_tp even where tp_btf works (tests)\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Columns: QUEUE = Q->D (bio entered the block layer -> issued to the\n"
+	"driver), SERVICE = D->C (issued -> completed), TOTAL = Q->C. CONC is\n"
+	"the time-weighted mean number of requests inside the device, CONC_MAX\n"
+	"its maximum; OS_QD the same for requests waiting in the OS. BUSY% and\n"
+	"SVCTM are iostat's %%util and svctm computed from the same events:\n"
+	"compare SVCTM with SERVICE to see what iostat hides.\n"
+	"\n"
+	"Examples:\n"
+	"  truestat                 trace all disks until Ctrl-C, print totals\n"
+	"  truestat 1 10            ten 1-second reports, then the totals\n"
+	"  truestat -d nvme0n1 1    one disk, every second\n"
+	"  truestat -j 5 | jq .     JSON every 5 seconds\n";
+
+static int fail(char *err, int errlen, const char *fmt, const char *arg)
+{
+	snprintf(err, errlen, fmt, arg);
+	return -1;
+}
+
+/* A positive number of seconds, at most a day, at 1 ms resolution. */
+static int parse_interval(const char *s, double *out, char *err, int errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v))
+		return fail(err, errlen, "bad interval '%s': not a number", s);
+	if (v < 0.001 || v > 86400)
+		return fail(err, errlen,
+			    "bad interval '%s': must be 0.001 to 86400 seconds",
+			    s);
+	*out = v;
+	return 0;
+}
+
+static int parse_count(const char *s, long *out, char *err, int errlen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 1)
+		return fail(err, errlen, "bad count '%s': must be a whole number >= 1",
+			    s);
+	*out = v;
+	return 0;
+}
+
+static int add_device(struct ts_opts *o, const char *name, char *err, int errlen)
+{
+	int i;
+
+	if (!*name || strlen(name) >= TS_NAME_LEN || strchr(name, '/'))
+		return fail(err, errlen, "bad device name '%s'", name);
+	for (i = 0; i < o->ndevices; i++)
+		if (!strcmp(o->devices[i], name))
+			return 0; /* repeated: once is enough */
+	if (o->ndevices == TS_MAX_DEVICE_ARGS)
+		return fail(err, errlen, "too many devices (the limit is %s)", "64");
+	strcpy(o->devices[o->ndevices++], name);
+	return 0;
+}
+
+int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
+		  int errlen)
+{
+	static const struct option longopts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "raw-tp", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *dev;
+	int c, npos;
+
+	memset(o, 0, sizeof(*o));
+	optind = 0; /* reset getopt: callable more than once (tests) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:jvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			dev = optarg;
+			if (!strncmp(dev, "/dev/", 5))
+				dev += 5;
+			if (add_device(o, dev, err, errlen))
+				return -1;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'R':
+			o->raw_tp = true;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			return fail(err, errlen, "option '%s' needs a value",
+				    argv[optind - 1]);
+		default:
+			if (optopt >= '0' && optopt <= '9')
+				return fail(err, errlen,
+					    "bad interval or count '%s': must be positive",
+					    argv[optind - 1]);
+			return fail(err, errlen,
+				    "unknown option '%s' (see truestat --help)",
+				    argv[optind - 1]);
+		}
+	}
+	npos = argc - optind;
+	if (npos > 2)
+		return fail(err, errlen, "too many arguments: '%s'",
+			    argv[optind + 2]);
+	if (npos >= 1 &&
+	    parse_interval(argv[optind], &o->interval_s, err, errlen))
+		return -1;
+	if (npos == 2 && parse_count(argv[optind + 1], &o->count, err, errlen))
+		return -1;
+	return 0;
+}

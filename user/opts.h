@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command line of truestat. */
+#ifndef TS_OPTS_H
+#define TS_OPTS_H
+
+#include <stdbool.h>
+
+#define TS_MAX_DEVICE_ARGS 64
+#define TS_NAME_LEN 64
+
+struct ts_opts {
+	double interval_s; /* 0: no interval, trace until a signal */
+	long count;	   /* intervals to print, 0: until a signal */
+	bool json;
+	bool verbose;
+	bool raw_tp; /* force the raw_tp fallback (for tests) */
+	bool help;
+	int ndevices;
+	char devices[TS_MAX_DEVICE_ARGS][TS_NAME_LEN];
+};
+
+/*
+ * Parses argv into @o. Returns 0, or -1 with a one-line message in @err.
+ * Never exits and never prints.
+ */
+int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
+		  int errlen);
+
+/* The --help text. */
+extern const char ts_usage[];
+
+#endif

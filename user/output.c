@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <math.h>
+#include <string.h>
+
+#include "json.h"
+#include "output.h"
+
+static void put_ms(FILE *f, double ms, int width)
+{
+	if (isnan(ms))
+		fprintf(f, " %*s", width, "-");
+	else
+		fprintf(f, " %*.3f", width, ms);
+}
+
+static void put_op_row(FILE *f, const char *dev, const char *op,
+		       const struct ts_op_figures *o)
+{
+	fprintf(f, "%-10s %-7s %10.1f %8.2f", dev, op, o->iops, o->mbps);
+	if (isnan(o->avg_kb))
+		fprintf(f, " %7s", "-");
+	else
+		fprintf(f, " %7.1f", o->avg_kb);
+	put_ms(f, o->queue_ms, 9);
+	put_ms(f, o->service_ms, 10);
+	put_ms(f, o->total_ms, 9);
+}
+
+static void put_device_columns(FILE *f, const struct ts_dev_report *d)
+{
+	fprintf(f, " %6.2f %7s%u %6.2f %6.1f", d->device.mean,
+		d->device.max_exact ? "" : ">=", d->device.max, d->os.mean,
+		d->busy_pct);
+	put_ms(f, d->svctm_ms, 8);
+	fputc('\n', f);
+}
+
+static void put_blank_device_columns(FILE *f)
+{
+	fprintf(f, " %6s %9s %6s %6s %8s\n", "-", "-", "-", "-", "-");
+}
+
+static void put_notes(FILE *f, const struct ts_report *r)
+{
+	int i, e;
+
+	for (i = 0; i < r->ndev; i++)
+		for (e = 0; e < TS_NR_EVENTS; e++)
+			if (r->dev[i].events[e])
+				fprintf(f, "  note: %s: %llu %s\n", r->dev[i].name,
+					(unsigned long long)r->dev[i].events[e],
+					ts_event_help[e]);
+	if (r->lost_events)
+		fprintf(f,
+			"  warning: %llu events lost to BPF recursion "
+			"(recursion_misses): counts may be short\n",
+			(unsigned long long)r->lost_events);
+}
+
+void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
+{
+	char stamp[32];
+	int i, op, shown = 0;
+
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&when));
+	for (i = 0; i < r->ndev; i++)
+		shown += r->dev[i].active;
+	fprintf(f, "%s  %s %.2f s", stamp, r->totals ? "totals over" : "interval",
+		r->span_s);
+	if (!shown) {
+		fprintf(f, "  no I/O on the traced disks\n");
+		put_notes(f, r);
+		return;
+	}
+	fprintf(f, "\n%-10s %-7s %10s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
+		"DEVICE", "OP", "IOPS", "MB/s", "AVG_KB", "QUEUE_ms",
+		"SERVICE_ms", "TOTAL_ms", "CONC", "CONC_MAX", "OS_QD", "BUSY%",
+		"SVCTM_ms");
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_dev_report *d = &r->dev[i];
+
+		if (!d->active)
+			continue;
+		for (op = 0; op < TS_NR_OPS; op++) {
+			if (!d->op[op].ios)
+				continue;
+			put_op_row(f, d->name, ts_op_names[op], &d->op[op]);
+			if (d->nops_active == 1) {
+				put_device_columns(f, d);
+				break;
+			}
+			put_blank_device_columns(f);
+		}
+		if (d->nops_active != 1) {
+			put_op_row(f, d->name, "all", &d->all);
+			put_device_columns(f, d);
+		}
+	}
+	put_notes(f, r);
+}
+
+static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o)
+{
+	tj_obj(j, key);
+	tj_u64(j, "ios", o->ios);
+	tj_u64(j, "bytes", o->bytes);
+	tj_num(j, "iops", o->iops, 1);
+	tj_num(j, "mb_per_s", o->mbps, 3);
+	tj_num(j, "avg_kb", o->avg_kb, 1);
+	tj_u64(j, "queued_ios", o->queued_ios);
+	tj_num(j, "queue_ms", o->queue_ms, 4);
+	tj_num(j, "service_ms", o->service_ms, 4);
+	tj_num(j, "total_ms", o->total_ms, 4);
+	tj_end_obj(j);
+}
+
+static void json_depth(struct tj *j, const char *key,
+		       const struct ts_depth_summary *s, long long now)
+{
+	tj_obj(j, key);
+	tj_num(j, "mean", s->mean, 3);
+	tj_u64(j, "max", s->max);
+	tj_bool(j, "max_exact", s->max_exact);
+	tj_u64(j, "p50", s->p50);
+	tj_u64(j, "p90", s->p90);
+	tj_u64(j, "p99", s->p99);
+	tj_num(j, "busy_pct", 100.0 * s->busy_share, 2);
+	tj_u64(j, "now", now < 0 ? 0 : now);
+	tj_end_obj(j);
+}
+
+static void json_device(struct tj *j, const struct ts_dev_report *d)
+{
+	int op, e;
+
+	tj_obj(j, NULL);
+	tj_str(j, "device", d->name);
+	tj_u64(j, "major", d->major);
+	tj_u64(j, "minor", d->minor);
+	tj_obj(j, "ops");
+	for (op = 0; op < TS_NR_OPS; op++)
+		if (d->op[op].ios)
+			json_op(j, ts_op_names[op], &d->op[op]);
+	tj_end_obj(j);
+	json_op(j, "all", &d->all);
+	json_depth(j, "concurrency", &d->device, d->in_device_now);
+	json_depth(j, "os_queue", &d->os, d->in_os_now);
+	tj_obj(j, "iostat");
+	tj_num(j, "util_pct", d->busy_pct, 2);
+	tj_num(j, "svctm_ms", d->svctm_ms, 4);
+	tj_end_obj(j);
+	tj_obj(j, "events");
+	for (e = 0; e < TS_NR_EVENTS; e++)
+		tj_u64(j, ts_event_names[e], d->events[e]);
+	tj_end_obj(j);
+	tj_end_obj(j);
+}
+
+void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
+{
+	struct tj j;
+	char stamp[32];
+	int i;
+
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime(&when));
+	tj_open(&j, f);
+	tj_obj(&j, NULL);
+	tj_str(&j, "type", r->totals ? "totals" : "interval");
+	tj_str(&j, "time", stamp);
+	tj_num(&j, "span_s", r->span_s, 6);
+	tj_u64(&j, "lost_events", r->lost_events);
+	tj_arr(&j, "devices");
+	for (i = 0; i < r->ndev; i++)
+		if (r->dev[i].active)
+			json_device(&j, &r->dev[i]);
+	tj_end_arr(&j);
+	tj_end_obj(&j);
+	tj_close(&j);
+}

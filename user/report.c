@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <math.h>
+#include <string.h>
+
+#include "report.h"
+
+const char *const ts_op_names[TS_NR_OPS] = { "read", "write", "discard",
+					     "flush", "other" };
+
+const char *const ts_event_names[TS_NR_EVENTS] = {
+	"unmatched_completions", "completed_unissued", "no_queue_time",
+	"requeues", "partial_completions", "flush_sequence_ends",
+	"rq_table_full", "bio_table_full", "stale_requests", "stale_bios",
+};
+
+const char *const ts_event_help[TS_NR_EVENTS] = {
+	"completions of requests issued before tracing started (not counted)",
+	"requests completed without being issued (e.g. flushes with nothing to do)",
+	"requests issued whose arrival (Q) was not seen: no queue time for them",
+	"requests given back by the driver and issued again",
+	"partial completions (each request is counted once, when it ends)",
+	"zero-byte ends of flush sequences (not I/Os)",
+	"requests not tracked because the in-flight table was full",
+	"arrivals (Q) dropped because the bio table was full",
+	"requests issued again with no completion seen: depth repaired",
+	"bios that entered (Q) and were never seen again",
+};
+
+static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
+					  const struct ts_dev_snap *d)
+{
+	int i;
+
+	for (i = 0; i < s->ndev; i++)
+		if (s->dev[i].qid == d->qid && s->dev[i].queue == d->queue &&
+		    s->dev[i].kdev == d->kdev)
+			return &s->dev[i];
+	return NULL;
+}
+
+static double mean_ms(__u64 sum_ns, __u64 n)
+{
+	return n ? (double)sum_ns / (double)n / 1e6 : NAN;
+}
+
+static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
+		       double span_s, struct ts_op_figures *f)
+{
+	__u64 service = b->service_ns - a->service_ns;
+	__u64 queue = b->queue_ns - a->queue_ns;
+	__u64 total = b->total_ns - a->total_ns;
+
+	f->ios = b->ios - a->ios;
+	f->bytes = b->bytes - a->bytes;
+	f->queued_ios = b->queued_ios - a->queued_ios;
+	f->iops = f->ios / span_s;
+	f->mbps = f->bytes / span_s / 1e6;
+	f->avg_kb = f->ios ? f->bytes / 1024.0 / f->ios : NAN;
+	f->service_ms = mean_ms(service, f->ios);
+	f->queue_ms = mean_ms(queue, f->queued_ios);
+	f->total_ms = mean_ms(total, f->queued_ios);
+}
+
+static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
+		       __u64 span_ns, struct ts_dev_report *r)
+{
+	static const struct ts_dev_snap zero;
+	struct ts_op_stats sum_a = { 0 }, sum_b = { 0 };
+	__s64 dt[TS_LEVEL_SLOTS], ot[TS_LEVEL_SLOTS];
+	double span_s = span_ns / 1e9;
+	__u64 busy_ns;
+	int i;
+
+	if (!a)
+		a = &zero;
+	for (i = 0; i < TS_NR_OPS; i++) {
+		const struct ts_op_stats *x = &a->stats.op[i], *y = &b->stats.op[i];
+
+		op_figures(x, y, span_s, &r->op[i]);
+		if (r->op[i].ios)
+			r->nops_active++;
+		sum_a.ios += x->ios, sum_b.ios += y->ios;
+		sum_a.bytes += x->bytes, sum_b.bytes += y->bytes;
+		sum_a.service_ns += x->service_ns, sum_b.service_ns += y->service_ns;
+		sum_a.queued_ios += x->queued_ios, sum_b.queued_ios += y->queued_ios;
+		sum_a.queue_ns += x->queue_ns, sum_b.queue_ns += y->queue_ns;
+		sum_a.total_ns += x->total_ns, sum_b.total_ns += y->total_ns;
+	}
+	op_figures(&sum_a, &sum_b, span_s, &r->all);
+	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
+		dt[i] = b->device_time[i] - a->device_time[i];
+		ot[i] = b->os_time[i] - a->os_time[i];
+	}
+	ts_depth_summarize(dt, span_ns, &r->device);
+	ts_depth_summarize(ot, span_ns, &r->os);
+	busy_ns = r->device.busy_share * span_ns;
+	r->busy_pct = 100.0 * r->device.busy_share;
+	r->svctm_ms = r->all.ios ? busy_ns / 1e6 / r->all.ios : NAN;
+	r->in_device_now = b->in_device;
+	r->in_os_now = b->in_os;
+	for (i = 0; i < TS_NR_EVENTS; i++)
+		r->events[i] = b->stats.events[i] - a->stats.events[i];
+	r->active = r->all.ios || r->device.busy_share > 0 || r->os.busy_share > 0;
+	for (i = 0; i < TS_NR_EVENTS; i++)
+		r->active |= r->events[i] != 0;
+}
+
+void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
+		     ts_name_fn name, struct ts_report *r)
+{
+	__u64 span_ns = b->mono_ns > a->mono_ns ? b->mono_ns - a->mono_ns : 1;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->span_s = span_ns / 1e9;
+	r->lost_events = b->lost_events - a->lost_events;
+	for (i = 0; i < b->ndev; i++) {
+		struct ts_dev_report *d = &r->dev[r->ndev++];
+		const struct ts_dev_snap *cur = &b->dev[i];
+
+		d->major = cur->kdev >> 20;
+		d->minor = cur->kdev & 0xfffff;
+		name(d->major, d->minor, d->name, sizeof(d->name));
+		dev_report(find_dev(a, cur), cur, span_ns, d);
+	}
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* From two snapshots of the maps to the figures truestat prints. */
+#ifndef TS_REPORT_H
+#define TS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "truestat.h"
+#include "depth.h"
+
+/* One traced device as read from the maps at one moment. */
+struct ts_dev_snap {
+	unsigned int qid;
+	__u64 queue;
+	unsigned int kdev; /* major << 20 | minor */
+	__s64 in_device, in_os;
+	__s64 device_time[TS_LEVEL_SLOTS]; /* ns at depth >= level so far */
+	__s64 os_time[TS_LEVEL_SLOTS];
+	struct ts_dev_stats stats; /* summed over CPUs */
+};
+
+struct ts_snapshot {
+	__u64 mono_ns; /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */
+	__u64 lost_events; /* recursion_misses of all programs */
+	int ndev;
+	struct ts_dev_snap dev[TS_MAX_QUEUES];
+};
+
+struct ts_op_figures {
+	__u64 ios, bytes, queued_ios;
+	double iops, mbps, avg_kb;
+	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
+};
+
+struct ts_dev_report {
+	char name[64];
+	unsigned int major, minor;
+	bool active; /* did anything in the span */
+	int nops_active;
+	struct ts_op_figures op[TS_NR_OPS];
+	struct ts_op_figures all;
+	struct ts_depth_summary device; /* requests inside the device */
+	struct ts_depth_summary os;	/* requests waiting in the OS */
+	double busy_pct; /* iostat's %util from the same events */
+	double svctm_ms; /* iostat's svctm: busy time / I/Os */
+	__s64 in_device_now, in_os_now;
+	__u64 events[TS_NR_EVENTS];
+};
+
+struct ts_report {
+	bool totals; /* the whole run, not one interval */
+	double span_s;
+	__u64 lost_events;
+	int ndev;
+	struct ts_dev_report dev[TS_MAX_QUEUES];
+};
+
+typedef void (*ts_name_fn)(unsigned int major, unsigned int minor, char *buf,
+			   size_t len);
+
+/* Figures for what happened between snapshots @a and @b. */
+void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
+		     ts_name_fn name, struct ts_report *r);
+
+extern const char *const ts_op_names[TS_NR_OPS];
+extern const char *const ts_event_names[TS_NR_EVENTS];
+extern const char *const ts_event_help[TS_NR_EVENTS];
+
+#endif

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "truestat.h"
+#include "truestat.skel.h"
+#include "depth.h"
+#include "tracer.h"
+
+struct ts_tracer {
+	struct truestat_bpf *skel;
+	const char *kind;
+	const struct ts_dev_state *state; /* mmap of dev_state */
+	size_t state_len;
+	int ncpus;
+	struct ts_dev_stats *percpu;
+};
+
+static bool verbose;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	return verbose ? vfprintf(stderr, fmt, args) : 0;
+}
+
+/*
+ * Before 5.11 the block_rq_* and block_bio_* tracepoints took the
+ * request_queue first. BTF says which: 1 when it does, 0 when not, -1 when
+ * the kernel has no block_rq_issue tracepoint.
+ */
+static int tracepoints_take_queue(struct btf *btf)
+{
+	const struct btf_type *t;
+	int id;
+
+	id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue",
+				    BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, id);
+	t = btf__type_by_id(btf, t->type); /* pointer */
+	if (!t || !btf_is_ptr(t))
+		return -1;
+	t = btf__type_by_id(btf, t->type); /* function prototype */
+	if (!t || !btf_is_func_proto(t))
+		return -1;
+	return btf_vlen(t) == 3; /* (void *, q, rq) */
+}
+
+/* Loads only the programs of set @set ("btf", "raw", "btf_q", "raw_q"). */
+static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
+				     const char *set, int *error)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct bpf_program *prog;
+	struct truestat_bpf *skel;
+	char suffix[16];
+	size_t len, slen;
+
+	if (strcmp(o->btf_path, TS_DEFAULT_BTF))
+		open_opts.btf_custom_path = o->btf_path;
+	skel = truestat_bpf__open_opts(&open_opts);
+	if (!skel) {
+		*error = errno;
+		return NULL;
+	}
+	snprintf(suffix, sizeof(suffix), "_%s", set);
+	slen = strlen(suffix);
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *name = bpf_program__name(prog);
+
+		len = strlen(name);
+		bpf_program__set_autoload(prog, len > slen &&
+				!strcmp(name + len - slen, suffix));
+	}
+	skel->rodata->filter_devices = o->nkdevs > 0;
+	*error = -truestat_bpf__load(skel);
+	if (!*error)
+		*error = -truestat_bpf__attach(skel);
+	if (*error) {
+		truestat_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int open_btf(const struct ts_tracer_opts *o, int *takes_queue,
+		    char *err, size_t errlen)
+{
+	struct btf *btf;
+
+	if (access(o->btf_path, R_OK))
+		return fail(err, errlen,
+			    "no kernel BTF at %s: truestat needs a kernel built "
+			    "with CONFIG_DEBUG_INFO_BTF=y", o->btf_path);
+	btf = btf__parse(o->btf_path, NULL);
+	if (!btf)
+		return fail(err, errlen, "cannot read kernel BTF at %s: %s",
+			    o->btf_path, strerror(errno));
+	*takes_queue = tracepoints_take_queue(btf);
+	btf__free(btf);
+	if (*takes_queue < 0)
+		return fail(err, errlen,
+			    "kernel has no block_rq_issue tracepoint in its BTF "
+			    "(needs CONFIG_BLOCK and CONFIG_TRACEPOINTS)");
+	return 0;
+}
+
+static int set_filter(struct ts_tracer *t, const struct ts_tracer_opts *o)
+{
+	int fd = bpf_map__fd(t->skel->maps.dev_filter), i;
+	__u8 one = 1;
+
+	for (i = 0; i < o->nkdevs; i++)
+		if (bpf_map_update_elem(fd, &o->kdevs[i], &one, BPF_ANY))
+			return -1;
+	return 0;
+}
+
+struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
+				 size_t errlen)
+{
+	struct ts_tracer *t = calloc(1, sizeof(*t));
+	char set[16];
+	int takes_queue = 0, error = 0;
+	long page = sysconf(_SC_PAGESIZE);
+
+	verbose = o->verbose;
+	libbpf_set_print(print_libbpf);
+	if (!t || open_btf(o, &takes_queue, err, errlen))
+		goto fail;
+	t->kind = "tp_btf";
+	snprintf(set, sizeof(set), "btf%s", takes_queue ? "_q" : "");
+	if (!o->raw_tp)
+		t->skel = load_set(o, set, &error);
+	if (!t->skel) {
+		if (!o->raw_tp && verbose)
+			fprintf(stderr, "truestat: tp_btf failed (%s), trying raw_tp\n",
+				strerror(error));
+		t->kind = "raw_tp";
+		snprintf(set, sizeof(set), "raw%s", takes_queue ? "_q" : "");
+		t->skel = load_set(o, set, &error);
+	}
+	if (!t->skel) {
+		fail(err, errlen, "cannot load the BPF programs: %s%s",
+		     strerror(error), verbose ? "" : " (-v shows the verifier log)");
+		goto fail;
+	}
+	if (set_filter(t, o)) {
+		fail(err, errlen, "cannot fill the device filter: %s",
+		     strerror(errno));
+		goto fail;
+	}
+	t->state_len = sizeof(struct ts_dev_state) * TS_MAX_QUEUES;
+	t->state_len = (t->state_len + page - 1) / page * page;
+	t->state = mmap(NULL, t->state_len, PROT_READ, MAP_SHARED,
+			bpf_map__fd(t->skel->maps.dev_state), 0);
+	if (t->state == MAP_FAILED) {
+		t->state = NULL;
+		fail(err, errlen, "cannot map dev_state: %s", strerror(errno));
+		goto fail;
+	}
+	t->ncpus = libbpf_num_possible_cpus();
+	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
+	if (t->ncpus <= 0 || !t->percpu) {
+		fail(err, errlen, "cannot size the per-CPU maps");
+		goto fail;
+	}
+	return t;
+fail:
+	ts_tracer_close(t);
+	return NULL;
+}
+
+const char *ts_tracer_kind(const struct ts_tracer *t)
+{
+	return t->kind;
+}
+
+static __u64 lost_events(struct ts_tracer *t)
+{
+	struct bpf_prog_info info;
+	struct bpf_program *prog;
+	__u32 len;
+	__u64 sum = 0;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		if (bpf_program__fd(prog) < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
+}
+
+static void sum_stats(struct ts_tracer *t, unsigned int qid,
+		      struct ts_dev_stats *out)
+{
+	__u64 *dst = (__u64 *)out;
+	size_t n = sizeof(*out) / sizeof(__u64), i;
+	int cpu;
+
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.dev_stats), &qid,
+				t->percpu))
+		return;
+	for (cpu = 0; cpu < t->ncpus; cpu++) {
+		const __u64 *src = (const __u64 *)&t->percpu[cpu];
+
+		for (i = 0; i < n; i++)
+			dst[i] += src[i];
+	}
+}
+
+void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
+{
+	static __u64 raw_dev[TS_LEVEL_SLOTS], raw_os[TS_LEVEL_SLOTS];
+	struct timespec ts;
+	unsigned int qid;
+	int i;
+
+	s->ndev = 0;
+	for (qid = 0; qid < TS_MAX_QUEUES; qid++) {
+		const volatile struct ts_dev_state *st = &t->state[qid];
+		struct ts_dev_snap *d = &s->dev[s->ndev];
+
+		if (!st->queue || st->mode != TS_DEV_TRACED)
+			continue;
+		d->qid = qid;
+		d->queue = st->queue;
+		d->kdev = st->dev;
+		d->in_device = st->in_device;
+		d->in_os = st->in_os;
+		memcpy(raw_dev, (const void *)st->device_level, sizeof(raw_dev));
+		memcpy(raw_os, (const void *)st->os_level, sizeof(raw_os));
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		s->mono_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		for (i = 0; i < TS_LEVEL_SLOTS; i++) {
+			d->device_time[i] = ts_level_time(raw_dev[i], s->mono_ns);
+			d->os_time[i] = ts_level_time(raw_os[i], s->mono_ns);
+		}
+		sum_stats(t, qid, &d->stats);
+		s->ndev++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s->mono_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	s->lost_events = lost_events(t);
+}
+
+void ts_tracer_close(struct ts_tracer *t)
+{
+	if (!t)
+		return;
+	if (t->state)
+		munmap((void *)t->state, t->state_len);
+	truestat_bpf__destroy(t->skel);
+	free(t->percpu);
+	free(t);
+}

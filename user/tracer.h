@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Loading, attaching and reading the BPF side. */
+#ifndef TS_TRACER_H
+#define TS_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "report.h"
+
+#define TS_DEFAULT_BTF "/sys/kernel/btf/vmlinux"
+
+struct ts_tracer;
+
+struct ts_tracer_opts {
+	const char *btf_path; /* kernel BTF (tests point it elsewhere) */
+	bool raw_tp;	      /* skip tp_btf */
+	bool verbose;	      /* libbpf's messages on stderr */
+	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
+	int nkdevs;
+};
+
+/* Loads and attaches. NULL with a one-line message in @err on failure. */
+struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
+				 size_t errlen);
+/* "tp_btf" or "raw_tp". */
+const char *ts_tracer_kind(const struct ts_tracer *t);
+void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s);
+/* Detaches and unloads everything. */
+void ts_tracer_close(struct ts_tracer *t);
+
+#endif

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * truestat: per disk and direction, queue time, service time and the
+ * device's true concurrency, from the block tracepoints.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "devices.h"
+#include "opts.h"
+#include "output.h"
+#include "report.h"
+#include "tracer.h"
+
+#define EXIT_USAGE 2
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void die(int code, const char *msg)
+{
+	fprintf(stderr, "truestat: %s\n", msg);
+	exit(code);
+}
+
+/* Root, or CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN. */
+static void check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	char msg[160];
+	bool bpf, perfmon;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return; /* let the load itself fail with its own reason */
+#define HAS(cap) (data[(cap) / 32].effective & (1U << ((cap) % 32)))
+	if (HAS(CAP_SYS_ADMIN))
+		return;
+	bpf = HAS(CAP_BPF);
+	perfmon = HAS(CAP_PERFMON);
+#undef HAS
+	if (bpf && perfmon)
+		return;
+	snprintf(msg, sizeof(msg),
+		 "needs root, or CAP_BPF and CAP_PERFMON (missing:%s%s)",
+		 bpf ? "" : " CAP_BPF", perfmon ? "" : " CAP_PERFMON");
+	die(EXIT_FAILURE, msg);
+}
+
+static void sys_name(unsigned int major, unsigned int minor, char *buf,
+		     size_t len)
+{
+	ts_disk_name("/sys", major, minor, buf, len);
+}
+
+static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
+{
+	struct ts_disk disk;
+	char err[768];
+	int i;
+
+	for (i = 0; i < o->ndevices; i++) {
+		if (ts_disk_resolve("/sys", o->devices[i], &disk, err,
+				    sizeof(err)))
+			die(EXIT_USAGE, err);
+		if (disk.was_partition)
+			fprintf(stderr,
+				"truestat: %s is a partition: tracing its disk %s\n",
+				o->devices[i], disk.name);
+		kdevs[i] = ts_kdev(disk.major, disk.minor);
+	}
+	return o->ndevices;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed stdout shows up as EPIPE */
+}
+
+/* Sleeps until @deadline (CLOCK_MONOTONIC); false when a signal came. */
+static bool sleep_until(const struct timespec *deadline)
+{
+	while (!stop_signal) {
+		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+					 deadline, NULL);
+		if (!rc)
+			return !stop_signal;
+		if (rc != EINTR)
+			return false;
+	}
+	return false;
+}
+
+static void advance(struct timespec *t, double seconds)
+{
+	long long ns = (long long)(seconds * 1e9);
+
+	t->tv_sec += ns / 1000000000LL;
+	t->tv_nsec += ns % 1000000000LL;
+	if (t->tv_nsec >= 1000000000L) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Prints one report; false once stdout is gone (e.g. `| head`). */
+static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
+		 const struct ts_snapshot *b, bool totals,
+		 struct ts_report *r)
+{
+	ts_report_build(a, b, sys_name, r);
+	r->totals = totals;
+	if (o->json)
+		ts_print_json(stdout, r, time(NULL));
+	else
+		ts_print_table(stdout, r, time(NULL));
+	return fflush(stdout) == 0 && !ferror(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int kdevs[TS_MAX_DEVICE_ARGS];
+	struct ts_snapshot *first, *prev, *cur, *tmp;
+	struct ts_tracer_opts topts = { 0 };
+	struct ts_tracer *tracer;
+	struct ts_report *report;
+	struct timespec next;
+	struct ts_opts o;
+	char err[512];
+	bool out_ok = true;
+	long n = 0;
+
+	if (ts_parse_args(argc, argv, &o, err, sizeof(err)))
+		die(EXIT_USAGE, err);
+	if (o.help) {
+		fputs(ts_usage, stdout);
+		return 0;
+	}
+	check_privileges();
+	topts.nkdevs = resolve_devices(&o, kdevs);
+	topts.kdevs = kdevs;
+	topts.btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
+	topts.raw_tp = o.raw_tp;
+	topts.verbose = o.verbose;
+
+	first = calloc(1, sizeof(*first));
+	prev = calloc(1, sizeof(*prev));
+	cur = calloc(1, sizeof(*cur));
+	report = calloc(1, sizeof(*report));
+	if (!first || !prev || !cur || !report)
+		die(EXIT_FAILURE, "out of memory");
+	install_signals();
+	tracer = ts_tracer_open(&topts, err, sizeof(err));
+	if (!tracer)
+		die(EXIT_FAILURE, err);
+	if (o.verbose)
+		fprintf(stderr, "truestat: attached with %s\n",
+			ts_tracer_kind(tracer));
+
+	ts_tracer_snapshot(tracer, first);
+	*prev = *first;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!stop_signal && out_ok && o.interval_s > 0 &&
+	       (!o.count || n < o.count)) {
+		advance(&next, o.interval_s);
+		if (!sleep_until(&next))
+			break;
+		ts_tracer_snapshot(tracer, cur);
+		out_ok = emit(&o, prev, cur, false, report);
+		tmp = prev, prev = cur, cur = tmp;
+		n++;
+	}
+	while (!stop_signal && o.interval_s == 0)
+		pause();
+	if (out_ok) {
+		ts_tracer_snapshot(tracer, cur);
+		emit(&o, first, cur, true, report);
+	}
+	ts_tracer_close(tracer);
+	free(first), free(prev), free(cur), free(report);
+	return 0;
+}
