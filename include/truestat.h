@@ -60,7 +60,7 @@ enum ts_event {
 	TS_EV_FLUSH_SEQ,     /* zero-byte ends of flush sequences, not I/Os */
 	TS_EV_RQ_FULL,	     /* request not tracked: in-flight table full */
 	TS_EV_BIO_FULL,	     /* bio's Q time dropped: bio table full */
-	TS_EV_STALE_RQ,	     /* issue found its own old record: missed C */
+	TS_EV_MISSED_C,	     /* issue found its own old record: C never seen */
 	TS_EV_STALE_BIO,     /* Q found a record of a bio never issued */
 	TS_NR_EVENTS,
 };
@@ -108,10 +108,12 @@ struct ts_dev_state {
 struct ts_rq_slot {
 	__u64 rq; /* request address, 0 = free */
 	__u64 issue_ns;
-	__u64 queued_ns; /* Q of its first bio, 0 = not seen */
+	__u64 queued_ns;  /* Q of its first bio, 0 = not seen */
+	__u64 suspect_ns; /* sweep saw the request idle with this issue_ns */
 	__u32 bytes;
+	__u16 qid;
 	__u8 op;
-	__u8 pad[3];
+	__u8 pad;
 };
 
 struct ts_bio_slot {

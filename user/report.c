@@ -10,7 +10,7 @@ const char *const ts_op_names[TS_NR_OPS] = { "read", "write", "discard",
 const char *const ts_event_names[TS_NR_EVENTS] = {
 	"unmatched_completions", "completed_unissued", "no_queue_time",
 	"requeues", "partial_completions", "flush_sequence_ends",
-	"rq_table_full", "bio_table_full", "stale_requests", "stale_bios",
+	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -22,7 +22,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"zero-byte ends of flush sequences (not I/Os)",
 	"requests not tracked because the in-flight table was full",
 	"arrivals (Q) dropped because the bio table was full",
-	"requests issued again with no completion seen: depth repaired",
+	"completions never seen (found when the request was issued again; depth repaired)",
 	"bios that entered (Q) and were never seen again",
 };
 

@@ -80,8 +80,8 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 		const char *name = bpf_program__name(prog);
 
 		len = strlen(name);
-		bpf_program__set_autoload(prog, len > slen &&
-				!strcmp(name + len - slen, suffix));
+		bpf_program__set_autoload(prog, !strcmp(name, "ts_sweep") ||
+				(len > slen && !strcmp(name + len - slen, suffix)));
 	}
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	*error = -truestat_bpf__load(skel);
@@ -234,6 +234,14 @@ static void sum_stats(struct ts_tracer *t, unsigned int qid,
 	}
 }
 
+/* Repairs requests completed without our program seeing it (see BPF). */
+static void sweep(struct ts_tracer *t)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.ts_sweep), &opts);
+}
+
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 {
 	static __u64 raw_dev[TS_LEVEL_SLOTS], raw_os[TS_LEVEL_SLOTS];
@@ -241,6 +249,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 	unsigned int qid;
 	int i;
 
+	sweep(t);
 	s->ndev = 0;
 	for (qid = 0; qid < TS_MAX_QUEUES; qid++) {
 		const volatile struct ts_dev_state *st = &t->state[qid];

@@ -1,0 +1,136 @@
+# shellcheck shell=bash
+# common.sh: what every integration test shares. Source it, then:
+#
+#	loop_new SIZE_MB [DIR]	attach a loop device (direct I/O) on a new file
+#				in DIR (default /var/tmp); its name in $LOOP
+#				(not in $(...): cleanup must be registered here)
+#	queue_set DEV ATTR VAL	write /sys/block/DEV/queue/ATTR, restored at exit
+#	diskstats DEV		the device's /proc/diskstats fields, 1-based after
+#				the name: "reads rmerged rsect rms writes ..."
+#	ts_start OUT ARGS...	run ./truestat -j ARGS in the background, JSON to
+#				OUT; returns once it has attached
+#	ts_stop [SIG]		signal it (default INT) and wait; sets TS_RC
+#	check NAME COND_RC MSG	record one assertion: "ok"/"FAIL" with the figures
+#	finish			print the verdict; exit 0 only if every check passed
+#
+# Every test sources this with `set -euo pipefail`; cleanup() runs on any exit
+# and undoes everything in reverse order: truestat and fio killed, loop
+# devices detached, files removed, queue settings restored.
+
+TS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TRUESTAT=$TS_ROOT/truestat
+TS_PID=
+TS_RC=
+_CLEANUP=()	# shell commands, run last to first
+_CHECKS=0
+_FAILED=0
+
+on_exit() {
+	_CLEANUP+=("$1")
+}
+
+cleanup() {
+	local i
+	for ((i = ${#_CLEANUP[@]} - 1; i >= 0; i--)); do
+		eval "${_CLEANUP[i]}" >/dev/null 2>&1 || true
+	done
+	_CLEANUP=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+need() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || { echo "SKIP: $c not installed"; exit 77; }
+	done
+}
+
+loop_new() {
+	local size=$1 dir=${2:-/var/tmp} file dev
+	file=$(mktemp "$dir/truestat-test.XXXXXX")
+	on_exit "rm -f '$file'"
+	truncate -s "${size}M" "$file"
+	dev=$(losetup -f --show --direct-io=on "$file")
+	on_exit "losetup -d '$dev'"
+	udevadm settle 2>/dev/null || sleep 0.5
+	LOOP=${dev#/dev/}
+}
+
+queue_set() {
+	local f=/sys/block/$1/queue/$2 old
+	old=$(<"$f")
+	[[ $2 == scheduler ]] && { old=${old#*[}; old=${old%%]*}; }
+	on_exit "echo '$old' > '$f'"
+	echo "$3" >"$f"
+}
+
+diskstats() {
+	awk -v d="$1" '$3 == d { for (i = 4; i <= NF; i++) printf "%s ", $i; print "" }' /proc/diskstats
+}
+
+ts_start() {
+	local out=$1 i
+	shift
+	"$TRUESTAT" -j -v "$@" >"$out" 2>"$out.err" &
+	TS_PID=$!
+	on_exit "kill -9 $TS_PID"
+	for ((i = 0; i < 200; i++)); do
+		grep -q "attached with" "$out.err" 2>/dev/null && return 0
+		kill -0 "$TS_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "truestat did not attach:"
+	grep -v "^libbpf" "$out.err" | tail -5
+	return 1
+}
+
+ts_stop() {
+	kill "-${1:-INT}" "$TS_PID"
+	TS_RC=0
+	wait "$TS_PID" || TS_RC=$?
+}
+
+# check_lines: reads "NAME RC MESSAGE..." lines (e.g. from py) into check.
+check_lines() {
+	local name rc msg
+	while read -r name rc msg; do
+		check "$name" "$rc" "$msg"
+	done
+}
+
+# check NAME RC MESSAGE: RC 0 is a pass.
+check() {
+	_CHECKS=$((_CHECKS + 1))
+	if [[ $2 -eq 0 ]]; then
+		echo "  ok    $1: $3"
+	else
+		_FAILED=$((_FAILED + 1))
+		echo "  FAIL  $1: $3"
+	fi
+}
+
+# py EXPR-SCRIPT: run python3 with the JSON helpers below preloaded.
+py() {
+	python3 -c "
+import json, sys
+def docs(path):
+    return [json.loads(l) for l in open(path) if l.strip()]
+def totals(path):
+    d = [x for x in docs(path) if x['type'] == 'totals']
+    assert len(d) == 1, 'expected one totals object'
+    return d[0]
+def dev(doc, name):
+    for x in doc['devices']:
+        if x['device'] == name:
+            return x
+    raise SystemExit('device %s not in report' % name)
+def within(a, b, rel):
+    return abs(a - b) <= rel * abs(b)
+$1"
+}
+
+finish() {
+	echo "  $((_CHECKS - _FAILED)) of $_CHECKS checks passed"
+	[[ $_FAILED -eq 0 && $_CHECKS -gt 0 ]]
+}
