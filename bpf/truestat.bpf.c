@@ -89,6 +89,18 @@ static __always_inline void count_event(u32 qid, enum ts_event ev)
 		ds->events[ev]++;
 }
 
+/* A tracked request's completion was never seen: count it by direction. */
+static __always_inline void count_missed(u32 qid, u8 op)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+
+	if (!ds)
+		return;
+	ds->events[TS_EV_MISSED_C]++;
+	if (op < TS_NR_OPS)
+		ds->op[op].missed++;
+}
+
 static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
 {
 	int slot = ts_level_slot(depth < 0 ? 0 : (u32)depth);
@@ -308,7 +320,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 		return 0;
 	}
 	if (stale) {
-		count_event(qid, TS_EV_MISSED_C);
+		count_missed(qid, s->op);
 		depth_down(&st->in_device, st->device_level, now);
 	}
 	LOAD(direct, cmd_flags, rq->cmd_flags);
@@ -520,7 +532,7 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 	if (!st)
 		return 0;
 	depth_down(&st->in_device, st->device_level, ctx->now);
-	count_event(qid, TS_EV_MISSED_C);
+	count_missed(qid, s->op);
 	return 0;
 }
 

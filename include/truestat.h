@@ -73,6 +73,7 @@ struct ts_op_stats {
 	__u64 queued_ios; /* completed requests whose Q was seen */
 	__u64 queue_ns;	  /* sum of Q -> D over those */
 	__u64 total_ns;	  /* sum of Q -> C over those */
+	__u64 missed;	  /* issued, completed unseen (TS_EV_MISSED_C) */
 };
 
 /* PERCPU_ARRAY dev_stats, index = queue id. */

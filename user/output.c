@@ -82,7 +82,7 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		if (!d->active)
 			continue;
 		for (op = 0; op < TS_NR_OPS; op++) {
-			if (!d->op[op].ios)
+			if (!d->op[op].ios && !d->op[op].missed)
 				continue;
 			put_op_row(f, d->name, ts_op_names[op], &d->op[op]);
 			if (d->nops_active == 1) {
@@ -108,6 +108,7 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_num(j, "mb_per_s", o->mbps, 3);
 	tj_num(j, "avg_kb", o->avg_kb, 1);
 	tj_u64(j, "queued_ios", o->queued_ios);
+	tj_u64(j, "missed", o->missed);
 	tj_num(j, "queue_ms", o->queue_ms, 4);
 	tj_num(j, "service_ms", o->service_ms, 4);
 	tj_num(j, "total_ms", o->total_ms, 4);
@@ -139,7 +140,7 @@ static void json_device(struct tj *j, const struct ts_dev_report *d)
 	tj_u64(j, "minor", d->minor);
 	tj_obj(j, "ops");
 	for (op = 0; op < TS_NR_OPS; op++)
-		if (d->op[op].ios)
+		if (d->op[op].ios || d->op[op].missed)
 			json_op(j, ts_op_names[op], &d->op[op]);
 	tj_end_obj(j);
 	json_op(j, "all", &d->all);

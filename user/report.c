@@ -53,6 +53,7 @@ static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	f->ios = b->ios - a->ios;
 	f->bytes = b->bytes - a->bytes;
 	f->queued_ios = b->queued_ios - a->queued_ios;
+	f->missed = b->missed - a->missed;
 	f->iops = f->ios / span_s;
 	f->mbps = f->bytes / span_s / 1e6;
 	f->avg_kb = f->ios ? f->bytes / 1024.0 / f->ios : NAN;
@@ -77,7 +78,7 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		const struct ts_op_stats *x = &a->stats.op[i], *y = &b->stats.op[i];
 
 		op_figures(x, y, span_s, &r->op[i]);
-		if (r->op[i].ios)
+		if (r->op[i].ios || r->op[i].missed)
 			r->nops_active++;
 		sum_a.ios += x->ios, sum_b.ios += y->ios;
 		sum_a.bytes += x->bytes, sum_b.bytes += y->bytes;
@@ -85,6 +86,7 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		sum_a.queued_ios += x->queued_ios, sum_b.queued_ios += y->queued_ios;
 		sum_a.queue_ns += x->queue_ns, sum_b.queue_ns += y->queue_ns;
 		sum_a.total_ns += x->total_ns, sum_b.total_ns += y->total_ns;
+		sum_a.missed += x->missed, sum_b.missed += y->missed;
 	}
 	op_figures(&sum_a, &sum_b, span_s, &r->all);
 	for (i = 0; i < TS_LEVEL_SLOTS; i++) {

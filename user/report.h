@@ -30,6 +30,7 @@ struct ts_snapshot {
 
 struct ts_op_figures {
 	__u64 ios, bytes, queued_ios;
+	__u64 missed; /* completed without truestat seeing it: not in ios */
 	double iops, mbps, avg_kb;
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
 };
