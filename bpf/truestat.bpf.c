@@ -495,9 +495,10 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
  * attached. A tracked request whose struct request is idle again was
  * completed without our completion program running (seen on 6.18 at high
  * IOPS: the tracepoint fired, the program did not, recursion_misses 0).
- * It must be seen idle by two sweeps with the same issue time, so that a
- * request caught between our issue handler and the kernel marking it in
- * flight is never taken for one. Its depth is repaired and it is counted.
+ * It must be seen idle by two sweeps (10 ms apart) with the same issue
+ * time, so that a request caught between our issue handler and the kernel
+ * marking it in flight is never taken for one. Its depth is repaired and
+ * it is counted.
  */
 struct sweep_ctx {
 	u64 now;

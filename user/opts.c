@@ -106,12 +106,13 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ 0 },
 	};
 	const char *dev;
-	int c, npos;
+	int c, npos, at;
 
 	memset(o, 0, sizeof(*o));
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:jvh", longopts, NULL)) != -1) {
+	while ((at = optind ? optind : 1),
+	       (c = getopt_long(argc, argv, ":d:jvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -136,13 +137,21 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			return fail(err, errlen, "option '%s' needs a value",
 				    argv[optind - 1]);
 		default:
+			/*
+			 * Not argv[optind - 1]: inside "-0.5" or "-xj" getopt
+			 * has not moved past the element yet. It is the first
+			 * option-like element from where this call started
+			 * (getopt only skips non-options, "" and "-").
+			 */
+			while (at < argc && (argv[at][0] != '-' || !argv[at][1]))
+				at++;
 			if (optopt >= '0' && optopt <= '9')
 				return fail(err, errlen,
 					    "bad interval or count '%s': must be positive",
-					    argv[optind - 1]);
+					    argv[at]);
 			return fail(err, errlen,
 				    "unknown option '%s' (see truestat --help)",
-				    argv[optind - 1]);
+				    argv[at]);
 		}
 	}
 	npos = argc - optind;

@@ -25,7 +25,10 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen);
 /* "tp_btf" or "raw_tp". */
 const char *ts_tracer_kind(const struct ts_tracer *t);
+/* Sweeps (ts_tracer_sweep), then reads every traced device. */
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s);
+/* Repairs the depth of requests whose completion was never seen. */
+void ts_tracer_sweep(struct ts_tracer *t);
 /* Detaches and unloads everything. */
 void ts_tracer_close(struct ts_tracer *t);
 

@@ -187,8 +187,12 @@ int main(int argc, char **argv)
 		tmp = prev, prev = cur, cur = tmp;
 		n++;
 	}
-	while (!stop_signal && o.interval_s == 0)
-		pause();
+	/* without an interval: keep the depth repaired, once a second */
+	while (!stop_signal && o.interval_s == 0) {
+		advance(&next, 1.0);
+		if (sleep_until(&next))
+			ts_tracer_sweep(tracer);
+	}
 	if (out_ok) {
 		ts_tracer_snapshot(tracer, cur);
 		emit(&o, first, cur, true, report);
