@@ -13,6 +13,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool filter_devices = false;
+/* Makes the verifier reject ts_sweep: tests the load-failure path only. */
+const volatile bool test_verifier_failure = false;
 
 #define REQ_OP_BITS_ 8
 #define REQ_OP_MASK_ ((1U << REQ_OP_BITS_) - 1)
@@ -542,6 +544,8 @@ int ts_sweep(void *ctx)
 {
 	struct sweep_ctx sweep = { .now = bpf_ktime_get_ns() };
 
+	if (test_verifier_failure)
+		return *(volatile int *)sweep.now; /* not a pointer: rejected */
 	bpf_loop(TS_RQ_SLOTS, sweep_slot, &sweep, 0);
 	return 0;
 }

@@ -84,6 +84,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 				(len > slen && !strcmp(name + len - slen, suffix)));
 	}
 	skel->rodata->filter_devices = o->nkdevs > 0;
+	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	*error = -truestat_bpf__load(skel);
 	if (!*error)
 		*error = -truestat_bpf__attach(skel);

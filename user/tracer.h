@@ -16,6 +16,7 @@ struct ts_tracer_opts {
 	const char *btf_path; /* kernel BTF (tests point it elsewhere) */
 	bool raw_tp;	      /* skip tp_btf */
 	bool verbose;	      /* libbpf's messages on stderr */
+	bool test_verifier_failure; /* make the load fail (tests) */
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
 };

@@ -159,6 +159,8 @@ int main(int argc, char **argv)
 	topts.btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
 	topts.raw_tp = o.raw_tp;
 	topts.verbose = o.verbose;
+	/* for tests of the error path: the verifier rejects one program */
+	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
 
 	first = calloc(1, sizeof(*first));
 	prev = calloc(1, sizeof(*prev));

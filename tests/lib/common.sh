@@ -10,7 +10,9 @@
 #	ts_start OUT ARGS...	run ./truestat -j ARGS in the background, JSON to
 #				OUT; returns once it has attached
 #	ts_stop [SIG]		signal it (default INT) and wait; sets TS_RC
-#	check NAME COND_RC MSG	record one assertion: "ok"/"FAIL" with the figures
+#	check NAME RC MSG	record one assertion (RC 0 passes): "ok"/"FAIL" + MSG
+#	check_cmd NAME MSG CMD	the same, passing when CMD succeeds
+#	check_lines		"NAME RC MSG" lines on stdin, each a check
 #	finish			print the verdict; exit 0 only if every check passed
 #
 # Every test sources this with `set -euo pipefail`; cleanup() runs on any exit
@@ -97,6 +99,13 @@ check_lines() {
 	while read -r name rc msg; do
 		check "$name" "$rc" "$msg"
 	done
+}
+
+# check_cmd NAME MESSAGE COMMAND...: a pass when COMMAND succeeds.
+check_cmd() {
+	local name=$1 msg=$2
+	shift 2
+	if "$@"; then check "$name" 0 "$msg"; else check "$name" 1 "$msg"; fi
 }
 
 # check NAME RC MESSAGE: RC 0 is a pass.

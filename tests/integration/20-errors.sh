@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Every error path: a one-line message on stderr and the documented exit code
+# (2: bad usage, 1: cannot run), and clean endings on signals and closed pipes.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+need setpriv bpftool
+
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+
+# expect NAME WANT_RC WANT_STDERR_SUBSTRING -- COMMAND...
+expect() {
+	local name=$1 want_rc=$2 want=$3 rc=0 lines
+	shift 4
+	"$@" >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+	lines=$(grep -vc '^libbpf' "$tmp/err" || true)
+	if [[ $rc -eq $want_rc ]] && grep -qF -- "$want" "$tmp/err" && [[ $lines -eq 1 ]]; then
+		check "$name" 0 "exit $rc: $(head -1 "$tmp/err")"
+	else
+		check "$name" 1 "exit $rc (want $want_rc), $lines lines: $(head -3 "$tmp/err")"
+	fi
+}
+
+T=$TRUESTAT
+expect bad_interval_word 2 "bad interval 'abc': not a number" -- $T abc
+expect bad_interval_zero 2 "bad interval '0': must be 0.001 to 86400 seconds" -- $T 0
+expect bad_interval_negative 2 "bad interval or count '-1': must be positive" -- $T -1
+expect bad_interval_huge 2 "must be 0.001 to 86400 seconds" -- $T 1e9
+expect bad_interval_empty 2 "bad interval '': not a number" -- $T ""
+expect bad_count_zero 2 "bad count '0': must be a whole number >= 1" -- $T 1 0
+expect bad_count_fraction 2 "bad count '1.5'" -- $T 1 1.5
+expect too_many_args 2 "too many arguments: '3'" -- $T 1 2 3
+expect unknown_option 2 "unknown option '--frobnicate' (see truestat --help)" -- $T --frobnicate
+expect device_without_value 2 "option '-d' needs a value" -- $T -d
+expect unknown_device 2 "unknown device 'nosuchdisk' (disks: " -- $T -d nosuchdisk 1 1
+check_cmd unknown_device_lists_disks "the message names the disks that exist" \
+	grep -q "$(ls /sys/block | head -1)" "$tmp/err"
+
+# Not root: the capabilities that are missing are named.
+install -m 0755 "$T" "$tmp/truestat"
+expect not_root 1 "needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON)" -- \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/truestat" 1 1
+
+expect no_btf 1 "no kernel BTF at $tmp/none: truestat needs a kernel built with CONFIG_DEBUG_INFO_BTF=y" -- \
+	env TRUESTAT_BTF="$tmp/none" "$T" 1 1
+expect load_failure 1 "cannot load the BPF programs: Permission denied (-v shows the verifier log)" -- \
+	env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" 1 1
+env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" -v 1 1 >/dev/null 2>"$tmp/err" || true
+check_cmd load_failure_verbose_log "-v prints the verifier's reason: $(grep -m1 -o 'R[0-9] invalid mem access.*' "$tmp/err" || echo none)" \
+	grep -q "invalid mem access" "$tmp/err"
+check_cmd help "--help exits 0" "$T" --help >"$tmp/out"
+check_cmd help_examples "--help shows examples" grep -q "^Examples:" "$tmp/out"
+
+# Signals: INT and TERM print the totals and exit 0; HUP likewise.
+for sig in INT TERM HUP; do
+	"$T" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	sleep 1.5
+	kill -"$sig" "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	grep -q "totals over" "$tmp/out" || rc=$((rc + 100))
+	check "sig$sig" $rc "exit status $rc after SIG$sig (100 added when no totals)"
+done
+
+# A closed stdout ends it quietly, with status 0.
+set +o pipefail
+"$T" 0.2 2>"$tmp/err" | head -1 >/dev/null
+rc=${PIPESTATUS[0]}
+set -o pipefail
+check closed_pipe $((rc + $(wc -c <"$tmp/err"))) "exit $rc, $(wc -c <"$tmp/err") bytes on stderr after | head -1"
+
+sleep 0.3
+n=$(bpftool prog show | grep -c ' name ts_' || true)
+check detached "$n" "$n truestat programs left loaded after all of the above"
+finish
