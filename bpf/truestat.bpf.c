@@ -48,6 +48,18 @@ struct {
 	__type(value, struct ts_bio_slot);
 } bio_slots SEC(".maps");
 
+/*
+ * Recent mean service time per device, written by the loader: a request
+ * whose completion was never seen is taken out of the depth at its issue
+ * time plus this, not at the (later) moment it is found.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_MAX_QUEUES);
+	__type(key, u32);
+	__type(value, u64);
+} service_hint SEC(".maps");
+
 /* Whole-disk dev_t values chosen with -d (consulted once per device). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -126,6 +138,15 @@ static __always_inline void depth_down(s64 *depth, u64 *levels, u64 now)
 	s64 d = __sync_fetch_and_add(depth, -1);
 
 	level_add(levels, d, now - TS_LEVEL_BIAS);
+}
+
+/* When a request issued at @issue_ns probably completed, as of @now. */
+static __always_inline u64 estimated_end(u32 qid, u64 issue_ns, u64 now)
+{
+	u64 *hint = bpf_map_lookup_elem(&service_hint, &qid);
+	u64 end = issue_ns + (hint ? *hint : 0);
+
+	return end < now ? end : now;
 }
 
 static __always_inline struct gendisk *disk_of(struct request_queue *q,
@@ -323,7 +344,8 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	}
 	if (stale) {
 		count_missed(qid, s->op);
-		depth_down(&st->in_device, st->device_level, now);
+		depth_down(&st->in_device, st->device_level,
+			   estimated_end(qid, s->issue_ns, now));
 	}
 	LOAD(direct, cmd_flags, rq->cmd_flags);
 	LOAD(direct, bytes, rq->__data_len);
@@ -499,8 +521,8 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
  * IOPS: the tracepoint fired, the program did not, recursion_misses 0).
  * It must be seen idle by two sweeps (10 ms apart) with the same issue
  * time, so that a request caught between our issue handler and the kernel
- * marking it in flight is never taken for one. Its depth is repaired and
- * it is counted.
+ * marking it in flight is never taken for one. It leaves the depth at its
+ * estimated end (issue + recent mean service) and is counted.
  */
 struct sweep_ctx {
 	u64 now;
@@ -534,7 +556,8 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 	st = bpf_map_lookup_elem(&dev_state, &qid);
 	if (!st)
 		return 0;
-	depth_down(&st->in_device, st->device_level, ctx->now);
+	depth_down(&st->in_device, st->device_level,
+		   estimated_end(qid, issue_ns, ctx->now));
 	count_missed(qid, s->op);
 	return 0;
 }

@@ -22,7 +22,8 @@ static __s64 clamp_time(__s64 t, __u64 span_ns)
 /* Smallest depth D with time(depth > D) <= (1 - q) * span. */
 static unsigned int percentile(const __s64 *at_least, __u64 span_ns, double q)
 {
-	double limit = (1.0 - q) * (double)span_ns;
+	/* not (1 - q) * span: 1 - 0.9 is 0.0999..98, so exactly 90% failed */
+	double limit = (double)span_ns - q * (double)span_ns;
 	unsigned int below = 0;
 	int slot;
 

@@ -193,6 +193,13 @@ fail:
 	return NULL;
 }
 
+void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
+				__u64 service_ns)
+{
+	bpf_map_update_elem(bpf_map__fd(t->skel->maps.service_hint), &qid,
+			    &service_ns, BPF_ANY);
+}
+
 const char *ts_tracer_kind(const struct ts_tracer *t)
 {
 	return t->kind;
@@ -245,6 +252,8 @@ void ts_tracer_sweep(struct ts_tracer *t)
 	int fd = bpf_program__fd(t->skel->progs.ts_sweep);
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 
+	if (getenv("TS_NOSWEEP"))
+		return;
 	bpf_prog_test_run_opts(fd, &opts);
 	nanosleep(&gap, NULL);
 	bpf_prog_test_run_opts(fd, &opts);

@@ -30,6 +30,9 @@ const char *ts_tracer_kind(const struct ts_tracer *t);
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s);
 /* Repairs the depth of requests whose completion was never seen. */
 void ts_tracer_sweep(struct ts_tracer *t);
+/* A device's recent mean service time, used to date unseen completions. */
+void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
+				__u64 service_ns);
 /* Detaches and unloads everything. */
 void ts_tracer_close(struct ts_tracer *t);
 

@@ -120,6 +120,29 @@ static void advance(struct timespec *t, double seconds)
 	}
 }
 
+/* Each device's mean service time from @a to @b, for dating lost completions. */
+static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
+			 const struct ts_snapshot *b)
+{
+	__u64 ios, ns;
+	int i, j, op;
+
+	for (i = 0; i < b->ndev; i++) {
+		const struct ts_dev_snap *d = &b->dev[i], *p = NULL;
+
+		for (j = 0; j < a->ndev; j++)
+			if (a->dev[j].qid == d->qid && a->dev[j].queue == d->queue)
+				p = &a->dev[j];
+		for (ios = ns = 0, op = 0; op < TS_NR_OPS; op++) {
+			ios += d->stats.op[op].ios - (p ? p->stats.op[op].ios : 0);
+			ns += d->stats.op[op].service_ns -
+			      (p ? p->stats.op[op].service_ns : 0);
+		}
+		if (ios)
+			ts_tracer_set_service_hint(t, d->qid, ns / ios);
+	}
+}
+
 /* Prints one report; false once stdout is gone (e.g. `| head`). */
 static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
@@ -185,6 +208,7 @@ int main(int argc, char **argv)
 		if (!sleep_until(&next))
 			break;
 		ts_tracer_snapshot(tracer, cur);
+		update_hints(tracer, prev, cur);
 		out_ok = emit(&o, prev, cur, false, report);
 		tmp = prev, prev = cur, cur = tmp;
 		n++;
@@ -192,8 +216,11 @@ int main(int argc, char **argv)
 	/* without an interval: keep the depth repaired, once a second */
 	while (!stop_signal && o.interval_s == 0) {
 		advance(&next, 1.0);
-		if (sleep_until(&next))
-			ts_tracer_sweep(tracer);
+		if (!sleep_until(&next))
+			break;
+		ts_tracer_snapshot(tracer, cur);
+		update_hints(tracer, prev, cur);
+		tmp = prev, prev = cur, cur = tmp;
 	}
 	if (out_ok) {
 		ts_tracer_snapshot(tracer, cur);
