@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Disk names <-> device numbers, against a fake sysfs tree. */
+#define _GNU_SOURCE
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "devices.h"
+
+static char root[PATH_MAX];
+
+/* mkdir -p ROOT/@rel */
+static void mkdirs(const char *rel)
+{
+	char path[PATH_MAX], *p;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (p = path + strlen(root) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	mkdir(path, 0755);
+}
+
+static void put_file(const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* ROOT/@rel -> @target (relative, as sysfs does it) */
+static void put_link(const char *target, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+/* A disk, and a partition of it when @part is not NULL. */
+static void add_disk(const char *disk, const char *dev, const char *part,
+		     const char *partdev)
+{
+	char rel[PATH_MAX], target[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s", disk);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/dev", disk);
+	put_file(rel, dev);
+	snprintf(target, sizeof(target), "../../devices/virtual/block/%s", disk);
+	snprintf(rel, sizeof(rel), "class/block/%s", disk);
+	put_link(target, rel);
+	snprintf(rel, sizeof(rel), "dev/block/%.*s", (int)strlen(dev) - 1, dev);
+	put_link(target, rel);
+	snprintf(target, sizeof(target), "../devices/virtual/block/%s", disk);
+	snprintf(rel, sizeof(rel), "block/%s", disk);
+	put_link(target, rel);
+	if (!part)
+		return;
+
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/%s", disk, part);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/%s/dev", disk, part);
+	put_file(rel, partdev);
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/%s/partition", disk,
+		 part);
+	put_file(rel, "1\n");
+	snprintf(target, sizeof(target), "../../devices/virtual/block/%s/%s",
+		 disk, part);
+	snprintf(rel, sizeof(rel), "class/block/%s", part);
+	put_link(target, rel);
+	snprintf(rel, sizeof(rel), "dev/block/%.*s", (int)strlen(partdev) - 1,
+		 partdev);
+	put_link(target, rel);
+}
+
+static int setup(void **state)
+{
+	strcpy(root, "/tmp/truestat-sysfs-XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	mkdirs("class/block");
+	mkdirs("block");
+	mkdirs("dev/block");
+	/* created out of order: the list must come back sorted */
+	add_disk("vda", "253:0\n", "vda1", "253:1\n");
+	add_disk("loop0", "7:0\n", NULL, NULL);
+	add_disk("nvme0n1", "259:0\n", "nvme0n1p2", "259:2\n");
+	/* a disk whose dev file cannot be parsed */
+	add_disk("broken", "garbage\n", NULL, NULL);
+	return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	return nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void test_resolve_disk(void **state)
+{
+	struct ts_disk d;
+	char err[256] = "";
+
+	assert_int_equal(ts_disk_resolve(root, "vda", &d, err, sizeof(err)), 0);
+	assert_string_equal(d.name, "vda");
+	assert_int_equal(d.major, 253);
+	assert_int_equal(d.minor, 0);
+	assert_false(d.was_partition);
+
+	assert_int_equal(ts_disk_resolve(root, "loop0", &d, err, sizeof(err)),
+			 0);
+	assert_string_equal(d.name, "loop0");
+	assert_int_equal(d.major, 7);
+	assert_int_equal(d.minor, 0);
+	assert_false(d.was_partition);
+	assert_string_equal(err, "");
+}
+
+static void test_resolve_partition(void **state)
+{
+	struct ts_disk d;
+	char err[256];
+
+	assert_int_equal(ts_disk_resolve(root, "vda1", &d, err, sizeof(err)), 0);
+	assert_string_equal(d.name, "vda");
+	assert_int_equal(d.major, 253);
+	assert_int_equal(d.minor, 0);
+	assert_true(d.was_partition);
+
+	assert_int_equal(ts_disk_resolve(root, "nvme0n1p2", &d, err,
+					 sizeof(err)),
+			 0);
+	assert_string_equal(d.name, "nvme0n1");
+	assert_int_equal(d.major, 259);
+	assert_int_equal(d.minor, 0);
+	assert_true(d.was_partition);
+}
+
+static void test_resolve_unknown(void **state)
+{
+	struct ts_disk d;
+	char err[256];
+
+	assert_int_equal(ts_disk_resolve(root, "sdz", &d, err, sizeof(err)), -1);
+	assert_string_equal(err, "unknown device 'sdz' "
+				 "(disks: broken loop0 nvme0n1 vda)");
+	/* a path must not escape class/block */
+	assert_int_equal(ts_disk_resolve(root, "../block/vda", &d, err,
+					 sizeof(err)),
+			 -1);
+	assert_string_equal(err, "unknown device '../block/vda' "
+				 "(disks: broken loop0 nvme0n1 vda)");
+}
+
+static void test_resolve_unreadable(void **state)
+{
+	struct ts_disk d;
+	char err[PATH_MAX + 100], want[PATH_MAX + 100];
+
+	assert_int_equal(ts_disk_resolve(root, "broken", &d, err, sizeof(err)),
+			 -1);
+	snprintf(want, sizeof(want),
+		 "cannot read the device number of 'broken' in %s", root);
+	assert_string_equal(err, want);
+}
+
+static void test_name(void **state)
+{
+	char buf[64];
+
+	ts_disk_name(root, 253, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "vda");
+	ts_disk_name(root, 253, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "vda1");
+	ts_disk_name(root, 259, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "nvme0n1");
+	ts_disk_name(root, 8, 16, buf, sizeof(buf));
+	assert_string_equal(buf, "8:16");
+	ts_disk_name(root, 259, 2, buf, 4); /* cut, still terminated */
+	assert_string_equal(buf, "nvm");
+}
+
+static void test_list(void **state)
+{
+	char buf[256], other[PATH_MAX], want[PATH_MAX + 32];
+
+	ts_disk_list(root, buf, sizeof(buf));
+	assert_string_equal(buf, "broken loop0 nvme0n1 vda");
+
+	/* only whole names that fit */
+	memset(buf, 'x', sizeof(buf));
+	ts_disk_list(root, buf, 14);
+	assert_string_equal(buf, "broken loop0");
+	assert_int_equal(buf[14], 'x'); /* nothing written past 14 */
+
+	/* no block/ directory at all */
+	snprintf(other, sizeof(other), "%s/devices", root);
+	ts_disk_list(other, buf, sizeof(buf));
+	snprintf(want, sizeof(want), "none found in %s/block", other);
+	assert_string_equal(buf, want);
+
+	/* an empty one */
+	mkdirs("empty/block");
+	snprintf(other, sizeof(other), "%s/empty", root);
+	ts_disk_list(other, buf, sizeof(buf));
+	assert_string_equal(buf, "none");
+}
+
+static void test_kdev(void **state)
+{
+	assert_int_equal(ts_kdev(0, 0), 0);
+	assert_int_equal(ts_kdev(8, 0), 8 * 1048576);
+	assert_int_equal(ts_kdev(259, 2), 259 * 1048576 + 2);
+	/* minors use 20 bits, majors the 12 above */
+	assert_int_equal(ts_kdev(1, 0xfffff), 0x1fffff);
+	assert_int_equal(ts_kdev(4095, 0xfffff), 0xffffffffu);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_resolve_disk),
+		cmocka_unit_test(test_resolve_partition),
+		cmocka_unit_test(test_resolve_unknown),
+		cmocka_unit_test(test_resolve_unreadable),
+		cmocka_unit_test(test_name),
+		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_kdev),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ts_parse_args: the command line of truestat. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "opts.h"
+
+static struct ts_opts o;
+static char err[256];
+
+/* Parses "truestat ARGS..." into o and err; returns ts_parse_args' value. */
+#define PARSE(...)                                                          \
+	({                                                                  \
+		char *argv_[] = { "truestat", __VA_ARGS__ };                \
+		parse(sizeof(argv_) / sizeof(argv_[0]), argv_);             \
+	})
+
+static int parse(int argc, char **argv)
+{
+	memset(&o, 0x55, sizeof(o)); /* must all be overwritten */
+	strcpy(err, "untouched");
+	return ts_parse_args(argc, argv, &o, err, sizeof(err));
+}
+
+/* The call fails with exactly @msg. */
+#define FAILS(msg, ...)                                                     \
+	do {                                                                \
+		assert_int_equal(PARSE(__VA_ARGS__), -1);                   \
+		assert_string_equal(err, msg);                              \
+	} while (0)
+
+static void test_defaults(void **state)
+{
+	char *argv[] = { "truestat" };
+
+	memset(&o, 0x55, sizeof(o));
+	assert_int_equal(ts_parse_args(1, argv, &o, err, sizeof(err)), 0);
+	assert_true(o.interval_s == 0);
+	assert_int_equal(o.count, 0);
+	assert_false(o.json);
+	assert_false(o.verbose);
+	assert_false(o.raw_tp);
+	assert_false(o.help);
+	assert_int_equal(o.ndevices, 0);
+}
+
+static void test_interval_and_count(void **state)
+{
+	assert_int_equal(PARSE("2"), 0);
+	assert_true(o.interval_s == 2.0);
+	assert_int_equal(o.count, 0);
+
+	assert_int_equal(PARSE("0.5", "10"), 0);
+	assert_true(o.interval_s == 0.5);
+	assert_int_equal(o.count, 10);
+
+	/* the limits themselves are accepted */
+	assert_int_equal(PARSE("0.001"), 0);
+	assert_true(o.interval_s == 0.001);
+	assert_int_equal(PARSE("86400", "1"), 0);
+	assert_true(o.interval_s == 86400.0);
+	assert_int_equal(o.count, 1);
+
+	/* options may follow the positionals */
+	assert_int_equal(PARSE("1", "3", "-j"), 0);
+	assert_true(o.interval_s == 1.0);
+	assert_int_equal(o.count, 3);
+	assert_true(o.json);
+}
+
+static void test_devices(void **state)
+{
+	assert_int_equal(PARSE("-d", "sda", "--device=/dev/nvme0n1", "-dsda",
+			       "--device", "vdb1", "-d", "/dev/sda"),
+			 0);
+	assert_int_equal(o.ndevices, 3);
+	assert_string_equal(o.devices[0], "sda");
+	assert_string_equal(o.devices[1], "nvme0n1");
+	assert_string_equal(o.devices[2], "vdb1");
+}
+
+static void test_flags(void **state)
+{
+	assert_int_equal(PARSE("-j", "-v", "--raw-tp"), 0);
+	assert_true(o.json);
+	assert_true(o.verbose);
+	assert_true(o.raw_tp);
+	assert_false(o.help);
+
+	assert_int_equal(PARSE("--json", "--verbose"), 0);
+	assert_true(o.json);
+	assert_true(o.verbose);
+	assert_false(o.raw_tp);
+
+	assert_int_equal(PARSE("-jv"), 0);
+	assert_true(o.json && o.verbose);
+
+	assert_int_equal(PARSE("-h"), 0);
+	assert_true(o.help);
+	assert_int_equal(PARSE("--help"), 0);
+	assert_true(o.help);
+	/* help wins over whatever follows */
+	assert_int_equal(PARSE("-h", "--bogus", "0"), 0);
+	assert_true(o.help);
+}
+
+static void test_bad_interval(void **state)
+{
+	FAILS("bad interval 'x': not a number", "x");
+	FAILS("bad interval '1s': not a number", "1s");
+	FAILS("bad interval '': not a number", "");
+	FAILS("bad interval 'nan': not a number", "nan");
+	FAILS("bad interval 'inf': not a number", "inf");
+	FAILS("bad interval '0': must be 0.001 to 86400 seconds", "0");
+	FAILS("bad interval '0.0009': must be 0.001 to 86400 seconds", "0.0009");
+	FAILS("bad interval '86401': must be 0.001 to 86400 seconds", "86401");
+	FAILS("bad interval '1e9': must be 0.001 to 86400 seconds", "1e9");
+}
+
+/* getopt sees "-1" as an option: the message must still name the number. */
+static void test_negative(void **state)
+{
+	FAILS("bad interval or count '-1': must be positive", "-1");
+	FAILS("bad interval or count '-0.5': must be positive", "-0.5");
+	FAILS("bad interval or count '-0.5': must be positive", "1", "-0.5");
+	FAILS("bad interval or count '-3': must be positive", "1", "-3");
+}
+
+static void test_bad_count(void **state)
+{
+	FAILS("bad count '0': must be a whole number >= 1", "1", "0");
+	FAILS("bad count '1.5': must be a whole number >= 1", "1", "1.5");
+	FAILS("bad count 'x': must be a whole number >= 1", "1", "x");
+	FAILS("bad count '': must be a whole number >= 1", "1", "");
+}
+
+static void test_bad_usage(void **state)
+{
+	FAILS("too many arguments: '3'", "1", "2", "3");
+	FAILS("unknown option '-x' (see truestat --help)", "-x");
+	FAILS("unknown option '-jx' (see truestat --help)", "-jx");
+	FAILS("unknown option '-xj' (see truestat --help)", "1", "-xj");
+	FAILS("unknown option '--bogus' (see truestat --help)", "--bogus");
+	FAILS("option '-d' needs a value", "-d");
+	FAILS("option '-d' needs a value", "1", "-d");
+	FAILS("option '--device' needs a value", "--device");
+}
+
+static void test_bad_device(void **state)
+{
+	char longname[TS_NAME_LEN + 1], msg[128];
+
+	FAILS("bad device name 'a/b'", "-d", "a/b");
+	FAILS("bad device name 'mapper/x'", "-d", "/dev/mapper/x");
+	FAILS("bad device name ''", "-d", "");
+	FAILS("bad device name ''", "-d", "/dev/");
+
+	memset(longname, 'a', TS_NAME_LEN);
+	longname[TS_NAME_LEN] = '\0';
+	snprintf(msg, sizeof(msg), "bad device name '%s'", longname);
+	FAILS(msg, "-d", longname);
+	longname[TS_NAME_LEN - 1] = '\0'; /* 63 characters fit */
+	assert_int_equal(PARSE("-d", longname), 0);
+	assert_string_equal(o.devices[0], longname);
+}
+
+static void test_too_many_devices(void **state)
+{
+	char names[TS_MAX_DEVICE_ARGS + 1][16];
+	char *argv[1 + 2 * (TS_MAX_DEVICE_ARGS + 1)];
+	int i, argc = 1;
+
+	argv[0] = "truestat";
+	for (i = 0; i <= TS_MAX_DEVICE_ARGS; i++) {
+		snprintf(names[i], sizeof(names[i]), "sd%d", i);
+		argv[argc++] = "-d";
+		argv[argc++] = names[i];
+	}
+	/* 64 distinct names fit, a repeated 65th is fine too */
+	argv[argc - 1] = names[0];
+	assert_int_equal(parse(argc, argv), 0);
+	assert_int_equal(o.ndevices, TS_MAX_DEVICE_ARGS);
+	assert_string_equal(o.devices[63], "sd63");
+
+	/* 65 do not */
+	argv[argc - 1] = names[TS_MAX_DEVICE_ARGS];
+	assert_int_equal(parse(argc, argv), -1);
+	assert_string_equal(err, "too many devices (the limit is 64)");
+}
+
+/* The message is cut to the buffer, never overflows it. */
+static void test_short_err_buffer(void **state)
+{
+	char *argv[] = { "truestat", "--bogus" };
+	char small[8];
+
+	memset(small, 'z', sizeof(small));
+	assert_int_equal(ts_parse_args(2, argv, &o, small, sizeof(small)), -1);
+	assert_string_equal(small, "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_interval_and_count),
+		cmocka_unit_test(test_devices),
+		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_bad_interval),
+		cmocka_unit_test(test_negative),
+		cmocka_unit_test(test_bad_count),
+		cmocka_unit_test(test_bad_usage),
+		cmocka_unit_test(test_bad_device),
+		cmocka_unit_test(test_too_many_devices),
+		cmocka_unit_test(test_short_err_buffer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ts_report_build: figures from two hand-made snapshots. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "report.h"
+
+#define MS 1000000ULL
+#define SEC (1000 * MS)
+#define KDEV(maj, min) ((maj) * 1048576u + (min))
+
+static struct ts_snapshot a, b;
+static struct ts_report r;
+
+static void name_fn(unsigned int major, unsigned int minor, char *buf,
+		    size_t len)
+{
+	snprintf(buf, len, "testdisk");
+}
+
+static struct ts_dev_snap *add_dev(struct ts_snapshot *s, unsigned int qid,
+				   __u64 queue, unsigned int kdev)
+{
+	struct ts_dev_snap *d = &s->dev[s->ndev++];
+
+	d->qid = qid;
+	d->queue = queue;
+	d->kdev = kdev;
+	return d;
+}
+
+/*
+ * One disk, 253:0, over 2 s. Between the snapshots it completed
+ *   200 reads of 8 KiB: service 0.5 ms each; 150 of them with their Q
+ *       seen, queue 0.2 ms and total 0.8 ms each;
+ *    50 writes of 64 KiB: service 2 ms each, no Q seen.
+ * Depth >= 1 for 1.5 s and >= 2 for 0.5 s; OS queue >= 1 for 0.2 s.
+ * The first snapshot holds arbitrary earlier counts.
+ */
+static int setup(void **state)
+{
+	struct ts_dev_snap *x, *y;
+	struct ts_op_stats *rd, *wr;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.mono_ns = 10 * SEC;
+	b.mono_ns = 12 * SEC;
+	a.lost_events = 1;
+	b.lost_events = 4;
+
+	x = add_dev(&a, 3, 0xffff888012340000ULL, KDEV(253, 0));
+	x->stats.op[TS_OP_READ] = (struct ts_op_stats){
+		.ios = 100, .bytes = 409600, .service_ns = 77 * MS,
+		.queued_ios = 90, .queue_ns = 11 * MS, .total_ns = 99 * MS,
+	};
+	x->stats.op[TS_OP_WRITE] = (struct ts_op_stats){
+		.ios = 7, .bytes = 7 * 4096, .service_ns = 5 * MS,
+		.queued_ios = 7, .queue_ns = 3 * MS, .total_ns = 8 * MS,
+	};
+	x->stats.events[TS_EV_REQUEUE] = 5;
+	x->stats.events[TS_EV_UNMATCHED] = 9;
+	x->device_time[0] = 1 * SEC;
+	x->device_time[1] = 3 * SEC / 10;
+	x->os_time[0] = 4 * SEC;
+
+	y = add_dev(&b, 3, 0xffff888012340000ULL, KDEV(253, 0));
+	*y = *x;
+	rd = &y->stats.op[TS_OP_READ];
+	rd->ios += 200;
+	rd->bytes += 200 * 8192;
+	rd->service_ns += 200 * MS / 2;
+	rd->queued_ios += 150;
+	rd->queue_ns += 150 * MS / 5;
+	rd->total_ns += 150 * MS * 4 / 5;
+	wr = &y->stats.op[TS_OP_WRITE];
+	wr->ios += 50;
+	wr->bytes += 50 * 65536;
+	wr->service_ns += 50 * 2 * MS;
+	y->stats.events[TS_EV_REQUEUE] += 3;
+	y->device_time[0] += 3 * SEC / 2;
+	y->device_time[1] += SEC / 2;
+	y->os_time[0] += SEC / 5;
+	y->in_device = 2;
+	y->in_os = 1;
+	return 0;
+}
+
+static void build(void)
+{
+	memset(&r, 0x55, sizeof(r)); /* all must be written */
+	ts_report_build(&a, &b, name_fn, &r);
+}
+
+static void test_span_and_device(void **state)
+{
+	build();
+	assert_false(r.totals);
+	assert_float_equal(r.span_s, 2.0, 1e-12);
+	assert_int_equal(r.lost_events, 3);
+	assert_int_equal(r.ndev, 1);
+	assert_string_equal(r.dev[0].name, "testdisk");
+	assert_int_equal(r.dev[0].major, 253);
+	assert_int_equal(r.dev[0].minor, 0);
+	assert_true(r.dev[0].active);
+	assert_int_equal(r.dev[0].nops_active, 2);
+	assert_int_equal(r.dev[0].in_device_now, 2);
+	assert_int_equal(r.dev[0].in_os_now, 1);
+}
+
+static void test_ops(void **state)
+{
+	const struct ts_op_figures *rd, *wr, *dc;
+
+	build();
+	rd = &r.dev[0].op[TS_OP_READ];
+	assert_int_equal(rd->ios, 200);
+	assert_int_equal(rd->bytes, 1638400);
+	assert_int_equal(rd->queued_ios, 150);
+	assert_float_equal(rd->iops, 100.0, 1e-9);
+	assert_float_equal(rd->mbps, 0.8192, 1e-9); /* 1638400 B / 2 s */
+	assert_float_equal(rd->avg_kb, 8.0, 1e-9);
+	assert_float_equal(rd->service_ms, 0.5, 1e-9);
+	assert_float_equal(rd->queue_ms, 0.2, 1e-9);
+	assert_float_equal(rd->total_ms, 0.8, 1e-9);
+
+	wr = &r.dev[0].op[TS_OP_WRITE];
+	assert_int_equal(wr->ios, 50);
+	assert_float_equal(wr->iops, 25.0, 1e-9);
+	assert_float_equal(wr->mbps, 1.6384, 1e-9);
+	assert_float_equal(wr->avg_kb, 64.0, 1e-9);
+	assert_float_equal(wr->service_ms, 2.0, 1e-9);
+	assert_int_equal(wr->queued_ios, 0);
+	assert_true(isnan(wr->queue_ms)); /* no Q seen: no sample */
+	assert_true(isnan(wr->total_ms));
+
+	dc = &r.dev[0].op[TS_OP_DISCARD];
+	assert_int_equal(dc->ios, 0);
+	assert_float_equal(dc->iops, 0.0, 0);
+	assert_float_equal(dc->mbps, 0.0, 0);
+	assert_true(isnan(dc->avg_kb));
+	assert_true(isnan(dc->service_ms));
+	assert_true(isnan(dc->queue_ms));
+}
+
+static void test_all_ops(void **state)
+{
+	const struct ts_op_figures *all;
+
+	build();
+	all = &r.dev[0].all;
+	assert_int_equal(all->ios, 250);
+	assert_int_equal(all->bytes, 1638400 + 3276800);
+	assert_int_equal(all->queued_ios, 150);
+	assert_float_equal(all->iops, 125.0, 1e-9);
+	assert_float_equal(all->mbps, 2.4576, 1e-9);
+	assert_float_equal(all->avg_kb, 4915200 / 1024.0 / 250, 1e-9);
+	/* (200 * 0.5 + 50 * 2) / 250 */
+	assert_float_equal(all->service_ms, 0.8, 1e-9);
+	/* only the 150 reads whose Q was seen */
+	assert_float_equal(all->queue_ms, 0.2, 1e-9);
+	assert_float_equal(all->total_ms, 0.8, 1e-9);
+}
+
+static void test_depth_and_iostat(void **state)
+{
+	const struct ts_dev_report *d;
+
+	build();
+	d = &r.dev[0];
+	/* (1.5 s at >= 1 + 0.5 s at >= 2) / 2 s */
+	assert_float_equal(d->device.mean, 1.0, 1e-9);
+	assert_float_equal(d->device.busy_share, 0.75, 1e-12);
+	assert_int_equal(d->device.max, 2);
+	assert_int_equal(d->device.p50, 1); /* depth > 1 for 25% only */
+	assert_int_equal(d->device.p90, 2);
+	assert_float_equal(d->os.mean, 0.1, 1e-9);
+	assert_int_equal(d->os.max, 1);
+	assert_float_equal(d->busy_pct, 75.0, 1e-9);
+	/* iostat's svctm: 1500 ms busy / 250 I/Os */
+	assert_float_equal(d->svctm_ms, 6.0, 1e-9);
+}
+
+static void test_events(void **state)
+{
+	int e;
+
+	build();
+	for (e = 0; e < TS_NR_EVENTS; e++)
+		assert_int_equal(r.dev[0].events[e], e == TS_EV_REQUEUE ? 3 : 0);
+}
+
+/* A disk that appears after the first snapshot counts from zero. */
+static void test_new_device(void **state)
+{
+	struct ts_dev_snap *n;
+	const struct ts_dev_report *d;
+
+	n = add_dev(&b, 4, 0xffff888099990000ULL, KDEV(8, 16));
+	n->stats.op[TS_OP_READ].ios = 10;
+	n->stats.op[TS_OP_READ].bytes = 40960;
+	n->stats.op[TS_OP_READ].service_ns = 10 * MS;
+	n->stats.events[TS_EV_PARTIAL] = 2;
+	n->device_time[0] = SEC / 10;
+
+	build();
+	assert_int_equal(r.ndev, 2);
+	d = &r.dev[1];
+	assert_int_equal(d->major, 8);
+	assert_int_equal(d->minor, 16);
+	assert_true(d->active);
+	assert_int_equal(d->nops_active, 1);
+	assert_int_equal(d->op[TS_OP_READ].ios, 10);
+	assert_float_equal(d->op[TS_OP_READ].iops, 5.0, 1e-9);
+	assert_float_equal(d->op[TS_OP_READ].avg_kb, 4.0, 1e-9);
+	assert_float_equal(d->op[TS_OP_READ].service_ms, 1.0, 1e-9);
+	assert_float_equal(d->busy_pct, 5.0, 1e-9);
+	assert_float_equal(d->svctm_ms, 10.0, 1e-9); /* 100 ms / 10 */
+	assert_int_equal(d->events[TS_EV_PARTIAL], 2);
+
+	/* queue id reused by another disk: a new device, from zero too */
+	n = add_dev(&a, 4, 0xffff888099990000ULL, KDEV(8, 0));
+	n->stats.op[TS_OP_READ].ios = 7;
+	build();
+	assert_int_equal(r.dev[1].op[TS_OP_READ].ios, 10);
+
+	/* the same disk in both: only the difference */
+	n->kdev = KDEV(8, 16);
+	build();
+	assert_int_equal(r.dev[1].op[TS_OP_READ].ios, 3);
+
+	a.ndev--;
+	b.ndev--;
+}
+
+/* Counters that did not move: not active, no figures. */
+static void test_idle_device(void **state)
+{
+	struct ts_dev_snap *x, *y;
+	const struct ts_dev_report *d;
+
+	x = add_dev(&a, 5, 0xffff888055550000ULL, KDEV(7, 0));
+	x->stats.op[TS_OP_WRITE].ios = 1000;
+	x->stats.op[TS_OP_WRITE].service_ns = 5 * SEC;
+	x->device_time[0] = 9 * SEC;
+	y = add_dev(&b, 0, 0, 0);
+	*y = *x; /* the same disk, nothing moved */
+
+	build();
+	assert_int_equal(r.ndev, 2);
+	d = &r.dev[1];
+	assert_false(d->active);
+	assert_int_equal(d->nops_active, 0);
+	assert_int_equal(d->all.ios, 0);
+	assert_float_equal(d->all.iops, 0.0, 0);
+	assert_true(isnan(d->all.service_ms));
+	assert_true(isnan(d->svctm_ms));
+	assert_float_equal(d->busy_pct, 0.0, 0);
+	assert_float_equal(d->device.mean, 0.0, 0);
+
+	a.ndev--;
+	b.ndev--;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_span_and_device),
+		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_all_ops),
+		cmocka_unit_test(test_depth_and_iostat),
+		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_new_device),
+		cmocka_unit_test(test_idle_device),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
