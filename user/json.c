@@ -86,6 +86,12 @@ void tj_u64(struct tj *j, const char *key, unsigned long long val)
 	fprintf(j->f, "%llu", val);
 }
 
+void tj_s64(struct tj *j, const char *key, long long val)
+{
+	start_value(j, key);
+	fprintf(j->f, "%lld", val);
+}
+
 void tj_num(struct tj *j, const char *key, double val, int decimals)
 {
 	start_value(j, key);

@@ -22,6 +22,7 @@ void tj_end_obj(struct tj *j);
 void tj_end_arr(struct tj *j);
 void tj_str(struct tj *j, const char *key, const char *val);
 void tj_u64(struct tj *j, const char *key, unsigned long long val);
+void tj_s64(struct tj *j, const char *key, long long val);
 /* Finite numbers with up to @decimals decimals; NaN and inf as null. */
 void tj_num(struct tj *j, const char *key, double val, int decimals);
 void tj_bool(struct tj *j, const char *key, bool val);

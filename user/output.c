@@ -126,7 +126,7 @@ static void json_depth(struct tj *j, const char *key,
 	tj_u64(j, "p90", s->p90);
 	tj_u64(j, "p99", s->p99);
 	tj_num(j, "busy_pct", 100.0 * s->busy_share, 2);
-	tj_u64(j, "now", now < 0 ? 0 : now);
+	tj_s64(j, "now", now); /* never negative: a test checks it */
 	tj_end_obj(j);
 }
 

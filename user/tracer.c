@@ -16,8 +16,12 @@
 #include "depth.h"
 #include "tracer.h"
 
+#define TS_MAX_LINKS 16
+
 struct ts_tracer {
 	struct truestat_bpf *skel;
+	struct bpf_link *links[TS_MAX_LINKS];
+	int nlinks;
 	const char *kind;
 	const struct ts_dev_state *state; /* mmap of dev_state */
 	size_t state_len;
@@ -57,6 +61,17 @@ static int tracepoints_take_queue(struct btf *btf)
 	return btf_vlen(t) == 3; /* (void *, q, rq) */
 }
 
+static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
+{
+	int fd = bpf_map__fd(skel->maps.dev_filter), i;
+	__u8 one = 1;
+
+	for (i = 0; i < o->nkdevs; i++)
+		if (bpf_map_update_elem(fd, &o->kdevs[i], &one, BPF_ANY))
+			return -1;
+	return 0;
+}
+
 /* Loads only the programs of set @set ("btf", "raw", "btf_q", "raw_q"). */
 static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 				     const char *set, int *error)
@@ -86,13 +101,49 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	*error = -truestat_bpf__load(skel);
-	if (!*error)
-		*error = -truestat_bpf__attach(skel);
+	/* the filter must be in place before the first event claims a disk */
+	if (!*error && set_filter(skel, o))
+		*error = errno;
 	if (*error) {
 		truestat_bpf__destroy(skel);
 		return NULL;
 	}
 	return skel;
+}
+
+/*
+ * Attaches the loaded programs, those that end a request's life first and
+ * those that start one last: a request in flight at the start is then
+ * either seen whole or its completion is counted as unmatched.
+ */
+static int attach_in_order(struct ts_tracer *t)
+{
+	static const char *const order[] = {
+		"ts_complete_", "ts_requeue_", "ts_bio_complete_",
+		"ts_backmerge_", "ts_frontmerge_", "ts_split_",
+		"ts_issue_", "ts_bio_queue_",
+	};
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	size_t i;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		bpf_object__for_each_program(prog, t->skel->obj) {
+			if (!bpf_program__autoload(prog) ||
+			    strncmp(bpf_program__name(prog), order[i],
+				    strlen(order[i])))
+				continue;
+			link = bpf_program__attach(prog);
+			if (!link)
+				return -errno;
+			if (t->nlinks == TS_MAX_LINKS) {
+				bpf_link__destroy(link);
+				return -E2BIG;
+			}
+			t->links[t->nlinks++] = link;
+		}
+	}
+	return 0;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -127,16 +178,6 @@ static int open_btf(const struct ts_tracer_opts *o, int *takes_queue,
 	return 0;
 }
 
-static int set_filter(struct ts_tracer *t, const struct ts_tracer_opts *o)
-{
-	int fd = bpf_map__fd(t->skel->maps.dev_filter), i;
-	__u8 one = 1;
-
-	for (i = 0; i < o->nkdevs; i++)
-		if (bpf_map_update_elem(fd, &o->kdevs[i], &one, BPF_ANY))
-			return -1;
-	return 0;
-}
 
 struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen)
@@ -167,9 +208,10 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		     strerror(error), verbose ? "" : " (-v shows the verifier log)");
 		goto fail;
 	}
-	if (set_filter(t, o)) {
-		fail(err, errlen, "cannot fill the device filter: %s",
-		     strerror(errno));
+	error = attach_in_order(t);
+	if (error) {
+		fail(err, errlen, "cannot attach to the block tracepoints: %s",
+		     strerror(-error));
 		goto fail;
 	}
 	t->state_len = sizeof(struct ts_dev_state) * TS_MAX_QUEUES;
@@ -299,6 +341,8 @@ void ts_tracer_close(struct ts_tracer *t)
 {
 	if (!t)
 		return;
+	while (t->nlinks > 0)
+		bpf_link__destroy(t->links[--t->nlinks]);
 	if (t->state)
 		munmap((void *)t->state, t->state_len);
 	truestat_bpf__destroy(t->skel);

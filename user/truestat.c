@@ -199,9 +199,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "truestat: attached with %s\n",
 			ts_tracer_kind(tracer));
 
-	ts_tracer_snapshot(tracer, first);
-	*prev = *first;
+	/*
+	 * The maps start at zero: the baseline is an empty snapshot taken at
+	 * attach time, so that what happened before the first report (e.g. the
+	 * completions of requests already in flight) is in the figures.
+	 */
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	first->ndev = 0;
+	first->lost_events = 0;
+	first->mono_ns = next.tv_sec * 1000000000ULL + next.tv_nsec;
+	*prev = *first;
 	while (!stop_signal && out_ok && o.interval_s > 0 &&
 	       (!o.count || n < o.count)) {
 		advance(&next, o.interval_s);
