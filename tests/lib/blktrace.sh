@@ -26,6 +26,7 @@ _BLK_ACTIVE=0
 _BLK_DEV=
 _BLK_OUT=
 _BLK_READER=
+_BLK_TRACING=0	# device trace enabled: stop must convert
 _BLK_MOUNTED=0
 _BLK_SAVED=()	# "path<TAB>value", restored last to first
 
@@ -70,55 +71,60 @@ _blk_stat() {
 }
 
 blk_trace_start() {
-	local dev=$1 out=$2 en f
+	local dev=$1 out=$2 en=/sys/class/block/$1/trace/enable f
 	if ((_BLK_ACTIVE)); then
 		_blk_err "already tracing $_BLK_DEV"
 		return 1
 	fi
-	en=/sys/class/block/$dev/trace/enable
 	[[ -e $en ]] || { _blk_err "no block device $dev"; return 1; }
-	mkdir -p "$out"
+	mkdir -p "$out" && out=$(cd "$out" && pwd) || return 1
+	rm -f "$out"/raw.bin "$out"/renum.* "$out"/trace.bin "$out"/btt.* "$out"/btt_*
 	cc -O2 -Wall -o "$out/blkrenum" "$_BLK_LIB_DIR/../tools/blkrenum.c" || return 1
+	_BLK_DEV=$dev _BLK_OUT=$out _BLK_ACTIVE=1 _BLK_TRACING=0
 	if [[ ! -e $_BLK_TRACEFS/trace_pipe ]]; then
-		mount -t tracefs nodev "$_BLK_TRACEFS" || return 1
+		mount -t tracefs nodev "$_BLK_TRACEFS" || { blk_trace_stop; return 1; }
 		_BLK_MOUNTED=1
 	fi
 	if [[ $(<"$_BLK_TRACEFS/current_tracer") != nop ]]; then
 		_blk_err "current_tracer is $(<"$_BLK_TRACEFS/current_tracer"), not nop: in use?"
-		_blk_restore
+		blk_trace_stop
 		return 1
 	fi
 	for f in /sys/class/block/*/trace/enable; do
 		if [[ $(<"$f") != 0 ]]; then
 			_blk_err "$f is on: another block trace is running"
-			_blk_restore
+			blk_trace_stop
 			return 1
 		fi
 	done
-	_BLK_DEV=$dev _BLK_OUT=$out _BLK_ACTIVE=1
-	rm -f "$out"/raw.bin "$out"/btt* "$out"/trace.bin
+	[[ -z $(<"$_BLK_TRACEFS/set_event") ]] ||
+		_blk_err "warning: other trace events are on; they share the buffer"
 	# Each write below is undone by blk_trace_stop, in reverse order.
-	_blk_set tracing_on 1 &&
+	if ! { _blk_set tracing_on 1 &&
 		_blk_set trace_clock "${BLK_TRACE_CLOCK:-mono}" &&
 		_blk_set buffer_size_kb "${BLK_TRACE_BUF_KB:-65536}" &&
 		_blk_set current_tracer blk &&
 		_blk_set options/blk_classic 0 &&
-		_blk_set options/blk_cgroup 0 &&
-		_blk_set options/blk_cgname 0 &&
+		{ [[ ! -e $_BLK_TRACEFS/options/blk_cgroup ]] || _blk_set options/blk_cgroup 0; } &&
 		_blk_set options/context-info 0 &&
-		_blk_set options/bin 1 || { blk_trace_stop; return 1; }
-	# The tracer change emptied the buffer; counters start from here.
+		_blk_set options/bin 1; }; then
+		blk_trace_stop
+		return 1
+	fi
+	# Setting the tracer emptied the buffer; count overruns from here.
 	printf 'overrun0=%s\ndropped0=%s\n' "$(_blk_stat overrun)" \
 		"$(_blk_stat 'dropped events')" >"$out/ring.txt"
 	cat "$_BLK_TRACEFS/trace_pipe" >"$out/raw.bin" &
 	_BLK_READER=$!
 	_blk_set "$en" 1 || { blk_trace_stop; return 1; }
+	_BLK_TRACING=1
 }
 
 # Wait until the ring buffer is empty and the reader wrote everything.
 _blk_drain() {
 	local size=-1 now n=0 max=$((${BLK_TRACE_DRAIN_TIMEOUT:-60} * 10))
 	while ((n++ < max)); do
+		kill -0 "$_BLK_READER" 2>/dev/null || { _blk_err "reader died"; return 1; }
 		now=$(stat -c %s "$_BLK_OUT/raw.bin")
 		if [[ $(_blk_stat entries) == 0 && $now == "$size" ]]; then
 			return 0
@@ -134,18 +140,22 @@ blk_trace_stop() {
 	local rc=0 out=$_BLK_OUT
 	((_BLK_ACTIVE)) || return 0
 	_BLK_ACTIVE=0
-	echo 0 >"/sys/class/block/$_BLK_DEV/trace/enable" || rc=1
+	if ((_BLK_TRACING)); then
+		echo 0 >"/sys/class/block/$_BLK_DEV/trace/enable" || rc=1
+	fi
 	if [[ -n $_BLK_READER ]]; then
 		_blk_drain || rc=1
 		kill "$_BLK_READER" 2>/dev/null || true
 		wait "$_BLK_READER" 2>/dev/null || true
 		_BLK_READER=
+		printf 'overrun1=%s\ndropped1=%s\n' "$(_blk_stat overrun)" \
+			"$(_blk_stat 'dropped events')" >>"$out/ring.txt" || rc=1
 	fi
-	printf 'overrun1=%s\ndropped1=%s\n' "$(_blk_stat overrun)" \
-		"$(_blk_stat 'dropped events')" >>"$out/ring.txt" || rc=1
 	_blk_restore || rc=1
-	((rc == 0)) || return $rc
-	"$out/blkrenum" <"$out/raw.bin" >"$out/renum.bin" 2>"$out/renum.txt" || return 1
+	((rc == 0 && _BLK_TRACING)) || return $rc
+	_BLK_TRACING=0
+	"$out/blkrenum" "$(<"/sys/class/block/$_BLK_DEV/dev")" <"$out/raw.bin" \
+		>"$out/renum.bin" 2>"$out/renum.txt" || return 1
 	LC_ALL=C blkparse -i - -d "$out/trace.bin" -f '' <"$out/renum.bin" \
 		>"$out/blkparse.txt" || return 1
 	(cd "$out" && btt -i trace.bin -o btt -X -l btt -q btt -z btt >/dev/null) || return 1
@@ -157,28 +167,44 @@ _blk_mean() {
 		awk '{ s += $2; n++ } END { printf "%d %.3f\n", n, n ? s / n * 1e6 : 0 }'
 }
 
-# Prints key=value lines:
-#   <x>_n, <x>_{min,mean,max}_us for each row of btt's table (x = q2q, q2g,
-#     g2i, i2d, m2i, q2m, d2c, q2c, ... whatever btt found)
-#   q2d_n, q2d_mean_us: from btt -z (per-IO Q->D), d2c_io_mean_us and
-#     q2c_io_mean_us from btt -l/-q (same means, 1 us resolution per IO)
-#   completions: D2C count (requests completed, as in /proc/diskstats)
-#   reads_completed, writes_completed: blkparse's totals
-#   records, lost_events, lost_lines, lost_unknown, garbage_bytes, truncated,
-#     ring_overrun, ring_dropped; lost = sum of the loss counters: a test
-#     must fail unless lost=0.
+# blk_btt_summary OUTDIR: key=value lines, latencies in microseconds.
+#   <x>_n, <x>_{min,mean,max}_us for each row of btt's table: q2q, q2g, g2i,
+#     i2d, q2m, m2d, d2c, q2c, ... (rows btt had no samples for are absent);
+#     btt_dm_row=Q2Cdm etc. when btt took the disk for device-mapper
+#   q2d_n, q2d_mean_us: mean Q->D per I/O, from btt's own per-IO file (-z,
+#     which rounds each I/O to 1 us: ~0.1 us off for 1-2 us values);
+#     q2c_minus_d2c_us: the same from the table (ns), when the counts agree;
+#     d2c_io_mean_us, q2c_io_mean_us: per-IO files -l/-q, cross-check
+#   completions: D2C samples = I/Os (bios) completed; a bio merged into
+#     another request counts too, so this is diskstats reads + reads merged
+#   reads_completed, writes_completed: blkparse's counts of requests
+#     (= diskstats reads, writes)
+#   records, cpus, lost_events, lost_lines, lost_unknown, other_events,
+#     other_devices, garbage_bytes, truncated: from blkrenum (other_devices:
+#     records of disks someone else traced meanwhile, left out);
+#     ring_overrun, ring_dropped: per_cpu/*/stats deltas during the trace
+#   lost: events lost (max of the stream's and the ring buffer's count;
+#     >0 if the stream said [LOST EVENTS] without a number)
+#   capture_ok=1 when nothing was lost, garbled or cut: tests must check it
 blk_btt_summary() {
 	local out=$1 n mean
-	[[ -s $out/btt.xvg ]] || { _blk_err "no btt output in $out"; return 1; }
-	awk 'NF == 5 && $1 ~ /^[A-Z]2[A-Z]$/ {
-		k = tolower($1)
+	[[ -s $out/btt.avg ]] || { _blk_err "no btt output in $out"; return 1; }
+	# First table of btt.avg.  btt takes majors 253/254 for device-mapper
+	# and then names Q2Q, Q2C "Q2Qdm", "Q2Cdm" (virtio disks are 254 too).
+	awk '/^====/ && t++ { exit } NF == 5 && $1 ~ /^[A-Z]2[A-Z](dm)?$/ {
+		k = tolower(substr($1, 1, 3))
+		if ($1 ~ /dm$/) print "btt_dm_row=" $1
 		printf "%s_n=%d\n%s_min_us=%.3f\n%s_mean_us=%.3f\n%s_max_us=%.3f\n",
 			k, $5, k, $2 * 1e6, k, $3 * 1e6, k, $4 * 1e6
 		if (k == "d2c") print "completions=" $5
-	}' "$out/btt.xvg"
+	}' "$out/btt.avg"
 	read -r n mean < <(_blk_mean "$out"/btt_*_q2d.dat)
 	echo "q2d_n=$n"
 	echo "q2d_mean_us=$mean"
+	# Q2D = Q2C - D2C for each I/O, so also for the means of the same I/Os.
+	awk '/^====/ && t++ { exit } NF == 5 { k = substr($1, 1, 3); n[k] = $5; m[k] = $3 }
+		END { if (n["Q2C"] && n["Q2C"] == n["D2C"])
+		printf "q2c_minus_d2c_us=%.3f\n", (m["Q2C"] - m["D2C"]) * 1e6 }' "$out/btt.avg"
 	read -r n mean < <(_blk_mean "$out"/btt_*_d2c.dat)
 	echo "d2c_io_mean_us=$mean"
 	read -r n mean < <(_blk_mean "$out"/btt_*_q2c.dat)
@@ -188,14 +214,12 @@ blk_btt_summary() {
 		/Reads Completed/ { r[t] += $3; w[t] += $7; tot += t }
 		END { t = tot > 0; printf "reads_completed=%d\nwrites_completed=%d\n", r[t], w[t] }' \
 		"$out/blkparse.txt"
-	grep -E '^(records|lost_events|lost_lines|lost_unknown|garbage_bytes|truncated)=' \
-		"$out/renum.txt"
-	awk -F= '{ v[$1] = $2 } END {
-		printf "ring_overrun=%d\nring_dropped=%d\n",
-			v["overrun1"] - v["overrun0"], v["dropped1"] - v["dropped0"]
-	}' "$out/ring.txt"
-	awk -F= '{ v[$1] = $2 } END {
-		print "lost=" v["lost_events"] + v["lost_unknown"] + v["garbage_bytes"] + \
-			v["truncated"] + v["overrun1"] - v["overrun0"] + v["dropped1"] - v["dropped0"]
+	awk -F= 'NR == FNR { print } { v[$1] = $2 } END {
+		ro = v["overrun1"] - v["overrun0"]; rd = v["dropped1"] - v["dropped0"]
+		stream = v["lost_events"] + v["lost_unknown"]
+		lost = stream > ro + rd ? stream : ro + rd
+		printf "ring_overrun=%d\nring_dropped=%d\nlost=%d\n", ro, rd, lost
+		printf "capture_ok=%d\n", !lost && !v["garbage_bytes"] && !v["truncated"] &&
+			v["overrun1"] != ""
 	}' "$out/renum.txt" "$out/ring.txt"
 }

@@ -11,10 +11,16 @@
  *   - when the ring buffer overflowed, trace_pipe inserts a text line
  *     "CPU:%d [LOST %lu EVENTS]\n" (or "CPU:%d [LOST EVENTS]\n").
  *     Those lines are dropped and counted.
- * Anything else that is not a record is skipped up to the next magic and
- * counted as garbage.
+ * Events of other tracers/events enabled in the same (top level) buffer
+ * have no binary output and appear as "type: %d\n" lines (trace_nop_print):
+ * dropped and counted as other_events.  Anything else that is not a record
+ * is skipped byte by byte up to the next magic and counted as garbage.
  *
- * usage: blkrenum < raw.bin > fixed.bin
+ * Linux 6.19 moves the blk tracer to struct blk_io_trace2 internally; should
+ * its binary output become version 8 records, they are refused, not misread.
+ *
+ * usage: blkrenum [MAJOR:MINOR] < raw.bin > fixed.bin
+ * With MAJOR:MINOR, records of other devices are dropped (other_devices).
  * Prints key=value counters on stderr.  Exit 0 unless reading/writing
  * failed or a record of an unknown version was seen.
  */
@@ -35,6 +41,7 @@ struct blk_io_trace {
 	uint32_t bytes, action, pid, device, cpu;
 	uint16_t error, pdu_len;
 };
+_Static_assert(sizeof(struct blk_io_trace) == HDR, "blk_io_trace layout");
 
 static unsigned char *slurp(size_t *len)
 {
@@ -54,42 +61,61 @@ static unsigned char *slurp(size_t *len)
 	return buf;
 }
 
-/* "CPU:%d [LOST %lu EVENTS]\n" at p? Returns its length or 0. */
-static size_t lost_line(const unsigned char *p, size_t left,
-			unsigned long long *lost, int *unknown)
+struct counts {
+	unsigned long long lost, lost_lines, lost_unknown, other;
+};
+
+/*
+ * A text line trace_pipe puts between records at p?  Returns its length
+ * (0 if none) and counts it.
+ */
+static size_t text_line(const unsigned char *p, size_t left, struct counts *c)
 {
 	char line[80];
 	const unsigned char *nl;
 	unsigned long long n;
 	size_t len;
-	int cpu;
+	int i;
 
-	if (left < 4 || memcmp(p, "CPU:", 4))
-		return 0;
 	nl = memchr(p, '\n', left < sizeof(line) ? left : sizeof(line) - 1);
 	if (!nl)
 		return 0;
 	len = nl - p + 1;
 	memcpy(line, p, len);
 	line[len] = 0;
-	if (sscanf(line, "CPU:%d [LOST %llu EVENTS]", &cpu, &n) == 2)
-		*lost += n;
-	else if (strstr(line, "[LOST EVENTS]"))
-		(*unknown)++;
-	else
+	if (sscanf(line, "CPU:%d [LOST %llu EVENTS]", &i, &n) == 2) {
+		c->lost += n;
+		c->lost_lines++;
+	} else if (!strncmp(line, "CPU:", 4) && strstr(line, " [LOST EVENTS]")) {
+		c->lost_unknown++;
+		c->lost_lines++;
+	} else if (sscanf(line, "type: %d", &i) == 1) {
+		c->other++;
+	} else {
 		return 0;
+	}
 	return len;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static uint32_t seq[MAX_CPUS];
-	unsigned long long records = 0, lost = 0, garbage = 0, lost_lines = 0;
-	int lost_unknown = 0, ncpus = 0, bad_version = 0, truncated = 0;
+	unsigned long long records = 0, garbage = 0, other_devs = 0;
+	unsigned int major, minor;
+	int64_t dev = -1;	/* kernel dev_t: major << 20 | minor */
+	int ncpus = 0, bad_version = 0, truncated = 0;
+	struct counts c = { 0 };
 	size_t len, off = 0, l;
 	unsigned char *buf = slurp(&len);
 	struct blk_io_trace t;
 
+	if (argc > 1) {
+		if (sscanf(argv[1], "%u:%u", &major, &minor) != 2) {
+			fprintf(stderr, "usage: blkrenum [MAJOR:MINOR] <in >out\n");
+			return 2;
+		}
+		dev = (int64_t)major << 20 | minor;
+	}
 	while (off < len) {
 		if (len - off >= HDR) {
 			memcpy(&t, buf + off, HDR);
@@ -106,9 +132,14 @@ int main(void)
 					truncated = 1;
 					break;
 				}
+				if (dev >= 0 && t.device != dev) {
+					off += HDR + t.pdu_len;
+					other_devs++;
+					continue;
+				}
+				if (!seq[t.cpu])
+					ncpus++;
 				t.sequence = ++seq[t.cpu];
-				if ((int)t.cpu >= ncpus)
-					ncpus = t.cpu + 1;
 				memcpy(buf + off, &t, HDR);
 				if (fwrite(buf + off, HDR + t.pdu_len, 1, stdout) != 1) {
 					perror("blkrenum: write");
@@ -119,9 +150,8 @@ int main(void)
 				continue;
 			}
 		}
-		l = lost_line(buf + off, len - off, &lost, &lost_unknown);
+		l = text_line(buf + off, len - off, &c);
 		if (l) {
-			lost_lines++;
 			off += l;
 			continue;
 		}
@@ -136,8 +166,10 @@ int main(void)
 		perror("blkrenum: write");
 		return 1;
 	}
-	fprintf(stderr, "records=%llu\nlost_events=%llu\nlost_lines=%llu\n"
-		"lost_unknown=%d\ngarbage_bytes=%llu\ntruncated=%d\ncpus=%d\n",
-		records, lost, lost_lines, lost_unknown, garbage, truncated, ncpus);
+	fprintf(stderr, "records=%llu\ncpus=%d\nlost_events=%llu\nlost_lines=%llu\n"
+		"lost_unknown=%llu\nother_events=%llu\nother_devices=%llu\n"
+		"garbage_bytes=%llu\ntruncated=%d\n", records, ncpus, c.lost,
+		c.lost_lines, c.lost_unknown, c.other, other_devs, garbage,
+		truncated);
 	return bad_version;
 }
