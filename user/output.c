@@ -109,9 +109,9 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_num(j, "avg_kb", o->avg_kb, 1);
 	tj_u64(j, "queued_ios", o->queued_ios);
 	tj_u64(j, "missed", o->missed);
-	tj_num(j, "queue_ms", o->queue_ms, 4);
-	tj_num(j, "service_ms", o->service_ms, 4);
-	tj_num(j, "total_ms", o->total_ms, 4);
+	tj_num(j, "queue_ms", o->queue_ms, 6);
+	tj_num(j, "service_ms", o->service_ms, 6);
+	tj_num(j, "total_ms", o->total_ms, 6);
 	tj_end_obj(j);
 }
 
@@ -148,7 +148,7 @@ static void json_device(struct tj *j, const struct ts_dev_report *d)
 	json_depth(j, "os_queue", &d->os, d->in_os_now);
 	tj_obj(j, "iostat");
 	tj_num(j, "util_pct", d->busy_pct, 2);
-	tj_num(j, "svctm_ms", d->svctm_ms, 4);
+	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
