@@ -45,6 +45,8 @@ print('qd%d_max' % qd, int(c['max'] > qd and missed == 0),
       'max depth %d for iodepth %d (%d completions unseen)' % (c['max'], qd, missed))
 if qd == 1:
     print('qd1_mean', int(c['mean'] > 1.0), 'mean depth %.3f <= 1' % c['mean'])
+else:
+    print('qd16_reached', int(c['max'] < 16), 'the device held all 16 at times (max %d)' % c['max'])
 print('qd%d_unseen' % qd, int(missed * 1000 > al['ios']),
       '%d of %d completions unseen (must stay under 1/1000)' % (missed, al['ios']))
 ")

@@ -57,14 +57,27 @@ loop_new() {
 	on_exit "losetup -d '$dev'"
 	udevadm settle 2>/dev/null || sleep 0.5
 	LOOP=${dev#/dev/}
+	# a loop device keeps its queue settings across detach: start from the
+	# defaults (scheduler none, 128 tags), whatever a last user left
+	queue_set "$LOOP" scheduler none
+	queue_set "$LOOP" nr_requests 128
+}
+
+# nr_requests can read back its old value while the tags behind it stay
+# smaller (after a scheduler switch): writing another value first makes
+# the kernel resize them (notes/machine-facts.md).
+queue_write() {
+	local f=/sys/block/$1/queue/$2
+	[[ $2 == nr_requests ]] && echo $(($3 - 1)) >"$f"
+	echo "$3" >"$f"
 }
 
 queue_set() {
 	local f=/sys/block/$1/queue/$2 old
 	old=$(<"$f")
 	[[ $2 == scheduler ]] && { old=${old#*[}; old=${old%%]*}; }
-	on_exit "echo '$old' > '$f'"
-	echo "$3" >"$f"
+	on_exit "queue_write $1 $2 '$old'"
+	queue_write "$1" "$2" "$3"
 }
 
 diskstats() {
