@@ -14,7 +14,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
-	"completions of requests issued before tracing started (not counted)",
+	"completions of requests issued before tracing began or while it attached (not counted)",
 	"requests completed without being issued (e.g. flushes with nothing to do)",
 	"requests issued whose arrival (Q) was not seen: no queue time for them",
 	"requests given back by the driver and issued again",
