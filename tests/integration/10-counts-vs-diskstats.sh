@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # I/O counts and bytes per direction equal the kernel's /proc/diskstats deltas
-# exactly, over mixed sizes, reads, writes, discards and flushes.
+# exactly, over mixed sizes, reads, writes, discards and flushes; once with
+# tp_btf (the default) and once through the raw_tp fallback.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio blkdiscard python3
 
 loop_new 256
 dev=$LOOP
+for attach in tp_btf raw_tp; do
 out=$(mktemp /tmp/truestat-test.XXXXXX)
 on_exit "rm -f $out $out.err"
 
-ts_start "$out" -d "$dev"
+if [[ $attach == raw_tp ]]; then ts_start "$out" -d "$dev" --raw-tp; else ts_start "$out" -d "$dev"; fi
+check_cmd "${attach}_attached" "attached with $attach" grep -q "attached with $attach" "$out.err"
 before=$(diskstats "$dev")
 fio --name=mixed --filename="/dev/$dev" --direct=1 --rw=randrw \
 	--bssplit=4k/50:16k/30:64k/20 --ioengine=libaio --iodepth=8 \
@@ -18,7 +21,7 @@ fio --name=mixed --filename="/dev/$dev" --direct=1 --rw=randrw \
 blkdiscard -o 0 -l 8M "/dev/$dev"
 after=$(diskstats "$dev")
 ts_stop INT
-check "exit" "$TS_RC" "SIGINT ends truestat with status $TS_RC"
+check "${attach}_exit" "$TS_RC" "SIGINT ends truestat with status $TS_RC"
 
 check_lines < <(py "
 t = dev(totals('$out'), '$dev')
@@ -26,7 +29,7 @@ b = [int(x) for x in '$before'.split()]
 a = [int(x) for x in '$after'.split()]
 ks = lambda op, k: t['ops'].get(op, {}).get(k, 0)
 ev = t['events']
-print('events', 0, ' '.join('%s=%d' % kv for kv in ev.items() if kv[1]))
+print('${attach}_events', 0, ' '.join('%s=%d' % kv for kv in ev.items() if kv[1]))
 # Empty preflush writes (fsync) are served by a flush command, not issued
 # themselves: diskstats counts them as writes, truestat as completed_unissued.
 # A completion the BPF program never saw is reported per direction as
@@ -46,8 +49,9 @@ if missed == 0:
         ('write_bytes', ks('write', 'bytes'), (a[6] - b[6]) * 512),
     ]
 total = sum(ks(op, 'ios') for op in t['ops'])
-print('missed_rare', int(missed * 1000 > total), '%d completions unseen of %d' % (missed, total))
+print('${attach}_missed_rare', int(missed * 1000 > total), '%d completions unseen of %d' % (missed, total))
 for name, got, want in pairs:
-    print(name, int(got != want or want == 0), 'truestat %d, diskstats %d' % (got, want))
+    print('$attach' + '_' + name, int(got != want or want == 0), 'truestat %d, diskstats %d' % (got, want))
 ")
+done
 finish

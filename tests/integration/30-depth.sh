@@ -8,12 +8,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3
 
-# A loop over a real file on / (vda): unlike one on /dev/shm it fills its
-# tags (notes/machine-facts.md). Written once so that reads hit the disk.
-loop_new 256
+loop_filled 256
 dev=$LOOP
-fio --name=fill --filename="/dev/$dev" --direct=1 --rw=write --bs=1M \
-	--ioengine=libaio --iodepth=4 --output=/dev/null
 
 for qd in 1 16; do
 	out=$(mktemp /tmp/truestat-test.XXXXXX)

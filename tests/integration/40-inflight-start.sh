@@ -6,10 +6,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3
 
-loop_new 256
+loop_filled 256
 dev=$LOOP
-fio --name=fill --filename="/dev/$dev" --direct=1 --rw=write --bs=1M \
-	--ioengine=libaio --iodepth=4 --output=/dev/null
 out=$(mktemp /tmp/truestat-test.XXXXXX)
 on_exit "rm -f $out $out.err"
 

@@ -9,10 +9,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/blktrace.sh"
 need fio python3 blkparse btt cc
 
-loop_new 256
+loop_filled 256
 dev=$LOOP
-fio --name=fill --filename="/dev/$dev" --direct=1 --rw=write --bs=1M \
-	--ioengine=libaio --iodepth=4 --output=/dev/null
 
 # run NAME IODEPTH: trace one fio run with both tools, then compare.
 run() {

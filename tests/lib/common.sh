@@ -3,7 +3,9 @@
 #
 #	loop_new SIZE_MB [DIR]	attach a loop device (direct I/O) on a new file
 #				in DIR (default /var/tmp); its name in $LOOP
-#				(not in $(...): cleanup must be registered here)
+#				(not in $(...): cleanup must be registered here);
+#				LOOP_FLAGS adds losetup flags (-P: partitions)
+#	loop_filled SIZE_MB	loop_new, its whole file written once (real reads)
 #	queue_set DEV ATTR VAL	write /sys/block/DEV/queue/ATTR, restored at exit
 #	diskstats DEV		the device's /proc/diskstats fields, 1-based after
 #				the name: "reads rmerged rsect rms writes ..."
@@ -53,7 +55,8 @@ loop_new() {
 	file=$(mktemp "$dir/truestat-test.XXXXXX")
 	on_exit "rm -f '$file'"
 	truncate -s "${size}M" "$file"
-	dev=$(losetup -f --show --direct-io=on "$file")
+	# shellcheck disable=SC2086 # LOOP_FLAGS: extra losetup flags, e.g. -P
+	dev=$(losetup -f --show --direct-io=on ${LOOP_FLAGS:-} "$file")
 	on_exit "losetup -d '$dev'"
 	udevadm settle 2>/dev/null || sleep 0.5
 	LOOP=${dev#/dev/}
@@ -66,6 +69,14 @@ loop_new() {
 # nr_requests can read back its old value while the tags behind it stay
 # smaller (after a scheduler switch): writing another value first makes
 # the kernel resize them (notes/machine-facts.md).
+# loop_filled SIZE_MB: loop_new on a file on / (vda), written once so that
+# reads reach the disk: unlike a loop over /dev/shm it fills its tags.
+loop_filled() {
+	loop_new "$1"
+	fio --name=fill --filename="/dev/$LOOP" --direct=1 --rw=write --bs=1M \
+		--ioengine=libaio --iodepth=4 --output=/dev/null
+}
+
 queue_write() {
 	local f=/sys/block/$1/queue/$2
 	[[ $2 == nr_requests ]] && echo $(($3 - 1)) >"$f"
