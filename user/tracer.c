@@ -294,8 +294,6 @@ void ts_tracer_sweep(struct ts_tracer *t)
 	int fd = bpf_program__fd(t->skel->progs.ts_sweep);
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 
-	if (getenv("TS_NOSWEEP"))
-		return;
 	bpf_prog_test_run_opts(fd, &opts);
 	nanosleep(&gap, NULL);
 	bpf_prog_test_run_opts(fd, &opts);
