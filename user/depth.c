@@ -12,11 +12,39 @@ __s64 ts_level_time(__u64 reg, __u64 now_ns)
 	return (__s64)(reg - (__u64)n * TS_LEVEL_BIAS + (__u64)n * now_ns);
 }
 
-static __s64 clamp_time(__s64 t, __u64 span_ns)
+/*
+ * Make @v (ns at depth >= each level) a possible history again. A request
+ * whose completion was never seen leaves the depth at its estimated end,
+ * after later requests already opened and closed the levels above it: the
+ * registers then hold negative time on some levels and time on levels
+ * above others that held less. Moving time between levels keeps their sum,
+ * the area under the depth curve, exact; so negatives are carried down to
+ * the level below, and the levels sorted so that deeper is never longer.
+ * Last, a racing read can put a level slightly outside 0..span.
+ */
+static void repair_levels(__s64 *v, __u64 span_ns)
 {
-	if (t < 0)
-		return 0;
-	return (__u64)t > span_ns ? (__s64)span_ns : t;
+	__s64 x;
+	int slot, j;
+
+	for (slot = TS_LEVEL_SLOTS - 1; slot > 0; slot--) {
+		if (v[slot] < 0) {
+			v[slot - 1] += v[slot];
+			v[slot] = 0;
+		}
+	}
+	for (slot = 1; slot < TS_LEVEL_SLOTS; slot++) {
+		x = v[slot];
+		for (j = slot; j > 0 && v[j - 1] < x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++) {
+		if (v[slot] < 0)
+			v[slot] = 0;
+		else if ((__u64)v[slot] > span_ns)
+			v[slot] = span_ns;
+	}
 }
 
 /* Smallest depth D with time(depth > D) <= (1 - q) * span. */
@@ -28,16 +56,17 @@ static unsigned int percentile(const __s64 *at_least, __u64 span_ns, double q)
 	int slot;
 
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++) {
-		if ((double)clamp_time(at_least[slot], span_ns) <= limit)
+		if ((double)at_least[slot] <= limit)
 			return slot < TS_LEVEL_EXACT ? ts_slot_level(slot) - 1 : below;
 		below = ts_slot_level(slot);
 	}
 	return below;
 }
 
-void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
+void ts_depth_summarize(const __s64 *raw, __u64 span_ns,
 			struct ts_depth_summary *out)
 {
+	__s64 at_least[TS_LEVEL_SLOTS];
 	double sum = 0, here, next;
 	unsigned int width;
 	int slot;
@@ -45,22 +74,22 @@ void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
 	memset(out, 0, sizeof(*out));
 	if (!span_ns)
 		return;
+	memcpy(at_least, raw, sizeof(at_least));
+	repair_levels(at_least, span_ns);
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++) {
-		here = clamp_time(at_least[slot], span_ns);
+		here = at_least[slot];
 		if (here <= 0)
 			continue;
 		out->max = ts_slot_level(slot);
 		out->max_exact = slot < TS_LEVEL_EXACT - 1;
 		/* levels L .. next-1 share this slot's and the next one's */
-		next = slot + 1 < TS_LEVEL_SLOTS ?
-			       clamp_time(at_least[slot + 1], span_ns) : 0;
+		next = slot + 1 < TS_LEVEL_SLOTS ? at_least[slot + 1] : 0;
 		width = slot + 1 < TS_LEVEL_SLOTS ?
 				ts_slot_level(slot + 1) - ts_slot_level(slot) : 1;
 		sum += here + (width - 1) * (here + next) / 2;
 	}
 	out->mean = sum / (double)span_ns;
-	out->busy_share = (double)clamp_time(at_least[0], span_ns) /
-			  (double)span_ns;
+	out->busy_share = (double)at_least[0] / (double)span_ns;
 	out->p50 = percentile(at_least, span_ns, 0.50);
 	out->p90 = percentile(at_least, span_ns, 0.90);
 	out->p99 = percentile(at_least, span_ns, 0.99);

@@ -49,12 +49,21 @@ if missed == 0:
         ('write_bytes', ks('write', 'bytes'), (a[6] - b[6]) * 512),
     ]
 total = sum(ks(op, 'ios') for op in t['ops'])
+# An fsync's empty preflush write is seen only through its bio and its
+# completion. When that completion is unseen, nothing is left to count but
+# the bio, which shows up as a stale bio when its address is reused, or
+# else as a bio still waiting in the OS queue once all I/O has ended: such
+# a write can be missing, and only as many as there are of those.
+unseen_writes = ev.get('stale_bios', 0) + t['os_queue']['now']
 # The rate of unseen completions is set by other software on the host (on
 # this VM, softirqs run on top of its agent: README); up to ~1/1000 was
 # measured. A truestat bug that drops completions would show far more.
 print('${attach}_missed_rare', int(missed * 100 > total), '%d completions unseen of %d (under 1/100)' % (missed, total))
 for name, got, want in pairs:
-    print('$attach' + '_' + name, int(got != want or want == 0), 'truestat %d, diskstats %d' % (got, want))
+    slack = unseen_writes if name == 'write_ios' else 0
+    ok = want > 0 and 0 <= want - got <= slack
+    note = ' (%d bios left unseen)' % slack if slack else ''
+    print('$attach' + '_' + name, int(not ok), 'truestat %d, diskstats %d%s' % (got, want, note))
 ")
 done
 finish
