@@ -18,7 +18,7 @@ run() {
 	ts_start "$out" -d "$dev"
 	before=$(diskstats "$dev")
 	fio --name=depth --filename="/dev/$dev" --direct=1 --rw=randread \
-		--bs=64k --ioengine=io_uring --iodepth="$1" --runtime=3 \
+		--bs=256k --ioengine=io_uring --iodepth="$1" --runtime=3 \
 		--time_based --output=/dev/null
 	after=$(diskstats "$dev")
 	ts_stop INT
@@ -60,6 +60,10 @@ if qd == 1:
     print('qd1_mean', int(c['mean'] > 1.0), 'mean depth %.3f <= 1' % c['mean'])
 else:
     print('qd16_reached', int(c['max'] < 16), 'the device held all 16 at times (max %d)' % c['max'])
+    # busy, it holds what fio offers: mean depth = 16 x busy share
+    want = 16 * c['busy_pct'] / 100
+    print('qd16_mean', int(not within(c['mean'], want, 0.10)),
+          'mean depth %.2f, 16 x busy share %.2f (10%%)' % (c['mean'], want))
 ")
 done
 finish
