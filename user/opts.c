@@ -32,7 +32,7 @@ const char ts_usage[] =
 	"driver), SERVICE = D->C (issued -> completed), TOTAL = Q->C. CONC is\n"
 	"the time-weighted mean number of requests inside the device, CONC_MAX\n"
 	"its maximum; OS_QD the same for requests waiting in the OS. BUSY% and\n"
-	"SVCTM are iostat's %%util and svctm computed from the same events:\n"
+	"SVCTM are iostat's %util and svctm computed from the same events:\n"
 	"compare SVCTM with SERVICE to see what iostat hides.\n"
 	"\n"
 	"Examples:\n"

@@ -106,6 +106,9 @@ static void test_flags(void **state)
 	/* help wins over whatever follows */
 	assert_int_equal(PARSE("-h", "--bogus", "0"), 0);
 	assert_true(o.help);
+	/* printed with fputs, not printf: a "%%" would show as is */
+	assert_null(strstr(ts_usage, "%%"));
+	assert_non_null(strstr(ts_usage, "%util"));
 }
 
 static void test_bad_interval(void **state)
