@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# bench/overhead.sh: what tracing costs each I/O, truestat against its peers.
+#
+# Sets up a fast device (loop on a /dev/shm file, direct I/O), then for each
+# tracer runs fio without and with it, PAIRS times, the order alternating so
+# that drift of the machine cancels. Prints per tracer: the median IOPS ratio
+# traced/untraced (pair by pair), the BPF time per I/O from bpf_stats
+# (run_time_ns summed over the tracer's programs / I/Os the device completed),
+# ns per call of each program, and truestat's own CPU. A benchmark, not a
+# test: it exits non-zero only when it could not run.
+#
+#	bench/overhead.sh [TRACER...]	default: every tracer found
+#	PAIRS=5 RUNTIME=5 IODEPTH=32 BS=4k	knobs (environment)
+#
+# Tracers: truestat, truestat-raw_tp, biolatency, biolatency-Q (libbpf-tools,
+# Debian package libbpf-tools), blk (the kernel's ftrace blk tracer: what
+# blktrace uses; blktrace itself cannot open its relay files here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PAIRS=${PAIRS:-5}
+RUNTIME=${RUNTIME:-5}
+IODEPTH=${IODEPTH:-32}
+BS=${BS:-4k}
+TRACEFS=/sys/kernel/tracing
+
+die() { echo "overhead.sh: $*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || die "needs root"
+for c in fio bpftool losetup python3; do
+	command -v $c >/dev/null || die "$c not installed (make deps)"
+done
+[[ -x $ROOT/truestat ]] || die "build truestat first (make)"
+
+work=$(mktemp -d /tmp/truestat-bench.XXXXXX)
+undo=()
+cleanup() {
+	local i
+	[[ -n ${TRACER_PID:-} ]] && kill -INT "$TRACER_PID" 2>/dev/null && wait "$TRACER_PID" 2>/dev/null
+	for ((i = ${#undo[@]} - 1; i >= 0; i--)); do
+		eval "${undo[i]}" >/dev/null 2>&1 || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# the fast device
+file=$(mktemp /dev/shm/truestat-bench.XXXXXX)
+undo+=("rm -f $file")
+truncate -s 1G "$file"
+loopdev=$(losetup -f --show --direct-io=on "$file")
+undo+=("losetup -d $loopdev")
+dev=${loopdev#/dev/}
+dd if=/dev/zero of="$loopdev" bs=1M count=1024 oflag=direct status=none
+
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+undo+=("sysctl -qw kernel.bpf_stats_enabled=$old_stats")
+sysctl -qw kernel.bpf_stats_enabled=1
+
+prog_ids() { bpftool prog show -j | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))'; }
+
+# start_tracer NAME NPROGS: attach it, set TRACER_PID; wait until more than
+# NPROGS programs are loaded
+start_tracer() {
+	local i n
+	case $1 in
+	truestat) "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
+	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
+	biolatency) biolatency 3600 >/dev/null 2>"$work/err" & ;;
+	biolatency-Q) biolatency -Q 3600 >/dev/null 2>"$work/err" & ;;
+	blk) blk_on; TRACER_PID=; return ;;
+	*) die "unknown tracer $1" ;;
+	esac
+	TRACER_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		sleep 0.1
+		kill -0 "$TRACER_PID" 2>/dev/null || die "$1 did not start: $(tail -1 "$work/err")"
+		n=$(prog_ids | wc -w)
+		((n > $2)) && break
+	done
+	sleep 0.5 # all of its links attached
+}
+
+stop_tracer() {
+	if [[ $1 == blk ]]; then
+		blk_off
+		return
+	fi
+	kill -INT "$TRACER_PID"
+	wait "$TRACER_PID" 2>/dev/null || true
+	TRACER_PID=
+}
+
+# the kernel's blk tracer on the loop device, its records read and dropped
+blk_on() {
+	mountpoint -q $TRACEFS || { mount -t tracefs nodev $TRACEFS; undo+=("umount $TRACEFS"); }
+	echo 0 >"/sys/block/$dev/trace/enable"
+	echo blk >$TRACEFS/current_tracer
+	echo 1 >"/sys/block/$dev/trace/enable"
+	cat $TRACEFS/trace_pipe >/dev/null &
+	BLK_READER=$!
+	undo+=("blk_off")
+}
+blk_off() {
+	echo 0 >"/sys/block/$dev/trace/enable" 2>/dev/null || true
+	echo nop >$TRACEFS/current_tracer 2>/dev/null || true
+	if [[ -n ${BLK_READER:-} ]]; then kill "$BLK_READER" 2>/dev/null; wait "$BLK_READER" 2>/dev/null || true; fi
+	BLK_READER=
+	return 0
+}
+
+reads() { awk -v d="$dev" '$3 == d { print $4 }' /proc/diskstats; }
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# run TRACER PAIR TOOL: one fio run (TRACER none: the baseline paired with
+# TOOL's run); appends a line to $work/runs
+run() {
+	local tracer=$1 pair=$2 r0 r1 t0 t1 c0=0 c1=0 iops progs=-
+	local known
+	known=$(prog_ids)
+	[[ $tracer != none ]] && start_tracer "$tracer" "$(wc -w <<<"$known")"
+	[[ $tracer == truestat* ]] && c0=$(cpu_ticks "$TRACER_PID")
+	r0=$(reads)
+	t0=$(date +%s.%N)
+	iops=$(fio --name=bench --filename="$loopdev" --direct=1 --rw=randread \
+		--bs="$BS" --ioengine=io_uring --iodepth="$IODEPTH" --runtime="$RUNTIME" \
+		--time_based --output-format=json | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)["jobs"][0]["read"]["iops"])')
+	t1=$(date +%s.%N)
+	r1=$(reads)
+	if [[ $tracer != none && $tracer != blk ]]; then
+		progs=$(bpftool prog show -j | python3 -c '
+import json, sys
+known = set(sys.argv[1].split())
+out = ["%s:%d:%d" % (p["name"], p.get("run_time_ns", 0), p.get("run_cnt", 0))
+       for p in json.load(sys.stdin) if str(p["id"]) not in known]
+print(",".join(out) or "-")' "$known")
+	fi
+	[[ $tracer == truestat* ]] && c1=$(cpu_ticks "$TRACER_PID")
+	[[ $tracer != none ]] && stop_tracer "$tracer"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tracer" "$3" "$pair" "$iops" \
+		$((r1 - r0)) "$(echo "$t1 - $t0" | bc)" $((c1 - c0)) "$progs" >>"$work/runs"
+	printf '  %-16s pair %d: %8.0f IOPS\n' "$tracer" "$pair" "$iops"
+}
+
+tracers=("$@")
+if ((${#tracers[@]} == 0)); then
+	tracers=(truestat truestat-raw_tp)
+	command -v biolatency >/dev/null && tracers+=(biolatency biolatency-Q)
+	[[ -d /sys/block/$dev/trace ]] && tracers+=(blk)
+fi
+command -v bc >/dev/null || die "bc not installed"
+base_progs=$(prog_ids | wc -w)
+((base_progs == 0)) || echo "note: $base_progs BPF programs already loaded; figures include their cost" >&2
+
+echo "fio ${BS} random reads, io_uring, iodepth $IODEPTH, ${RUNTIME} s per run, $PAIRS pairs per tracer, on $dev (loop on /dev/shm, direct I/O)"
+for ((pair = 1; pair <= PAIRS; pair++)); do
+	for t in "${tracers[@]}"; do
+		if ((pair % 2)); then run none "$pair" "$t"; run "$t" "$pair" "$t"
+		else run "$t" "$pair" "$t"; run none "$pair" "$t"; fi
+	done
+done
+
+python3 "$ROOT/bench/summarize.py" "$work/runs" "$(getconf CLK_TCK)" "${tracers[@]}"
+echo
+echo "kernel $(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%d)"
