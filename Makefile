@@ -36,7 +36,7 @@ MAKEFLAGS += --no-print-directory
 endif
 
 # Userspace objects, split so that unit tests link what they test.
-LIB_OBJS := opts devices depth report json output
+LIB_OBJS := opts devices depth histogram report json output
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -53,7 +53,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c include/truestat.h $(OUTPUT)/vmlinux.h
+$(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c $(wildcard include/*.h) $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
@@ -64,17 +64,24 @@ $(OUTPUT)/truestat.skel.h: $(OUTPUT)/truestat.bpf.o
 
 $(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h
 
-$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h) include/truestat.h | $(OUTPUT)
+$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h include/*.h) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
 truestat: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka -lm -o $@
+
+# Test tool: the BPF build of include/hist.h against the userspace one.
+TEST_TOOLS := $(OUTPUT)/hist-check
+
+$(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildcard include/*.h)
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
 # Installs what is missing from Debian's packages; quiet and idempotent.
 deps:
@@ -87,11 +94,11 @@ run: deps
 unit-test: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
 
-integration-test: truestat
+integration-test: truestat $(TEST_TOOLS)
 	$(Q)tests/run-integration.sh
 
 test: deps
-	$(Q)$(MAKE) truestat $(UNIT_TESTS)
+	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
 install: truestat

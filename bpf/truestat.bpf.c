@@ -36,6 +36,17 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TS_HIST_DEVS * TS_NR_OPS);
+	__type(key, u32);
+	__type(value, struct ts_hist);
+} hists SEC(".maps");
+
+/* Histogram slots handed out so far (devices beyond TS_HIST_DEVS get none). */
+__u32 hist_next;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, TS_RQ_SLOTS);
 	__type(key, u32);
 	__type(value, struct ts_rq_slot);
@@ -162,6 +173,38 @@ static __always_inline struct gendisk *disk_of(struct request_queue *q,
 	return disk;
 }
 
+static long zero_hist_word(u32 word, struct ts_hist **h)
+{
+	if (word >= TS_HIST_U64S)
+		return 1;
+	((u64 *)*h)[word] = 0;
+	return 0;
+}
+
+/*
+ * Histograms for a device just claimed: the entry's old slot, emptied (the
+ * queue id was reused), or a new one while there are any left.
+ */
+static __always_inline void claim_hists(struct ts_dev_state *st)
+{
+	u32 slot = st->hist_slot, idx;
+	struct ts_hist *h;
+	int op;
+
+	if (!slot) {
+		slot = __sync_fetch_and_add(&hist_next, 1);
+		if (slot < TS_HIST_DEVS)
+			st->hist_slot = slot + 1;
+		return;
+	}
+	for (op = 0; op < TS_NR_OPS; op++) {
+		idx = (slot - 1) * TS_NR_OPS + op;
+		h = bpf_map_lookup_elem(&hists, &idx);
+		if (h)
+			bpf_loop(TS_HIST_U64S, zero_hist_word, &h, 0);
+	}
+}
+
 /* First sight of a queue in entry @st: decide whether to trace it. */
 static __noinline bool claim_device(struct ts_dev_state *st,
 				    struct request_queue *q, u64 disk_addr,
@@ -178,6 +221,8 @@ static __noinline bool claim_device(struct ts_dev_state *st,
 	if (__sync_val_compare_and_swap(&st->queue, old, (u64)q) != old)
 		return false;
 	st->mode = TS_DEV_UNSEEN;
+	if (mode == TS_DEV_TRACED)
+		claim_hists(st);
 	st->in_device = 0;
 	st->in_os = 0;
 	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
@@ -364,6 +409,37 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	return 0;
 }
 
+static __always_inline void hist_count(u64 *counts, u64 ns)
+{
+	u32 b = ts_hist_bucket(ns);
+
+	if (b < TS_HIST_SLOTS)
+		__sync_fetch_and_add(&counts[b], 1);
+}
+
+/* One completion into its device's histograms; false when it has none. */
+static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
+				     u64 queued_ns, u64 now, u32 bytes)
+{
+	u32 idx = (slot - 1) * TS_NR_OPS + op, b;
+	struct ts_hist *h;
+
+	if (!slot)
+		return false;
+	h = bpf_map_lookup_elem(&hists, &idx);
+	if (!h)
+		return false;
+	hist_count(h->service, now - issue_ns);
+	if (queued_ns) {
+		hist_count(h->queue, issue_ns - queued_ns);
+		hist_count(h->total, now - queued_ns);
+	}
+	b = ts_size_bucket(bytes);
+	if (b < TS_SIZE_SLOTS)
+		__sync_fetch_and_add(&h->size[b], 1);
+	return true;
+}
+
 static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 				       bool direct)
 {
@@ -418,6 +494,8 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 		os->queue_ns += issue_ns - queued_ns;
 		os->total_ns += now - queued_ns;
 	}
+	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, bytes))
+		ds->events[TS_EV_NO_HIST]++;
 	return 0;
 }
 
@@ -570,6 +648,31 @@ int ts_sweep(void *ctx)
 	if (test_verifier_failure)
 		return *(volatile int *)sweep.now; /* not a pointer: rejected */
 	bpf_loop(TS_RQ_SLOTS, sweep_slot, &sweep, 0);
+	return 0;
+}
+
+/*
+ * For tests/tools/hist-check: the bucket functions of include/hist.h as the
+ * BPF compiler built them, run (BPF_PROG_TEST_RUN) over hist_check_in.
+ * Never loaded by truestat itself.
+ */
+__u64 hist_check_in[TS_HIST_CHECK_N];
+__u32 hist_check_bucket[TS_HIST_CHECK_N];
+__u32 hist_check_size[TS_HIST_CHECK_N];
+
+static long hist_check_one(u32 i, void *unused)
+{
+	if (i >= TS_HIST_CHECK_N)
+		return 1;
+	hist_check_bucket[i] = ts_hist_bucket(hist_check_in[i]);
+	hist_check_size[i] = ts_size_bucket(hist_check_in[i]);
+	return 0;
+}
+
+SEC("raw_tp")
+int ts_hist_check(void *ctx)
+{
+	bpf_loop(TS_HIST_CHECK_N, hist_check_one, NULL, 0);
 	return 0;
 }
 

@@ -19,6 +19,8 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+#include "hist.h"
+
 /* Devices are indexed by the kernel's request_queue id (q->id). */
 #define TS_MAX_QUEUES 256
 
@@ -62,6 +64,7 @@ enum ts_event {
 	TS_EV_BIO_FULL,	     /* bio's Q time dropped: bio table full */
 	TS_EV_MISSED_C,	     /* issue found its own old record: C never seen */
 	TS_EV_STALE_BIO,     /* Q found a record of a bio never issued */
+	TS_EV_NO_HIST,	     /* completions of a device without histograms */
 	TS_NR_EVENTS,
 };
 
@@ -95,11 +98,30 @@ struct ts_dev_stats {
 #define TS_LEVEL_SLOTS 104
 #define TS_LEVEL_BIAS (1ULL << 60)
 
+/*
+ * Latency and size histograms, for the first TS_HIST_DEVS devices traced.
+ * ARRAY hists (mmapable), index = (ts_dev_state.hist_slot - 1) * TS_NR_OPS
+ * + op, shared by all CPUs (atomic adds): its size does not grow with the
+ * number of CPUs. About 13.7 KB each, 2.2 MB in all.
+ */
+#define TS_HIST_DEVS 32
+
+struct ts_hist {
+	__u64 queue[TS_HIST_SLOTS];   /* Q -> D, ns buckets (include/hist.h) */
+	__u64 service[TS_HIST_SLOTS]; /* D -> C */
+	__u64 total[TS_HIST_SLOTS];   /* Q -> C */
+	__u64 size[TS_SIZE_SLOTS];    /* bytes at issue, log2 buckets */
+};
+
+#define TS_HIST_U64S (sizeof(struct ts_hist) / sizeof(__u64))
+
 /* ARRAY dev_state (mmapable), index = queue id: shared by all CPUs. */
 struct ts_dev_state {
 	__u64 queue;	 /* address of the request_queue owning this entry */
 	__u32 dev;	 /* kernel dev_t of the whole disk: major << 20 | minor */
 	__u32 mode;	 /* enum ts_dev_mode */
+	__u32 hist_slot; /* 1 + its histograms' index in hists, 0: none */
+	__u32 pad;
 	__s64 in_device; /* issued, not completed */
 	__s64 in_os;	 /* entered (Q), not yet issued */
 	__u64 device_level[TS_LEVEL_SLOTS];
@@ -125,30 +147,13 @@ struct ts_bio_slot {
 /* Slot index of depth level @depth, or -1 when it is not a threshold. */
 static __always_inline int ts_level_slot(__u32 depth)
 {
-	__u32 x = depth, e = 0, step;
+	__u32 e, step;
 
 	if (depth == 0 || depth > TS_LEVEL_MAX)
 		return -1;
 	if (depth <= TS_LEVEL_EXACT)
 		return depth - 1;
-	if (x >> 16) {
-		x >>= 16;
-		e += 16;
-	}
-	if (x >> 8) {
-		x >>= 8;
-		e += 8;
-	}
-	if (x >> 4) {
-		x >>= 4;
-		e += 4;
-	}
-	if (x >> 2) {
-		x >>= 2;
-		e += 2;
-	}
-	if (x >> 1)
-		e += 1;
+	e = ts_log2(depth);
 	step = 1U << (e - 2);
 	if (depth & (step - 1))
 		return -1;

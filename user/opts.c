@@ -24,6 +24,10 @@ const char ts_usage[] =
 	"  -d, --device=NAME  trace only this disk (repeatable); a partition\n"
 	"                     name traces its whole disk\n"
 	"  -j, --json         one JSON object per report (see README)\n"
+	"  -H, --hist[=fine]  also print the latency histograms (queue, service,\n"
+	"                     total) and request sizes per disk and direction,\n"
+	"                     in powers of two of us; =fine: every bucket\n"
+	"                     (1/16 of a power of two); with -j, as JSON\n"
 	"  -v, --verbose      libbpf messages and the verifier log on failure\n"
 	"      --raw-tp       attach with raw_tp even where tp_btf works (tests)\n"
 	"  -h, --help         this text\n"
@@ -39,7 +43,11 @@ const char ts_usage[] =
 	"  truestat                 trace all disks until Ctrl-C, print totals\n"
 	"  truestat 1 10            ten 1-second reports, then the totals\n"
 	"  truestat -d nvme0n1 1    one disk, every second\n"
-	"  truestat -j 5 | jq .     JSON every 5 seconds\n";
+	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
+	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
+	"\n"
+	"Percentiles (P50 .. MAX) come from histograms whose buckets are 1/16\n"
+	"of a power of two wide: each is within 6.25% of the exact value.\n";
 
 static int fail(char *err, int errlen, const char *fmt, const char *arg)
 {
@@ -102,6 +110,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "raw-tp", no_argument, NULL, 'R' },
+		{ "hist", optional_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -112,7 +121,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvh", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhH", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -129,6 +138,13 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			break;
 		case 'R':
 			o->raw_tp = true;
+			break;
+		case 'H':
+			if (optarg && strcmp(optarg, "fine"))
+				return fail(err, errlen,
+					    "bad --hist '%s': only --hist=fine",
+					    optarg);
+			o->hist = optarg ? 2 : 1;
 			break;
 		case 'h':
 			o->help = true;

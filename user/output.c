@@ -40,6 +40,85 @@ static void put_blank_device_columns(FILE *f)
 	fprintf(f, " %6s %9s %6s %6s %8s\n", "-", "-", "-", "-", "-");
 }
 
+static void put_pct_row(FILE *f, const char *dev, const char *op,
+			const char *what, double mean, const struct ts_pct *p)
+{
+	fprintf(f, "%-10s %-7s %-8s", dev, op, what);
+	put_ms(f, mean, 9);
+	put_ms(f, p->p50, 9);
+	put_ms(f, p->p90, 9);
+	put_ms(f, p->p99, 9);
+	put_ms(f, p->p999, 9);
+	put_ms(f, p->max, 9);
+	fputc('\n', f);
+}
+
+/* Means and percentiles of queue, service and total time, per direction. */
+static void put_percentiles(FILE *f, const struct ts_report *r)
+{
+	int i, op, header = 0;
+
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_dev_report *d = &r->dev[i];
+
+		if (!d->active)
+			continue;
+		for (op = 0; op < TS_NR_OPS; op++) {
+			const struct ts_op_figures *o = &d->op[op];
+
+			if (!o->ios || !o->has_hist)
+				continue;
+			if (!header++)
+				fprintf(f, "%-10s %-7s %-8s %9s %9s %9s %9s %9s %9s\n",
+					"DEVICE", "OP", "TIME", "MEAN_ms",
+					"P50_ms", "P90_ms", "P99_ms",
+					"P99.9_ms", "MAX_ms");
+			if (o->queued_ios)
+				put_pct_row(f, d->name, ts_op_names[op], "queue",
+					    o->queue_ms, &o->queue_p);
+			put_pct_row(f, d->name, ts_op_names[op], "service",
+				    o->service_ms, &o->service_p);
+			if (o->queued_ios)
+				put_pct_row(f, d->name, ts_op_names[op], "total",
+					    o->total_ms, &o->total_p);
+		}
+	}
+}
+
+/* -H: the histograms of every active device and direction. */
+static void put_histograms(FILE *f, const struct ts_report *r)
+{
+	static const char *const kinds[] = { "queue time", "service time",
+					     "total time" };
+	char title[160];
+	int i, op, k;
+
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_dev_report *d = &r->dev[i];
+
+		if (!d->active || !d->hist)
+			continue;
+		for (op = 0; op < TS_NR_OPS; op++) {
+			const struct ts_hist *h = &d->hist[op];
+			const __u64 *by_kind[] = { h->queue, h->service, h->total };
+
+			if (!d->op[op].ios)
+				continue;
+			for (k = 0; k < 3; k++) {
+				if (!ts_hist_count(by_kind[k]))
+					continue;
+				snprintf(title, sizeof(title), "\n%s %s: %s",
+					 d->name, ts_op_names[op], kinds[k]);
+				ts_hist_print(f, title, by_kind[k],
+					      r->show_hist == 2);
+			}
+			snprintf(title, sizeof(title), "\n%s %s: request size",
+				 d->name, ts_op_names[op]);
+			ts_size_print(f, title, h->size);
+		}
+	}
+}
+
 static void put_notes(FILE *f, const struct ts_report *r)
 {
 	int i, e;
@@ -96,10 +175,53 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 			put_device_columns(f, d);
 		}
 	}
+	put_percentiles(f, r);
+	if (r->show_hist)
+		put_histograms(f, r);
 	put_notes(f, r);
 }
 
-static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o)
+static void json_pct(struct tj *j, const char *key, const struct ts_pct *p)
+{
+	tj_obj(j, key);
+	tj_num(j, "p50", p->p50, 6);
+	tj_num(j, "p90", p->p90, 6);
+	tj_num(j, "p99", p->p99, 6);
+	tj_num(j, "p99_9", p->p999, 6);
+	tj_num(j, "max", p->max, 6);
+	tj_end_obj(j);
+}
+
+/* Non-empty buckets as [lower bound, count] pairs (ns, or bytes). */
+static void json_buckets(struct tj *j, const char *key, const __u64 *counts,
+			 int n, int sizes)
+{
+	int b;
+
+	tj_arr(j, key);
+	for (b = 0; b < n; b++) {
+		if (!counts[b])
+			continue;
+		tj_arr(j, NULL);
+		tj_u64(j, NULL, sizes ? (b ? 1ULL << b : 0) : ts_hist_lower(b));
+		tj_u64(j, NULL, counts[b]);
+		tj_end_arr(j);
+	}
+	tj_end_arr(j);
+}
+
+static void json_hist(struct tj *j, const struct ts_hist *h)
+{
+	tj_obj(j, "histograms");
+	json_buckets(j, "queue_ns", h->queue, TS_HIST_SLOTS, 0);
+	json_buckets(j, "service_ns", h->service, TS_HIST_SLOTS, 0);
+	json_buckets(j, "total_ns", h->total, TS_HIST_SLOTS, 0);
+	json_buckets(j, "size_bytes", h->size, TS_SIZE_SLOTS, 1);
+	tj_end_obj(j);
+}
+
+static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o,
+		    const struct ts_hist *h)
 {
 	tj_obj(j, key);
 	tj_u64(j, "ios", o->ios);
@@ -112,6 +234,15 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_num(j, "queue_ms", o->queue_ms, 6);
 	tj_num(j, "service_ms", o->service_ms, 6);
 	tj_num(j, "total_ms", o->total_ms, 6);
+	if (o->has_hist && o->ios) {
+		tj_obj(j, "percentiles_ms");
+		json_pct(j, "queue", &o->queue_p);
+		json_pct(j, "service", &o->service_p);
+		json_pct(j, "total", &o->total_p);
+		tj_end_obj(j);
+	}
+	if (h)
+		json_hist(j, h);
 	tj_end_obj(j);
 }
 
@@ -130,7 +261,8 @@ static void json_depth(struct tj *j, const char *key,
 	tj_end_obj(j);
 }
 
-static void json_device(struct tj *j, const struct ts_dev_report *d)
+static void json_device(struct tj *j, const struct ts_dev_report *d,
+			int show_hist)
 {
 	int op, e;
 
@@ -141,9 +273,10 @@ static void json_device(struct tj *j, const struct ts_dev_report *d)
 	tj_obj(j, "ops");
 	for (op = 0; op < TS_NR_OPS; op++)
 		if (d->op[op].ios || d->op[op].missed)
-			json_op(j, ts_op_names[op], &d->op[op]);
+			json_op(j, ts_op_names[op], &d->op[op],
+				show_hist && d->hist ? &d->hist[op] : NULL);
 	tj_end_obj(j);
-	json_op(j, "all", &d->all);
+	json_op(j, "all", &d->all, NULL);
 	json_depth(j, "concurrency", &d->device, d->in_device_now);
 	json_depth(j, "os_queue", &d->os, d->in_os_now);
 	tj_obj(j, "iostat");
@@ -173,7 +306,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
-			json_device(&j, &r->dev[i]);
+			json_device(&j, &r->dev[i], r->show_hist);
 	tj_end_arr(&j);
 	tj_end_obj(&j);
 	tj_close(&j);

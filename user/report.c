@@ -11,6 +11,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"unmatched_completions", "completed_unissued", "no_queue_time",
 	"requeues", "partial_completions", "flush_sequence_ends",
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
+	"no_histograms",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -24,6 +25,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"arrivals (Q) dropped because the bio table was full",
 	"completions never seen (found when the request was issued again; depth repaired)",
 	"bios that entered (Q) and were never seen again",
+	"completions of a device beyond the first 32 traced: not in the percentiles",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
@@ -60,6 +62,40 @@ static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	f->service_ms = mean_ms(service, f->ios);
 	f->queue_ms = mean_ms(queue, f->queued_ios);
 	f->total_ms = mean_ms(total, f->queued_ios);
+}
+
+static void op_percentiles(const struct ts_hist *h, struct ts_op_figures *f)
+{
+	f->has_hist = true;
+	ts_hist_pct(h->queue, &f->queue_p);
+	ts_hist_pct(h->service, &f->service_p);
+	ts_hist_pct(h->total, &f->total_p);
+}
+
+/* This span's histograms of @b, into @out[op]; NULL when it has none. */
+static struct ts_hist *dev_hists(const struct ts_snapshot *sa,
+				 const struct ts_dev_snap *a,
+				 const struct ts_snapshot *sb,
+				 const struct ts_dev_snap *b, struct ts_report *r,
+				 struct ts_dev_report *d)
+{
+	struct ts_hist *out, all;
+	int op;
+
+	if (!b->hist_slot || b->hist_slot > TS_HIST_DEVS)
+		return NULL;
+	if (a && a->hist_slot != b->hist_slot)
+		a = NULL;
+	out = r->hist[b->hist_slot - 1];
+	memset(&all, 0, sizeof(all));
+	for (op = 0; op < TS_NR_OPS; op++) {
+		ts_hist_delta(a ? &sa->hist[a->hist_slot - 1][op] : NULL,
+			      &sb->hist[b->hist_slot - 1][op], &out[op]);
+		ts_hist_add(&all, &out[op]);
+		op_percentiles(&out[op], &d->op[op]);
+	}
+	op_percentiles(&all, &d->all);
+	return out;
 }
 
 static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
@@ -113,7 +149,7 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 	__u64 span_ns = b->mono_ns > a->mono_ns ? b->mono_ns - a->mono_ns : 1;
 	int i;
 
-	memset(r, 0, sizeof(*r));
+	memset(r, 0, offsetof(struct ts_report, hist));
 	r->span_s = span_ns / 1e9;
 	r->lost_events = b->lost_events - a->lost_events;
 	for (i = 0; i < b->ndev; i++) {
@@ -124,5 +160,6 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		d->minor = cur->kdev & 0xfffff;
 		name(d->major, d->minor, d->name, sizeof(d->name));
 		dev_report(find_dev(a, cur), cur, span_ns, d);
+		d->hist = dev_hists(a, find_dev(a, cur), b, cur, r, d);
 	}
 }

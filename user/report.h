@@ -9,6 +9,7 @@
 
 #include "truestat.h"
 #include "depth.h"
+#include "histogram.h"
 
 /* One traced device as read from the maps at one moment. */
 struct ts_dev_snap {
@@ -19,6 +20,7 @@ struct ts_dev_snap {
 	__s64 device_time[TS_LEVEL_SLOTS]; /* ns at depth >= level so far */
 	__s64 os_time[TS_LEVEL_SLOTS];
 	struct ts_dev_stats stats; /* summed over CPUs */
+	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
 };
 
 struct ts_snapshot {
@@ -26,6 +28,7 @@ struct ts_snapshot {
 	__u64 lost_events; /* recursion_misses of all programs */
 	int ndev;
 	struct ts_dev_snap dev[TS_MAX_QUEUES];
+	struct ts_hist hist[TS_HIST_DEVS][TS_NR_OPS]; /* by hist_slot - 1 */
 };
 
 struct ts_op_figures {
@@ -33,6 +36,8 @@ struct ts_op_figures {
 	__u64 missed; /* completed without truestat seeing it: not in ios */
 	double iops, mbps, avg_kb;
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
+	bool has_hist; /* the percentiles below are known */
+	struct ts_pct queue_p, service_p, total_p;
 };
 
 struct ts_dev_report {
@@ -48,14 +53,18 @@ struct ts_dev_report {
 	double svctm_ms; /* iostat's svctm: busy time / I/Os */
 	__s64 in_device_now, in_os_now;
 	__u64 events[TS_NR_EVENTS];
+	struct ts_hist *hist; /* this span's histograms by op, or NULL */
 };
 
 struct ts_report {
 	bool totals; /* the whole run, not one interval */
+	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
 	double span_s;
 	__u64 lost_events;
 	int ndev;
 	struct ts_dev_report dev[TS_MAX_QUEUES];
+	/* storage for ts_dev_report.hist: not cleared between reports */
+	struct ts_hist hist[TS_HIST_DEVS][TS_NR_OPS];
 };
 
 typedef void (*ts_name_fn)(unsigned int major, unsigned int minor, char *buf,

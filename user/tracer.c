@@ -25,6 +25,8 @@ struct ts_tracer {
 	const char *kind;
 	const struct ts_dev_state *state; /* mmap of dev_state */
 	size_t state_len;
+	const struct ts_hist *hists; /* mmap of hists */
+	size_t hists_len;
 	int ncpus;
 	struct ts_dev_stats *percpu;
 };
@@ -179,13 +181,24 @@ static int open_btf(const struct ts_tracer_opts *o, int *takes_queue,
 }
 
 
+/* Read-only mapping of a BPF_F_MMAPABLE array; NULL with errno on failure. */
+static void *map_shared(const struct bpf_map *map, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*len = (size_t)bpf_map__value_size(map) * bpf_map__max_entries(map);
+	*len = (*len + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen)
 {
 	struct ts_tracer *t = calloc(1, sizeof(*t));
 	char set[16];
 	int takes_queue = 0, error = 0;
-	long page = sysconf(_SC_PAGESIZE);
 
 	verbose = o->verbose;
 	libbpf_set_print(print_libbpf);
@@ -214,13 +227,11 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		     strerror(-error));
 		goto fail;
 	}
-	t->state_len = sizeof(struct ts_dev_state) * TS_MAX_QUEUES;
-	t->state_len = (t->state_len + page - 1) / page * page;
-	t->state = mmap(NULL, t->state_len, PROT_READ, MAP_SHARED,
-			bpf_map__fd(t->skel->maps.dev_state), 0);
-	if (t->state == MAP_FAILED) {
-		t->state = NULL;
-		fail(err, errlen, "cannot map dev_state: %s", strerror(errno));
+	t->state = map_shared(t->skel->maps.dev_state, &t->state_len);
+	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
+	if (!t->state || !t->hists) {
+		fail(err, errlen, "cannot map the device state: %s",
+		     strerror(errno));
 		goto fail;
 	}
 	t->ncpus = libbpf_num_possible_cpus();
@@ -328,6 +339,11 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 			d->os_time[i] = ts_level_time(raw_os[i], s->mono_ns);
 		}
 		sum_stats(t, qid, &d->stats);
+		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
+		if (d->hist_slot)
+			memcpy(s->hist[d->hist_slot - 1],
+			       &t->hists[(d->hist_slot - 1) * TS_NR_OPS],
+			       sizeof(s->hist[0]));
 		s->ndev++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -343,6 +359,8 @@ void ts_tracer_close(struct ts_tracer *t)
 		bpf_link__destroy(t->links[--t->nlinks]);
 	if (t->state)
 		munmap((void *)t->state, t->state_len);
+	if (t->hists)
+		munmap((void *)t->hists, t->hists_len);
 	truestat_bpf__destroy(t->skel);
 	free(t->percpu);
 	free(t);

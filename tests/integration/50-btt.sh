@@ -48,6 +48,21 @@ print(n + '_queue', int(not within(q, q2d, 0.05)),
       'btt mean Q2D %.3f us, truestat mean queue %.3f us (5%%)' % (q2d, q))
 if n == 'deadline':
     print(n + '_waits', int(q < 50), 'requests waited in the scheduler: %.1f us > 50 us' % q)
+# Percentiles: truestat's come from its histograms (buckets 1/16 of a power
+# of two wide: within 6.25%), btt's per-I/O D2C (and, with the scheduler,
+# Q2D) are exact to the 1 us btt rounds them to: sorted, the sample at
+# rank ceil(q n).
+import glob, math
+def exact(kind):
+    v = sorted(float(l.split()[1]) * 1e3 for f in glob.glob('$bttdir/btt_*_%s.dat' % kind) for l in open(f) if l.strip())
+    return lambda q: v[max(0, math.ceil(q * len(v)) - 1)]
+kinds = [('service', 'd2c', 0.001)] + ([('queue', 'q2d', 0.001)] if n == 'deadline' else [])
+for what, kind, slack_ms in kinds:
+    ref, got = exact(kind), t['percentiles_ms'][what]
+    for key, q in (('p50', 0.5), ('p90', 0.9), ('p99', 0.99), ('p99_9', 0.999)):
+        want = ref(q)
+        print('%s_%s_%s' % (n, what, key), int(abs(got[key] - want) > want / 16 + slack_ms),
+              'btt %s %.4f ms, truestat %.4f ms (6.25%% + %.1f us)' % (kind.upper(), want, got[key], slack_ms * 1000))
 ")
 }
 

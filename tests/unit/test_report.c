@@ -267,6 +267,17 @@ static void test_idle_device(void **state)
 	b.ndev--;
 }
 
+/* Every event has a name (JSON key) and a help text (table note). */
+static void test_event_names(void **state)
+{
+	int e;
+
+	for (e = 0; e < TS_NR_EVENTS; e++) {
+		assert_non_null(ts_event_names[e]);
+		assert_non_null(ts_event_help[e]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_all_ops),
 		cmocka_unit_test(test_depth_and_iostat),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_event_names),
 		cmocka_unit_test(test_new_device),
 		cmocka_unit_test(test_idle_device),
 	};

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The histogram bucket functions (include/hist.h) as compiled for BPF give
+# the same buckets as the userspace build, on every bucket edge, one below
+# and one above it (tests/unit/test_hist.c checks the userspace build
+# against exact values).
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+
+tool=$TS_ROOT/.output/hist-check
+if [[ ! -x $tool ]]; then
+	check hist_check_built 1 "$tool missing (make test builds it)"
+else
+	check_lines < <("$tool" || true)
+fi
+finish
