@@ -40,6 +40,10 @@ LIB_OBJS := opts devices depth report json output
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
+# The simulated disk the integration tests measure truestat against.
+SIMDISK := $(OUTPUT)/simdisk
+FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
+FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
 .PHONY: all deps run test unit-test integration-test install clean
 .DELETE_ON_ERROR:
@@ -76,6 +80,10 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka -o $@
 
+$(SIMDISK): tests/simdisk/simdisk.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(FUSE_CFLAGS) $< $(LDFLAGS) $(FUSE_LIBS) -pthread -o $@
+
 # Installs what is missing from Debian's packages; quiet and idempotent.
 deps:
 	$(Q)scripts/deps.sh
@@ -87,11 +95,11 @@ run: deps
 unit-test: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
 
-integration-test: truestat
+integration-test: truestat $(SIMDISK)
 	$(Q)tests/run-integration.sh
 
 test: deps
-	$(Q)$(MAKE) truestat $(UNIT_TESTS)
+	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(SIMDISK)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
 install: truestat
