@@ -40,6 +40,10 @@ LIB_OBJS := opts devices depth histogram report json output
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
+# The simulated disk the integration tests measure truestat against.
+SIMDISK := $(OUTPUT)/simdisk
+FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
+FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
 .PHONY: all deps run test unit-test integration-test install clean
 .DELETE_ON_ERROR:
@@ -83,6 +87,10 @@ $(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildc
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
+$(SIMDISK): tests/simdisk/simdisk.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(FUSE_CFLAGS) $< $(LDFLAGS) $(FUSE_LIBS) -pthread -o $@
+
 # Installs what is missing from Debian's packages; quiet and idempotent.
 deps:
 	$(Q)scripts/deps.sh
@@ -94,11 +102,11 @@ run: deps
 unit-test: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
 
-integration-test: truestat $(TEST_TOOLS)
+integration-test: truestat $(TEST_TOOLS) $(SIMDISK)
 	$(Q)tests/run-integration.sh
 
 test: deps
-	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS)
+	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
 install: truestat
