@@ -42,6 +42,14 @@ struct {
 	__type(value, struct ts_hist);
 } hists SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TS_HIST_DEVS);
+	__type(key, u32);
+	__type(value, struct ts_depth_hist);
+} depth_hists SEC(".maps");
+
 /* Histogram slots handed out so far (devices beyond TS_HIST_DEVS get none). */
 __u32 hist_next;
 
@@ -135,12 +143,13 @@ static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
 	__sync_fetch_and_add(&levels[slot], delta);
 }
 
-/* Depth goes up by one at @now: the new level opens. */
-static __always_inline void depth_up(s64 *depth, u64 *levels, u64 now)
+/* Depth goes up by one at @now: the new level opens. Returns the depth. */
+static __always_inline s64 depth_up(s64 *depth, u64 *levels, u64 now)
 {
 	s64 d = __sync_fetch_and_add(depth, 1) + 1;
 
 	level_add(levels, d, TS_LEVEL_BIAS - now);
+	return d;
 }
 
 /* Depth goes down by one at @now: the level it leaves closes. */
@@ -181,6 +190,14 @@ static long zero_hist_word(u32 word, struct ts_hist **h)
 	return 0;
 }
 
+static long zero_depth_word(u32 word, struct ts_depth_hist **h)
+{
+	if (word >= sizeof(**h) / sizeof(u64))
+		return 1;
+	((u64 *)*h)[word] = 0;
+	return 0;
+}
+
 /*
  * Histograms for a device just claimed: the entry's old slot, emptied (the
  * queue id was reused), or a new one while there are any left.
@@ -188,6 +205,7 @@ static long zero_hist_word(u32 word, struct ts_hist **h)
 static __always_inline void claim_hists(struct ts_dev_state *st)
 {
 	u32 slot = st->hist_slot, idx;
+	struct ts_depth_hist *dh;
 	struct ts_hist *h;
 	int op;
 
@@ -203,6 +221,10 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 		if (h)
 			bpf_loop(TS_HIST_U64S, zero_hist_word, &h, 0);
 	}
+	idx = slot - 1;
+	dh = bpf_map_lookup_elem(&depth_hists, &idx);
+	if (dh)
+		bpf_loop(sizeof(*dh) / sizeof(u64), zero_depth_word, &dh, 0);
 }
 
 /* First sight of a queue in entry @st: decide whether to trace it. */
@@ -405,7 +427,8 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	s->bytes = bytes;
 	s->qid = qid;
 	s->op = op_of(cmd_flags);
-	depth_up(&st->in_device, st->device_level, now);
+	s->depth_class = ts_depth_class(depth_up(&st->in_device,
+						 st->device_level, now));
 	return 0;
 }
 
@@ -440,6 +463,19 @@ static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
 	return true;
 }
 
+/* Service time by the depth the request was issued at. */
+static __always_inline void depth_hist_add(u32 slot, u8 depth_class,
+					   u64 service_ns)
+{
+	u32 idx = slot - 1, b = ts_hist_bucket(service_ns);
+	struct ts_depth_hist *h = bpf_map_lookup_elem(&depth_hists, &idx);
+
+	if (!h || depth_class >= TS_DEPTH_CLASSES || b >= TS_HIST_SLOTS)
+		return;
+	__sync_fetch_and_add(&h->completions[depth_class], 1);
+	__sync_fetch_and_add(&h->service[depth_class][b], 1);
+}
+
 static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 				       bool direct)
 {
@@ -451,8 +487,8 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	struct bio *bio;
 	u64 now, issue_ns, queued_ns;
 	u32 qid, data_len, bytes;
+	u8 op, depth_class;
 	bool stale;
-	u8 op;
 
 	LOAD(direct, q, rq->q);
 	st = device_of(q, rq, direct, &qid);
@@ -479,6 +515,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	queued_ns = s->queued_ns;
 	bytes = s->bytes;
 	op = s->op;
+	depth_class = s->depth_class;
 	s->rq = 0;
 	depth_down(&st->in_device, st->device_level, now);
 
@@ -496,6 +533,8 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	}
 	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, bytes))
 		ds->events[TS_EV_NO_HIST]++;
+	else
+		depth_hist_add(st->hist_slot, depth_class, now - issue_ns);
 	return 0;
 }
 

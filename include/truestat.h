@@ -115,6 +115,28 @@ struct ts_hist {
 
 #define TS_HIST_U64S (sizeof(struct ts_hist) / sizeof(__u64))
 
+/*
+ * Service time by the in-device depth at issue: the parallelism curve.
+ * Classes 1, 2, 3-4, 5-8, ... 1025-2048 and deeper (ts_depth_class).
+ * ARRAY depth_hists (mmapable), index = ts_dev_state.hist_slot - 1.
+ * Counters are 32 bits (27 KB a disk): userspace takes differences modulo
+ * 2^32, right while fewer than 4 billion land in one bucket per report.
+ */
+#define TS_DEPTH_CLASSES 12
+
+struct ts_depth_hist {
+	__u32 completions[TS_DEPTH_CLASSES];
+	__u32 service[TS_DEPTH_CLASSES][TS_HIST_SLOTS];
+};
+
+/* Class of depth @d (the request itself included): ceil(log2(d)). */
+static __always_inline unsigned int ts_depth_class(__u64 d)
+{
+	unsigned int c = d > 1 ? ts_log2(d - 1) + 1 : 0;
+
+	return c < TS_DEPTH_CLASSES ? c : TS_DEPTH_CLASSES - 1;
+}
+
 /* ARRAY dev_state (mmapable), index = queue id: shared by all CPUs. */
 struct ts_dev_state {
 	__u64 queue;	 /* address of the request_queue owning this entry */
@@ -136,7 +158,7 @@ struct ts_rq_slot {
 	__u32 bytes;
 	__u16 qid;
 	__u8 op;
-	__u8 pad;
+	__u8 depth_class; /* ts_depth_class() of the depth it was issued at */
 };
 
 struct ts_bio_slot {

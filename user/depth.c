@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <math.h>
 #include <string.h>
 
 #include "truestat.h"
@@ -22,7 +23,7 @@ __s64 ts_level_time(__u64 reg, __u64 now_ns)
  * the level below, and the levels sorted so that deeper is never longer.
  * Last, a racing read can put a level slightly outside 0..span.
  */
-static void repair_levels(__s64 *v, __u64 span_ns)
+void ts_depth_repair(__s64 *v, __u64 span_ns)
 {
 	__s64 x;
 	int slot, j;
@@ -75,7 +76,7 @@ void ts_depth_summarize(const __s64 *raw, __u64 span_ns,
 	if (!span_ns)
 		return;
 	memcpy(at_least, raw, sizeof(at_least));
-	repair_levels(at_least, span_ns);
+	ts_depth_repair(at_least, span_ns);
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++) {
 		here = at_least[slot];
 		if (here <= 0)
@@ -93,4 +94,24 @@ void ts_depth_summarize(const __s64 *raw, __u64 span_ns,
 	out->p50 = percentile(at_least, span_ns, 0.50);
 	out->p90 = percentile(at_least, span_ns, 0.90);
 	out->p99 = percentile(at_least, span_ns, 0.99);
+}
+
+double ts_depth_at_least(const __s64 *at_least, __u32 level)
+{
+	int slot;
+	__u32 lo, hi;
+
+	if (level == 0)
+		return NAN;
+	if (level > TS_LEVEL_MAX)
+		return 0;
+	slot = ts_level_slot(level);
+	if (slot >= 0)
+		return at_least[slot];
+	/* between two thresholds: the same interpolation as the mean */
+	for (slot = TS_LEVEL_EXACT; ts_slot_level(slot) < level; slot++)
+		;
+	lo = ts_slot_level(slot - 1), hi = ts_slot_level(slot);
+	return at_least[slot - 1] + (double)(level - lo) / (hi - lo) *
+					    (at_least[slot] - at_least[slot - 1]);
 }

@@ -25,4 +25,17 @@ __s64 ts_level_time(__u64 reg, __u64 now_ns);
 void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
 			struct ts_depth_summary *out);
 
+/*
+ * Make @at_least (ns at depth >= each slot's level) a possible history
+ * again after late corrections (README: completions never seen), keeping
+ * the area; clamps to 0..span. ts_depth_summarize does this on a copy.
+ */
+void ts_depth_repair(__s64 *at_least, __u64 span_ns);
+
+/*
+ * ns at depth >= @level from repaired @at_least: exact up to 64 and on the
+ * thresholds above, interpolated linearly between them.
+ */
+double ts_depth_at_least(const __s64 *at_least, __u32 level);
+
 #endif

@@ -101,6 +101,12 @@ void tj_num(struct tj *j, const char *key, double val, int decimals)
 		fprintf(j->f, "%.*f", decimals, val);
 }
 
+void tj_null(struct tj *j, const char *key)
+{
+	start_value(j, key);
+	fputs("null", j->f);
+}
+
 void tj_bool(struct tj *j, const char *key, bool val)
 {
 	start_value(j, key);

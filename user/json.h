@@ -26,6 +26,7 @@ void tj_s64(struct tj *j, const char *key, long long val);
 /* Finite numbers with up to @decimals decimals; NaN and inf as null. */
 void tj_num(struct tj *j, const char *key, double val, int decimals);
 void tj_bool(struct tj *j, const char *key, bool val);
+void tj_null(struct tj *j, const char *key);
 /* Ends the line: one JSON document per line. */
 void tj_close(struct tj *j);
 

@@ -28,6 +28,13 @@ const char ts_usage[] =
 	"                     total) and request sizes per disk and direction,\n"
 	"                     in powers of two of us; =fine: every bucket\n"
 	"                     (1/16 of a power of two); with -j, as JSON\n"
+	"  -D, --depth        the parallelism curve per disk: by the device's\n"
+	"                     depth when requests were issued (1, 2, 3-4, 5-8,\n"
+	"                     ...), the time spent there, throughput and\n"
+	"                     service p50/p95/p99; then the depth beyond which\n"
+	"                     throughput stops growing (< +20% per doubling),\n"
+	"                     the depth whose p95 service passes 3x that at\n"
+	"                     depth 1, and the headroom now\n"
 	"  -v, --verbose      libbpf messages and the verifier log on failure\n"
 	"      --raw-tp       attach with raw_tp even where tp_btf works (tests)\n"
 	"  -h, --help         this text\n"
@@ -45,6 +52,7 @@ const char ts_usage[] =
 	"  truestat -d nvme0n1 1    one disk, every second\n"
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
+	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
 	"\n"
 	"Percentiles (P50 .. MAX) come from histograms whose buckets are 1/16\n"
 	"of a power of two wide: each is within 6.25% of the exact value.\n";
@@ -111,6 +119,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "raw-tp", no_argument, NULL, 'R' },
 		{ "hist", optional_argument, NULL, 'H' },
+		{ "depth", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -121,7 +130,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhH", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHD", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -138,6 +147,9 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			break;
 		case 'R':
 			o->raw_tp = true;
+			break;
+		case 'D':
+			o->depth = true;
 			break;
 		case 'H':
 			if (optarg && strcmp(optarg, "fine"))

@@ -15,6 +15,7 @@ struct ts_opts {
 	bool verbose;
 	bool raw_tp; /* force the raw_tp fallback (for tests) */
 	int hist;    /* -H: 0 none, 1 folded to powers of two, 2 fine */
+	bool depth;  /* -D: the parallelism curve */
 	bool help;
 	int ndevices;
 	char devices[TS_MAX_DEVICE_ARGS][TS_NAME_LEN];

@@ -119,6 +119,88 @@ static void put_histograms(FILE *f, const struct ts_report *r)
 	}
 }
 
+static const char *depths(const struct ts_curve_row *row, char *buf, size_t len)
+{
+	if (row->lo == row->hi)
+		snprintf(buf, len, "%u", row->lo);
+	else if (row->hi >= TS_LEVEL_MAX)
+		snprintf(buf, len, "%u+", row->lo);
+	else
+		snprintf(buf, len, "%u-%u", row->lo, row->hi);
+	return buf;
+}
+
+static void put_curve_verdict(FILE *f, const struct ts_curve *c)
+{
+	char a[24], b[24];
+
+	if (c->parallelism_row < 0)
+		fprintf(f, "  effective parallelism: not enough evidence (needs two depth classes with >= %.0f%% of the time and >= %d completions)\n",
+			100 * TS_CURVE_MIN_SHARE, TS_CURVE_MIN_COMPLETIONS);
+	else if (c->still_growing)
+		fprintf(f, "  effective parallelism: at least %s: throughput still grows at the deepest depth seen (%.1f IOPS)\n",
+			depths(&c->row[c->parallelism_row], a, sizeof(a)),
+			c->row[c->parallelism_row].iops);
+	else
+		fprintf(f, "  effective parallelism: %u: beyond depth %s throughput grows less than +%.0f%% per doubling; %.1f IOPS there\n",
+			c->row[c->parallelism_row].hi,
+			depths(&c->row[c->parallelism_row], a, sizeof(a)),
+			100 * (TS_CURVE_GROWTH - 1), c->row[c->parallelism_row].iops);
+	if (c->saturation_row == -2)
+		fprintf(f, "  saturation: not enough evidence at depth 1 to compare with\n");
+	else if (c->saturation_row < 0)
+		fprintf(f, "  saturation: none seen (no depth's p95 service above %.0fx depth 1's %.3f ms)\n",
+			TS_CURVE_SATURATION, c->row[0].p95_ms);
+	else
+		fprintf(f, "  saturation: from depth %s: p95 service %.3f ms > %.0fx depth 1's %.3f ms\n",
+			depths(&c->row[c->saturation_row], a, sizeof(a)),
+			c->row[c->saturation_row].p95_ms, TS_CURVE_SATURATION,
+			c->row[0].p95_ms);
+	if (c->best_row < 0)
+		fprintf(f, "  headroom: unknown: no deeper depth than now (%s) was observed long enough\n",
+			depths(&c->row[c->now_row], a, sizeof(a)));
+	else
+		fprintf(f, "  headroom: %.2fx: %.1f IOPS now (while busy, mean depth in %s), %.1f IOPS seen at depth %s (over %.2f s)\n",
+			c->headroom, c->now_iops,
+			depths(&c->row[c->now_row], a, sizeof(a)),
+			c->row[c->best_row].iops,
+			depths(&c->row[c->best_row], b, sizeof(b)),
+			c->row[c->best_row].time_s);
+}
+
+/* --depth: per disk, the parallelism curve and what follows from it. */
+static void put_curves(FILE *f, const struct ts_report *r)
+{
+	char buf[24];
+	int i, k;
+
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_dev_report *d = &r->dev[i];
+		const struct ts_curve *c = &d->curve;
+
+		if (!d->active || !d->has_curve || !c->nrows)
+			continue;
+		fprintf(f, "\n%s: service time by the device's depth at issue\n", d->name);
+		fprintf(f, "%-10s %7s %7s %8s %12s %10s %10s %10s\n", "DEPTH",
+			"TIME%", "MEAN", "IOS", "IOPS", "P50_ms", "P95_ms",
+			"P99_ms");
+		for (k = 0; k < c->nrows; k++) {
+			const struct ts_curve_row *row = &c->row[k];
+
+			fprintf(f, "%-10s %7.1f %7.2f %8llu %12.1f",
+				depths(row, buf, sizeof(buf)), 100 * row->share,
+				isnan(row->mean_depth) ? 0 : row->mean_depth,
+				(unsigned long long)row->completions,
+				isnan(row->iops) ? 0 : row->iops);
+			put_ms(f, row->p50_ms, 10);
+			put_ms(f, row->p95_ms, 10);
+			put_ms(f, row->p99_ms, 10);
+			fputs(row->evidence ? "\n" : "  (little evidence)\n", f);
+		}
+		put_curve_verdict(f, c);
+	}
+}
+
 static void put_notes(FILE *f, const struct ts_report *r)
 {
 	int i, e;
@@ -178,6 +260,8 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 	put_percentiles(f, r);
 	if (r->show_hist)
 		put_histograms(f, r);
+	if (r->show_curve)
+		put_curves(f, r);
 	put_notes(f, r);
 }
 
@@ -261,8 +345,55 @@ static void json_depth(struct tj *j, const char *key,
 	tj_end_obj(j);
 }
 
+static void json_row_label(struct tj *j, const char *key,
+			   const struct ts_curve *c, int row)
+{
+	char buf[24];
+
+	if (row < 0)
+		tj_null(j, key);
+	else
+		tj_str(j, key, depths(&c->row[row], buf, sizeof(buf)));
+}
+
+static void json_curve(struct tj *j, const struct ts_curve *c)
+{
+	int k;
+
+	tj_obj(j, "depth_curve");
+	tj_arr(j, "rows");
+	for (k = 0; k < c->nrows; k++) {
+		const struct ts_curve_row *row = &c->row[k];
+
+		tj_obj(j, NULL);
+		tj_u64(j, "depth_lo", row->lo);
+		tj_u64(j, "depth_hi", row->hi);
+		tj_num(j, "time_s", row->time_s, 6);
+		tj_num(j, "mean_depth", row->mean_depth, 3);
+		tj_u64(j, "ios", row->completions);
+		tj_num(j, "service_mean_ms", row->service_ms, 6);
+		tj_num(j, "iops", row->iops, 1);
+		tj_num(j, "service_p50_ms", row->p50_ms, 6);
+		tj_num(j, "service_p95_ms", row->p95_ms, 6);
+		tj_num(j, "service_p99_ms", row->p99_ms, 6);
+		tj_bool(j, "evidence", row->evidence);
+		tj_end_obj(j);
+	}
+	tj_end_arr(j);
+	if (c->parallelism_row >= 0 && !c->still_growing)
+		tj_u64(j, "parallelism", c->row[c->parallelism_row].hi);
+	else
+		tj_null(j, "parallelism");
+	json_row_label(j, "parallelism_depths", c, c->parallelism_row);
+	tj_bool(j, "still_growing", c->still_growing);
+	json_row_label(j, "saturation_depths", c, c->saturation_row);
+	tj_num(j, "headroom", c->headroom, 3);
+	json_row_label(j, "best_depths", c, c->best_row);
+	tj_end_obj(j);
+}
+
 static void json_device(struct tj *j, const struct ts_dev_report *d,
-			int show_hist)
+			int show_hist, bool show_curve)
 {
 	int op, e;
 
@@ -283,6 +414,8 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	tj_num(j, "util_pct", d->busy_pct, 2);
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
+	if (show_curve && d->has_curve)
+		json_curve(j, &d->curve);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
 		tj_u64(j, ts_event_names[e], d->events[e]);
@@ -306,7 +439,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
-			json_device(&j, &r->dev[i], r->show_hist);
+			json_device(&j, &r->dev[i], r->show_hist, r->show_curve);
 	tj_end_arr(&j);
 	tj_end_obj(&j);
 	tj_close(&j);

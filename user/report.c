@@ -98,6 +98,31 @@ static struct ts_hist *dev_hists(const struct ts_snapshot *sa,
 	return out;
 }
 
+/* The parallelism curve of @b's device over the span (needs histograms). */
+static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
+		      const struct ts_snapshot *sb, const struct ts_dev_snap *b,
+		      __u64 span_ns, struct ts_report *r, struct ts_dev_report *d)
+{
+	__s64 dt[TS_LEVEL_SLOTS];
+	int i;
+
+	if (!b->hist_slot || b->hist_slot > TS_HIST_DEVS)
+		return;
+	if (a && a->hist_slot != b->hist_slot)
+		a = NULL;
+	for (i = 0; i < TS_LEVEL_SLOTS; i++)
+		dt[i] = b->device_time[i] - (a ? a->device_time[i] : 0);
+	ts_depth_repair(dt, span_ns);
+	ts_depth_hist_delta(a ? &sa->depth[a->hist_slot - 1] : NULL,
+			    &sb->depth[b->hist_slot - 1], &r->depth_delta);
+	/* now: throughput while busy, as the curve's rows are */
+	ts_curve_build(&r->depth_delta, dt, span_ns,
+		       d->device.busy_share > 0 ?
+			       d->all.iops / d->device.busy_share : 0,
+		       d->device.mean, &d->curve);
+	d->has_curve = true;
+}
+
 static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		       __u64 span_ns, struct ts_dev_report *r)
 {
@@ -161,5 +186,6 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		name(d->major, d->minor, d->name, sizeof(d->name));
 		dev_report(find_dev(a, cur), cur, span_ns, d);
 		d->hist = dev_hists(a, find_dev(a, cur), b, cur, r, d);
+		dev_curve(a, find_dev(a, cur), b, cur, span_ns, r, d);
 	}
 }

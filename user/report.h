@@ -10,6 +10,7 @@
 #include "truestat.h"
 #include "depth.h"
 #include "histogram.h"
+#include "curve.h"
 
 /* One traced device as read from the maps at one moment. */
 struct ts_dev_snap {
@@ -29,6 +30,7 @@ struct ts_snapshot {
 	int ndev;
 	struct ts_dev_snap dev[TS_MAX_QUEUES];
 	struct ts_hist hist[TS_HIST_DEVS][TS_NR_OPS]; /* by hist_slot - 1 */
+	struct ts_depth_hist depth[TS_HIST_DEVS];     /* by hist_slot - 1 */
 };
 
 struct ts_op_figures {
@@ -54,17 +56,21 @@ struct ts_dev_report {
 	__s64 in_device_now, in_os_now;
 	__u64 events[TS_NR_EVENTS];
 	struct ts_hist *hist; /* this span's histograms by op, or NULL */
+	bool has_curve;	      /* curve is known (the disk has histograms) */
+	struct ts_curve curve;
 };
 
 struct ts_report {
 	bool totals; /* the whole run, not one interval */
 	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
+	bool show_curve; /* print the parallelism curve (--depth) */
 	double span_s;
 	__u64 lost_events;
 	int ndev;
 	struct ts_dev_report dev[TS_MAX_QUEUES];
 	/* storage for ts_dev_report.hist: not cleared between reports */
 	struct ts_hist hist[TS_HIST_DEVS][TS_NR_OPS];
+	struct ts_depth_hist depth_delta; /* scratch */
 };
 
 typedef void (*ts_name_fn)(unsigned int major, unsigned int minor, char *buf,

@@ -27,6 +27,8 @@ struct ts_tracer {
 	size_t state_len;
 	const struct ts_hist *hists; /* mmap of hists */
 	size_t hists_len;
+	const struct ts_depth_hist *depth_hists; /* mmap of depth_hists */
+	size_t depth_hists_len;
 	int ncpus;
 	struct ts_dev_stats *percpu;
 };
@@ -229,7 +231,9 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	}
 	t->state = map_shared(t->skel->maps.dev_state, &t->state_len);
 	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
-	if (!t->state || !t->hists) {
+	t->depth_hists = map_shared(t->skel->maps.depth_hists,
+				    &t->depth_hists_len);
+	if (!t->state || !t->hists || !t->depth_hists) {
 		fail(err, errlen, "cannot map the device state: %s",
 		     strerror(errno));
 		goto fail;
@@ -340,10 +344,14 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 		}
 		sum_stats(t, qid, &d->stats);
 		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
-		if (d->hist_slot)
+		if (d->hist_slot) {
 			memcpy(s->hist[d->hist_slot - 1],
 			       &t->hists[(d->hist_slot - 1) * TS_NR_OPS],
 			       sizeof(s->hist[0]));
+			memcpy(&s->depth[d->hist_slot - 1],
+			       &t->depth_hists[d->hist_slot - 1],
+			       sizeof(s->depth[0]));
+		}
 		s->ndev++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -361,6 +369,8 @@ void ts_tracer_close(struct ts_tracer *t)
 		munmap((void *)t->state, t->state_len);
 	if (t->hists)
 		munmap((void *)t->hists, t->hists_len);
+	if (t->depth_hists)
+		munmap((void *)t->depth_hists, t->depth_hists_len);
 	truestat_bpf__destroy(t->skel);
 	free(t->percpu);
 	free(t);

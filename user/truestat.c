@@ -151,6 +151,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	ts_report_build(a, b, sys_name, r);
 	r->totals = totals;
 	r->show_hist = o->hist;
+	r->show_curve = o->depth;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else

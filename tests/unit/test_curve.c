@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The parallelism curve (user/curve.c) from synthetic depth-time tables. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "truestat.h"
+#include "curve.h"
+
+#define S_NS 2000000ULL /* 2 ms */
+#define SEC 1000000000ULL
+
+static struct ts_depth_hist h;
+static __s64 at_least[TS_LEVEL_SLOTS];
+
+/* @secs seconds at depth @d, with requests of service @svc issued there. */
+static void spend(unsigned int d, double secs, __u64 svc)
+{
+	unsigned int c = ts_depth_class(d);
+	__u64 n = secs * SEC * d / svc; /* Little: completions at this depth */
+	int slot;
+
+	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
+		if (ts_slot_level(slot) <= d)
+			at_least[slot] += secs * SEC;
+	h.completions[c] += n;
+	h.service[c][ts_hist_bucket(svc)] += n;
+}
+
+static void reset(void)
+{
+	memset(&h, 0, sizeof(h));
+	memset(at_least, 0, sizeof(at_least));
+}
+
+/* K units: S up to depth K, d/K x S beyond. */
+static void device(unsigned int k)
+{
+	static const unsigned int offered[] = { 1, 2, 4, 8, 16, 32 };
+	unsigned int i, d;
+
+	reset();
+	for (i = 0; i < 6; i++) {
+		d = offered[i];
+		spend(d, 1.0, d <= k ? S_NS : S_NS * d / k);
+	}
+}
+
+static void test_parallel_device(void **state)
+{
+	struct ts_curve c;
+
+	device(8);
+	ts_curve_build(&h, at_least, 6 * SEC, 4000, 4.0, &c);
+	assert_int_equal(c.nrows, 6);
+	assert_true(c.row[3].lo == 5 && c.row[3].hi == 8);
+	assert_float_equal(c.row[3].mean_depth, 8, 1e-9);
+	/* Little: 8 / 2 ms, within the bucket's middle (6.25%) */
+	assert_float_equal(c.row[3].iops, 4000, 4000 / 16.0);
+	assert_false(c.still_growing);
+	assert_int_equal(c.row[c.parallelism_row].hi, 8);
+	/* 32 on 8 units: 8 ms, 4x depth 1's p95: saturated from 17-32 */
+	assert_int_equal(c.saturation_row, 5);
+	/* now at mean depth 4 (class 3-4): 2000 IOPS there, 4000 deeper */
+	assert_true(c.best_row >= 3);
+	assert_float_equal(c.headroom, 1.0, 0.07);
+}
+
+static void test_serial_device(void **state)
+{
+	struct ts_curve c;
+
+	device(1);
+	ts_curve_build(&h, at_least, 6 * SEC, 500, 1.0, &c);
+	assert_false(c.still_growing);
+	assert_int_equal(c.row[c.parallelism_row].hi, 1);
+	assert_int_equal(c.saturation_row, 2); /* 3-4: 4 S > 3 S */
+	assert_float_equal(c.row[4].iops, 500, 500 / 16.0);
+}
+
+static void test_evidence(void **state)
+{
+	struct ts_curve c;
+
+	/* one depth only: nothing to compare */
+	reset();
+	spend(1, 1.0, S_NS);
+	ts_curve_build(&h, at_least, SEC, 500, 1.0, &c);
+	assert_int_equal(c.parallelism_row, -1);
+	assert_int_equal(c.best_row, -1);
+	assert_true(isnan(c.headroom));
+	assert_int_equal(c.saturation_row, -1);
+
+	/* a deeper depth seen for 5 ms of 10 s: too little to use */
+	spend(16, 0.005, S_NS);
+	ts_curve_build(&h, at_least, 10 * SEC, 500, 1.0, &c);
+	assert_false(c.row[4].evidence);
+	assert_int_equal(c.parallelism_row, -1);
+
+	/* throughput still growing at the deepest depth seen */
+	device(64);
+	ts_curve_build(&h, at_least, 6 * SEC, 500, 1.0, &c);
+	assert_true(c.still_growing);
+	assert_int_equal(c.row[c.parallelism_row].hi, 32);
+
+	/* no depth-1 evidence: saturation cannot be judged */
+	reset();
+	spend(4, 1.0, S_NS);
+	spend(8, 1.0, S_NS);
+	ts_curve_build(&h, at_least, 2 * SEC, 500, 4.0, &c);
+	assert_int_equal(c.saturation_row, -2);
+}
+
+static void test_classes(void **state)
+{
+	assert_int_equal(ts_depth_class(0), 0);
+	assert_int_equal(ts_depth_class(1), 0);
+	assert_int_equal(ts_depth_class(2), 1);
+	assert_int_equal(ts_depth_class(3), 2);
+	assert_int_equal(ts_depth_class(4), 2);
+	assert_int_equal(ts_depth_class(5), 3);
+	assert_int_equal(ts_depth_class(8), 3);
+	assert_int_equal(ts_depth_class(9), 4);
+	assert_int_equal(ts_depth_class(2048), 11);
+	assert_int_equal(ts_depth_class(100000), TS_DEPTH_CLASSES - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_parallel_device),
+		cmocka_unit_test(test_serial_device),
+		cmocka_unit_test(test_evidence),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

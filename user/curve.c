@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <math.h>
+#include <string.h>
+
+#include "curve.h"
+#include "depth.h"
+#include "histogram.h"
+
+void ts_depth_hist_delta(const struct ts_depth_hist *a,
+			 const struct ts_depth_hist *b,
+			 struct ts_depth_hist *out)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+	__u32 *d = (__u32 *)out;
+	size_t i, n = sizeof(*out) / sizeof(__u32);
+
+	for (i = 0; i < n; i++)
+		d[i] = y[i] - (x ? x[i] : 0);
+}
+
+static void class_depths(int c, unsigned int *lo, unsigned int *hi)
+{
+	*lo = c ? (1U << (c - 1)) + 1 : 1;
+	*hi = c < TS_DEPTH_CLASSES - 1 ? 1U << c : TS_LEVEL_MAX;
+}
+
+/* ns at depth >= @level, 0 above the deepest level kept */
+static double at_least_ns(const __s64 *at_least, __u32 level)
+{
+	return level <= TS_LEVEL_MAX ? ts_depth_at_least(at_least, level) : 0;
+}
+
+/*
+ * Time-weighted depth while at lo..hi: with A(d) the time at depth >= d,
+ * the sum of d (A(d) - A(d + 1)) is lo A(lo) + A(lo + 1) + ... + A(hi)
+ * - hi A(hi + 1).
+ */
+static double mean_depth(const __s64 *at_least, unsigned int lo,
+			 unsigned int hi, double ns)
+{
+	double sum = lo * at_least_ns(at_least, lo) -
+		     hi * at_least_ns(at_least, hi + 1);
+	unsigned int d;
+
+	for (d = lo + 1; d <= hi && d <= TS_LEVEL_MAX; d++)
+		sum += at_least_ns(at_least, d);
+	return ns > 0 ? sum / ns : NAN;
+}
+
+/* Mean of the samples in @counts, each at its bucket's middle (ns). */
+static double hist_mean(const __u64 *counts)
+{
+	double sum = 0, n = 0, lo, hi;
+	int b;
+
+	for (b = 0; b < TS_HIST_SLOTS; b++) {
+		if (!counts[b])
+			continue;
+		lo = ts_hist_lower(b);
+		hi = b + 1 < TS_HIST_SLOTS ? ts_hist_lower(b + 1) : lo;
+		sum += counts[b] * (lo + hi) / 2;
+		n += counts[b];
+	}
+	return n ? sum / n : NAN;
+}
+
+static void fill_row(const struct ts_depth_hist *h, const __s64 *at_least,
+		     __u64 span_ns, int c, struct ts_curve_row *r)
+{
+	static __u64 counts[TS_HIST_SLOTS];
+	double ns;
+	int b;
+
+	class_depths(c, &r->lo, &r->hi);
+	ns = at_least_ns(at_least, r->lo) - at_least_ns(at_least, r->hi + 1);
+	r->time_s = ns > 0 ? ns / 1e9 : 0;
+	r->share = r->time_s * 1e9 / span_ns;
+	r->mean_depth = mean_depth(at_least, r->lo, r->hi, ns);
+	r->completions = h->completions[c];
+	for (b = 0; b < TS_HIST_SLOTS; b++)
+		counts[b] = h->service[c][b];
+	r->service_ms = hist_mean(counts) / 1e6;
+	r->iops = r->time_s > 0 && r->service_ms > 0 ?
+			  r->mean_depth / (r->service_ms / 1e3) : NAN;
+	r->p50_ms = ts_hist_quantile(counts, 0.50) / 1e6;
+	r->p95_ms = ts_hist_quantile(counts, 0.95) / 1e6;
+	r->p99_ms = ts_hist_quantile(counts, 0.99) / 1e6;
+	r->evidence = r->share >= TS_CURVE_MIN_SHARE &&
+		      r->completions >= TS_CURVE_MIN_COMPLETIONS;
+}
+
+/* The first evidenced row after which throughput grows < 20% a doubling. */
+static void find_parallelism(struct ts_curve *c)
+{
+	int i, prev = -1;
+	double growth;
+
+	c->parallelism_row = -1;
+	for (i = 0; i < c->nrows; i++) {
+		if (!c->row[i].evidence)
+			continue;
+		if (prev >= 0) {
+			/* rows are a doubling apart; skipped rows: per doubling */
+			growth = pow(c->row[i].iops / c->row[prev].iops,
+				     1.0 / (i - prev));
+			if (growth < TS_CURVE_GROWTH) {
+				c->parallelism_row = prev;
+				return;
+			}
+			c->parallelism_row = i;
+		}
+		prev = i;
+	}
+	c->still_growing = c->parallelism_row >= 0;
+}
+
+static void find_saturation(struct ts_curve *c)
+{
+	int i;
+
+	c->saturation_row = -2;
+	if (!c->nrows || !c->row[0].evidence)
+		return;
+	c->saturation_row = -1;
+	for (i = 1; i < c->nrows; i++) {
+		if (c->row[i].evidence &&
+		    c->row[i].p95_ms > TS_CURVE_SATURATION * c->row[0].p95_ms) {
+			c->saturation_row = i;
+			return;
+		}
+	}
+}
+
+static void find_headroom(struct ts_curve *c, double mean_depth)
+{
+	int i;
+
+	c->now_row = mean_depth > 0 ? ts_depth_class(ceil(mean_depth)) : 0;
+	c->best_row = -1;
+	c->headroom = NAN;
+	for (i = c->now_row + 1; i < c->nrows; i++) {
+		if (!c->row[i].evidence)
+			continue;
+		if (c->best_row < 0 || c->row[i].iops > c->row[c->best_row].iops)
+			c->best_row = i;
+	}
+	if (c->best_row >= 0 && c->now_iops > 0)
+		c->headroom = c->row[c->best_row].iops / c->now_iops;
+}
+
+void ts_curve_build(const struct ts_depth_hist *delta, const __s64 *at_least,
+		    __u64 span_ns, double now_iops, double mean_depth,
+		    struct ts_curve *c)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->now_iops = now_iops;
+	for (i = 0; i < TS_DEPTH_CLASSES && span_ns; i++) {
+		fill_row(delta, at_least, span_ns, i, &c->row[i]);
+		if (c->row[i].time_s > 0 || c->row[i].completions)
+			c->nrows = i + 1;
+	}
+	find_parallelism(c);
+	find_saturation(c);
+	find_headroom(c, mean_depth);
+}

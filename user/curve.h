@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The parallelism curve: service time, throughput and time spent by the
+ * in-device depth at which requests were issued, and what follows from it.
+ */
+#ifndef TS_CURVE_H
+#define TS_CURVE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "truestat.h"
+
+/* A depth class is used for conclusions from this much evidence on. */
+#define TS_CURVE_MIN_SHARE 0.01	 /* of the span spent at those depths */
+#define TS_CURVE_MIN_COMPLETIONS 50
+/* Throughput "stops growing": less than +20% per doubling of depth. */
+#define TS_CURVE_GROWTH 1.20
+/* Saturated: p95 service above 3x that at depth 1. */
+#define TS_CURVE_SATURATION 3.0
+
+struct ts_curve_row {
+	unsigned int lo, hi; /* depths of this class, the request included */
+	double time_s, share; /* time the device spent at these depths */
+	double mean_depth;    /* time-weighted, while at these depths */
+	__u64 completions;    /* requests issued at these depths, completed */
+	double service_ms;    /* their mean service time (from the buckets) */
+	double p50_ms, p95_ms, p99_ms;
+	/*
+	 * Throughput while at these depths, by Little's law: mean depth there
+	 * / mean service of the requests issued there. Not completions / time:
+	 * a device that completes a batch at once passes through every depth
+	 * in an instant, and its requests are issued at every depth.
+	 */
+	double iops;
+	bool evidence;	      /* enough time and completions to conclude */
+};
+
+struct ts_curve {
+	int nrows; /* classes up to the deepest with time or completions */
+	struct ts_curve_row row[TS_DEPTH_CLASSES];
+	/* row beyond which throughput stops growing; -1: no two rows to say */
+	int parallelism_row;
+	bool still_growing; /* throughput grew up to the deepest row seen */
+	int saturation_row; /* -1: none saturated; -2: no depth-1 evidence */
+	int now_row;	    /* class of the mean depth of the span */
+	int best_row;	    /* deeper row with the best throughput, or -1 */
+	double now_iops; /* the span's throughput while busy */
+	double headroom; /* best / now, NaN when best_row < 0 */
+};
+
+/*
+ * From one span's depth histograms (@delta, already differenced), the
+ * device's repaired time at depth >= each level (@at_least, see depth.h),
+ * the span, its throughput and its mean depth.
+ */
+void ts_curve_build(const struct ts_depth_hist *delta, const __s64 *at_least,
+		    __u64 span_ns, double now_iops, double mean_depth,
+		    struct ts_curve *c);
+
+/* @out = @b - @a (modulo 2^32 per counter); @a NULL: zero. */
+void ts_depth_hist_delta(const struct ts_depth_hist *a,
+			 const struct ts_depth_hist *b,
+			 struct ts_depth_hist *out);
+
+#endif
