@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "httpd.h"
 #include "opts.h"
 
 const char ts_usage[] =
@@ -35,6 +36,10 @@ const char ts_usage[] =
 	"                     throughput stops growing (< +20% per doubling),\n"
 	"                     the depth whose p95 service passes 3x that at\n"
 	"                     depth 1, and the headroom now\n"
+	"      --prometheus=[ADDR:]PORT\n"
+	"                     serve /metrics in the Prometheus text format\n"
+	"                     (cumulative histograms, counters, gauges);\n"
+	"                     ADDR defaults to 127.0.0.1\n"
 	"  -v, --verbose      libbpf messages and the verifier log on failure\n"
 	"      --raw-tp       attach with raw_tp even where tp_btf works (tests)\n"
 	"  -h, --help         this text\n"
@@ -53,6 +58,7 @@ const char ts_usage[] =
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
+	"  truestat --prometheus=9101  metrics for Prometheus on 127.0.0.1:9101\n"
 	"\n"
 	"Percentiles (P50 .. MAX) come from histograms whose buckets are 1/16\n"
 	"of a power of two wide: each is within 6.25% of the exact value.\n";
@@ -120,9 +126,12 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "raw-tp", no_argument, NULL, 'R' },
 		{ "hist", optional_argument, NULL, 'H' },
 		{ "depth", no_argument, NULL, 'D' },
+		{ "prometheus", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct sockaddr_storage ss;
+	socklen_t sslen;
 	const char *dev;
 	int c, npos, at;
 
@@ -150,6 +159,11 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			break;
 		case 'D':
 			o->depth = true;
+			break;
+		case 'P':
+			if (ts_http_parse_addr(optarg, &ss, &sslen, err, errlen))
+				return -1;
+			o->prometheus = optarg;
 			break;
 		case 'H':
 			if (optarg && strcmp(optarg, "fine"))

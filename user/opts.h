@@ -16,6 +16,7 @@ struct ts_opts {
 	bool raw_tp; /* force the raw_tp fallback (for tests) */
 	int hist;    /* -H: 0 none, 1 folded to powers of two, 2 fine */
 	bool depth;  /* -D: the parallelism curve */
+	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
 	bool help;
 	int ndevices;
 	char devices[TS_MAX_DEVICE_ARGS][TS_NAME_LEN];

@@ -14,8 +14,10 @@
 #include <linux/capability.h>
 
 #include "devices.h"
+#include "httpd.h"
 #include "opts.h"
 #include "output.h"
+#include "prom.h"
 #include "report.h"
 #include "tracer.h"
 
@@ -94,9 +96,36 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout shows up as EPIPE */
 }
 
+/* What a scrape of /metrics needs: the run's start and room for now. */
+struct exporter {
+	struct ts_httpd *httpd;
+	struct ts_tracer *tracer;
+	const struct ts_snapshot *first;
+	struct ts_snapshot *now;
+	struct ts_report *report;
+};
+
+static char *render_metrics(void *ctx, size_t *len)
+{
+	struct exporter *x = ctx;
+
+	ts_tracer_snapshot(x->tracer, x->now);
+	ts_report_build(x->first, x->now, sys_name, x->report);
+	x->report->totals = true;
+	return ts_prom_render(x->report, len);
+}
+
+static struct exporter exporter;
+
 /* Sleeps until @deadline (CLOCK_MONOTONIC); false when a signal came. */
 static bool sleep_until(const struct timespec *deadline)
 {
+	if (exporter.httpd) {
+		if (ts_httpd_serve(exporter.httpd, deadline, &stop_signal,
+				   render_metrics, &exporter))
+			return false;
+		return !stop_signal;
+	}
 	while (!stop_signal) {
 		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
 					 deadline, NULL);
@@ -159,6 +188,24 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	return fflush(stdout) == 0 && !ferror(stdout);
 }
 
+static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
+			  const struct ts_snapshot *first)
+{
+	char err[256];
+
+	exporter.httpd = ts_httpd_open(o->prometheus, err, sizeof(err));
+	if (!exporter.httpd) {
+		ts_tracer_close(tracer);
+		die(EXIT_FAILURE, err);
+	}
+	exporter.tracer = tracer;
+	exporter.first = first;
+	exporter.now = calloc(1, sizeof(*exporter.now));
+	exporter.report = calloc(1, sizeof(*exporter.report));
+	if (!exporter.now || !exporter.report)
+		die(EXIT_FAILURE, "out of memory");
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int kdevs[TS_MAX_DEVICE_ARGS];
@@ -200,6 +247,8 @@ int main(int argc, char **argv)
 	if (o.verbose)
 		fprintf(stderr, "truestat: attached with %s\n",
 			ts_tracer_kind(tracer));
+	if (o.prometheus)
+		open_exporter(&o, tracer, first);
 
 	/*
 	 * The maps start at zero: the baseline is an empty snapshot taken at
@@ -235,6 +284,8 @@ int main(int argc, char **argv)
 		ts_tracer_snapshot(tracer, cur);
 		emit(&o, first, cur, true, report);
 	}
+	ts_httpd_close(exporter.httpd);
+	free(exporter.now), free(exporter.report);
 	ts_tracer_close(tracer);
 	free(first), free(prev), free(cur), free(report);
 	return 0;

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# --prometheus: the exposition passes promtool; its counters equal
+# /proc/diskstats; Debian's real Prometheus scrapes it, and a
+# histogram_quantile over truestat's buckets agrees with truestat's own p99;
+# the HTTP server answers bad requests with the right status, survives
+# oversized, slow and many connections, and binds to loopback by default.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+need fio python3 curl promtool prometheus
+
+loop_filled 64
+dev=$LOOP
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+
+# a free port on loopback, chosen by the kernel
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+port=$(free_port)
+url=http://127.0.0.1:$port
+
+out=$tmp/ts.json
+ts_start "$out" --prometheus="$port" -d "$dev"
+for ((i = 0; i < 50; i++)); do
+	curl -sf "$url/" >/dev/null && break
+	sleep 0.1
+done
+
+check_cmd loopback_only "listens on 127.0.0.1:$port only" \
+	bash -c "ss -Hltn 'sport = :$port' | awk '{ print \$4 }' | grep -qx '127.0.0.1:$port'"
+
+before=$(diskstats "$dev")
+fio --name=prom --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
+	--ioengine=io_uring --iodepth=4 --runtime=3 --time_based --output=/dev/null
+after=$(diskstats "$dev")
+
+curl -sf "$url/metrics" >"$tmp/metrics"
+check_cmd promtool_check "promtool check metrics accepts the exposition" \
+	bash -c "promtool check metrics <'$tmp/metrics' >'$tmp/promtool.txt' 2>&1"
+check_lines < <(py "
+import re
+m = {}
+for l in open('$tmp/metrics'):
+    if l.startswith('#') or not l.strip():
+        continue
+    k, v = l.rsplit(' ', 1)
+    m[k] = float(v)
+b = [int(x) for x in '$before'.split()]
+a = [int(x) for x in '$after'.split()]
+lab = '{device=\"$dev\",op=\"read\"}'
+got = m['truestat_requests_total' + lab] + m['truestat_missed_completions_total' + lab]
+print('requests_total', int(got != a[0] - b[0]), 'requests + missed %d, diskstats reads %d' % (got, a[0] - b[0]))
+n = m['truestat_service_seconds_count' + lab]
+print('histogram_count', int(n != m['truestat_requests_total' + lab]), 'service histogram count %d = requests %d' % (n, m['truestat_requests_total' + lab]))
+buckets = sorted((float(re.search(r'le=\"([^\"]+)\"', k).group(1)), v) for k, v in m.items()
+                 if k.startswith('truestat_service_seconds_bucket{device=\"$dev\",op=\"read\"'))
+mono = all(x[1] <= y[1] for x, y in zip(buckets, buckets[1:]))
+print('buckets_cumulative', int(not mono or buckets[-1][1] != n), '%d buckets, non-decreasing, +Inf = count' % len(buckets))
+")
+
+# Debian's Prometheus scrapes it once a second.
+pport=$(free_port)
+cat >"$tmp/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: truestat
+    static_configs:
+      - targets: ['127.0.0.1:$port']
+EOF
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
+	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
+ppid=$!
+on_exit "kill $ppid; wait $ppid"
+query() {
+	curl -sf --data-urlencode "query=$1" "http://127.0.0.1:$pport/api/v1/query" |
+		python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'
+}
+q='histogram_quantile(0.99, truestat_service_seconds_bucket{device="'$dev'",op="read"})'
+p99=none
+for ((i = 0; i < 60; i++)); do
+	sleep 0.5
+	p99=$(query "$q" 2>/dev/null) || p99=none
+	[[ $p99 != none && $p99 != NaN ]] && break
+done
+up=$(query 'up{job="truestat"}' || echo none)
+check prometheus_scraped "$([[ $up == 1 ]]; echo $?)" "Prometheus scraped truestat: up = $up"
+
+# HTTP: bad requests get their status, a slow client does not block others
+status() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check http_404 "$([[ $(status "$url/nope") == 404 ]]; echo $?)" "GET /nope: 404"
+check http_405 "$([[ $(status -X POST "$url/metrics") == 405 ]]; echo $?)" "POST /metrics: 405"
+big=$(head -c 6000 /dev/zero | tr '\0' a)
+check http_431 "$([[ $(status -H "X-Big: $big" "$url/metrics") == 431 ]]; echo $?)" "a 6000-byte header: 431"
+bad=$(printf 'GARBAGE\r\n\r\n' | timeout 5 python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", '"$port"'))
+s.sendall(sys.stdin.buffer.read())
+print(s.recv(64).split()[1].decode())')
+check http_400 "$([[ $bad == 400 ]]; echo $?)" "a malformed request line: $bad"
+exec {slow}<>/dev/tcp/127.0.0.1/"$port" # connects, never sends
+check http_slow_client "$([[ $(status -m 3 "$url/metrics") == 200 ]]; echo $?)" \
+	"/metrics answered while another client sends nothing"
+exec {slow}>&-
+for ((i = 0; i < 40; i++)); do status -m 10 "$url/metrics" >"$tmp/par.$i" & done
+for job in $(jobs -p); do [[ $job == "$ppid" || $job == "$TS_PID" ]] || wait "$job" || true; done
+ok=$(grep -lx 200 "$tmp"/par.* | wc -l)
+check http_many "$([[ $ok == 40 ]]; echo $?)" "40 scrapes at once: $ok answered 200"
+
+ts_stop INT
+check ts_exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
+check_lines < <(py "
+t = dev(totals('$out'), '$dev')['ops']['read']['percentiles_ms']['service']['p99'] / 1e3
+p = float('$p99') if '$p99' not in ('none', 'NaN') else float('nan')
+# Prometheus interpolates inside one exported bucket (a quarter of a power
+# of two: at most 25% of its lower edge wide), truestat inside one fine
+# bucket of the same data: both lie in the same exported bucket.
+ok = abs(p - t) <= 0.25 * min(p, t)
+print('histogram_quantile', int(not ok), 'Prometheus p99 %.6f s, truestat p99 %.6f s (25%%)' % (p, t))
+")
+finish

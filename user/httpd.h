@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small, defensive HTTP server for the Prometheus exporter: one thread,
+ * poll(), GET /metrics and GET / only, bounded requests, timeouts, a
+ * bounded number of connections, nothing changed through HTTP.
+ */
+#ifndef TS_HTTPD_H
+#define TS_HTTPD_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <time.h>
+#include <sys/socket.h>
+
+#define TS_HTTP_MAX_REQUEST 4096 /* bytes of request head: more is 431 */
+#define TS_HTTP_MAX_CLIENTS 16	 /* connections at once: more wait */
+#define TS_HTTP_TIMEOUT_MS 5000	 /* to send the request and read the reply */
+
+enum ts_http_route {
+	TS_HTTP_INCOMPLETE, /* keep reading */
+	TS_HTTP_METRICS,
+	TS_HTTP_INDEX,
+	TS_HTTP_ERROR, /* *status says which */
+};
+
+/*
+ * "PORT", "ADDR:PORT" or "[IPV6]:PORT" into @ss. Without an address it
+ * binds to 127.0.0.1: any other address only when given. 0 or -1 with a
+ * one-line message in @err.
+ */
+int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
+		       socklen_t *len, char *err, size_t errlen);
+
+/*
+ * What the request head in @buf (@len bytes so far) asks for; on
+ * TS_HTTP_ERROR, *status is 400, 404, 405, 431 or 505.
+ */
+enum ts_http_route ts_http_route(const char *buf, size_t len, int *status);
+
+struct ts_httpd;
+
+/* The /metrics body: malloc'd text, its length in *len; NULL on failure. */
+typedef char *(*ts_http_render_fn)(void *ctx, size_t *len);
+
+struct ts_httpd *ts_httpd_open(const char *spec, char *err, size_t errlen);
+
+/*
+ * Serves until @deadline (CLOCK_MONOTONIC) or until *stop is set. Returns
+ * 0, or -1 when the listening socket failed.
+ */
+int ts_httpd_serve(struct ts_httpd *h, const struct timespec *deadline,
+		   volatile sig_atomic_t *stop, ts_http_render_fn render,
+		   void *ctx);
+
+void ts_httpd_close(struct ts_httpd *h);
+
+#endif
