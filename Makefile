@@ -91,6 +91,18 @@ $(SIMDISK): tests/simdisk/simdisk.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(FUSE_CFLAGS) $< $(LDFLAGS) $(FUSE_LIBS) -pthread -o $@
 
+# libFuzzer targets for the parsers that take outside input (tests/fuzz).
+FUZZERS := $(OUTPUT)/fuzz_http $(OUTPUT)/fuzz_args
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Iuser
+
+$(OUTPUT)/fuzz_http: tests/fuzz/fuzz_http.c user/httpd.c user/httpd.h | $(OUTPUT)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+$(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/opts.c user/httpd.c $(wildcard user/*.h) | $(OUTPUT)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
 # Installs what is missing from Debian's packages; quiet and idempotent.
 deps:
 	$(Q)scripts/deps.sh
@@ -102,11 +114,11 @@ run: deps
 unit-test: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
 
-integration-test: truestat $(TEST_TOOLS) $(SIMDISK)
+integration-test: truestat $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-integration.sh
 
 test: deps
-	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK)
+	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
 install: truestat

@@ -101,8 +101,8 @@ static enum ts_http_route error(int *status, int code)
 
 enum ts_http_route ts_http_route(const char *buf, size_t len, int *status)
 {
-	const char *end = NULL, *sp1, *sp2, *eol;
-	size_t i, path_len;
+	const char *end = NULL, *sp1, *sp2, *eol, *ver;
+	size_t i, path_len, ver_len;
 
 	for (i = 0; i + 3 < len && !end; i++)
 		if (!memcmp(buf + i, "\r\n\r\n", 4))
@@ -118,8 +118,12 @@ enum ts_http_route ts_http_route(const char *buf, size_t len, int *status)
 	sp2 = sp1 ? memchr(sp1 + 1, ' ', eol - sp1 - 1) : NULL;
 	if (!sp1 || !sp2 || sp1 == buf || sp2 == sp1 + 1)
 		return error(status, 400);
-	if (memcmp(sp2 + 1, "HTTP/1.", 7))
-		return error(status, eol - sp2 > 5 && !memcmp(sp2 + 1, "HTTP/", 5) ?
+	ver = sp2 + 1;
+	ver_len = eol - ver;
+	if (ver_len && ver[ver_len - 1] == '\r')
+		ver_len--;
+	if (ver_len != 8 || memcmp(ver, "HTTP/1.", 7))
+		return error(status, ver_len >= 5 && !memcmp(ver, "HTTP/", 5) ?
 					      505 : 400);
 	if (sp1 - buf != 3 || memcmp(buf, "GET", 3))
 		return error(status, 405);

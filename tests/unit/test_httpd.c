@@ -45,6 +45,11 @@ static void test_routes(void **state)
 	assert_int_equal(st, 400);
 	assert_int_equal(route(" / HTTP/1.1\r\n\r\n", &st), TS_HTTP_ERROR);
 	assert_int_equal(st, 400);
+	/* found by tests/fuzz: a short version read past the request */
+	assert_int_equal(route("GET / H\n\n", &st), TS_HTTP_ERROR);
+	assert_int_equal(st, 400);
+	assert_int_equal(route("GET / HTTP/\n\n", &st), TS_HTTP_ERROR);
+	assert_int_equal(st, 505);
 }
 
 static void test_too_large(void **state)

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+/* libFuzzer target: the exporter's request and address parsing. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpd.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sockaddr_storage ss;
+	char *copy, err[256];
+	socklen_t len;
+	int status = 0;
+
+	if (size > TS_HTTP_MAX_REQUEST)
+		size = TS_HTTP_MAX_REQUEST; /* the server never reads more */
+	ts_http_route((const char *)data, size, &status);
+	copy = malloc(size + 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	copy[size] = 0;
+	ts_http_parse_addr(copy, &ss, &len, err, sizeof(err));
+	free(copy);
+	return 0;
+}
