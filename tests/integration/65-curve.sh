@@ -38,11 +38,13 @@ for r in c['rows']:
 print('k%d_parallelism' % k, int(c['parallelism'] != k),
       'effective parallelism %s for K=%d (depths %s)' % (c['parallelism'], k, c['parallelism_depths']))
 # throughput at each offered depth d: min(d, K)/S, less the FUSE+loop overhead
-# per request (60-130 us measured, 3-7% of S): within 15% below, 2% above
+# per request (60-130 us measured, 3-7% of S): within 15% below. truestat
+# takes the mean service from the middles of its buckets (within 3.1%):
+# within 5% above.
 for hi, r in sorted(rows.items()):
     want = min(hi, k) / s_ms * 1000
-    ok = want * 0.85 <= r['iops'] <= want * 1.02
-    print('k%d_iops_depth%d' % (k, hi), int(not ok), '%.0f IOPS at depth %d-%d, model min(d, K)/S = %.0f (-15%%/+2%%)' % (r['iops'], r['depth_lo'], hi, want))
+    ok = want * 0.85 <= r['iops'] <= want * 1.05
+    print('k%d_iops_depth%d' % (k, hi), int(not ok), '%.0f IOPS at depth %d-%d, model min(d, K)/S = %.0f (-15%%/+5%%)' % (r['iops'], r['depth_lo'], hi, want))
 # service p50 at depth d: S while d <= K, d/K x S beyond (the model), +15%
 for hi, r in sorted(rows.items()):
     want = max(1, hi / k) * s_ms
