@@ -17,6 +17,7 @@ struct ts_opts {
 	int hist;    /* -H: 0 none, 1 folded to powers of two, 2 fine */
 	bool depth;  /* -D: the parallelism curve */
 	bool help;
+	bool version; /* -V, --version */
 	int ndevices;
 	char devices[TS_MAX_DEVICE_ARGS][TS_NAME_LEN];
 };
@@ -30,5 +31,8 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 
 /* The --help text. */
 extern const char ts_usage[];
+
+/* What --version prints after "truestat ": "0.1.0" or "0.1.0 (f599b81)". */
+extern const char ts_version[];
 
 #endif
