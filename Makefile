@@ -122,9 +122,20 @@ test: deps
 	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
+# The binary, the man page, the bash completion and the JSON Schema.
+MAN8DIR := $(DESTDIR)$(PREFIX)/share/man/man8
+COMPLETIONDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+DOCDIR := $(DESTDIR)$(PREFIX)/share/doc/truestat
+
 install: truestat
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin/truestat)
 	$(Q)install -D -m 0755 truestat $(DESTDIR)$(PREFIX)/sbin/truestat
+	$(call msg,INSTALL,$(MAN8DIR)/truestat.8)
+	$(Q)install -D -m 0644 man/truestat.8 $(MAN8DIR)/truestat.8
+	$(call msg,INSTALL,$(COMPLETIONDIR)/truestat)
+	$(Q)install -D -m 0644 completion/truestat.bash $(COMPLETIONDIR)/truestat
+	$(call msg,INSTALL,$(DOCDIR)/truestat.schema.json)
+	$(Q)install -D -m 0644 schema/truestat.schema.json $(DOCDIR)/truestat.schema.json
 
 clean:
 	$(call msg,CLEAN,)
