@@ -11,6 +11,11 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
+# `truestat --version`: VERSION, plus the commit when built from a git tree.
+VERSION := 0.1.0
+GIT_HASH := $(if $(wildcard .git),$(shell git rev-parse --short HEAD 2>/dev/null))
+TS_VERSION := $(VERSION)$(if $(GIT_HASH), ($(GIT_HASH)))
+
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 LIBBPF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
@@ -45,7 +50,7 @@ SIMDISK := $(OUTPUT)/simdisk
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
-.PHONY: all deps run test unit-test integration-test install clean
+.PHONY: all deps run test unit-test integration-test install clean FORCE
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -67,6 +72,14 @@ $(OUTPUT)/truestat.skel.h: $(OUTPUT)/truestat.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name truestat_bpf > $@
 
 $(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h
+
+# The version is compiled into opts.o only; the stamp changes (and opts.o is
+# rebuilt) only when the version or the commit does.
+$(OUTPUT)/version.stamp: FORCE | $(OUTPUT)
+	$(Q)[ "$$(cat $@ 2>/dev/null)" = '$(TS_VERSION)' ] || echo '$(TS_VERSION)' > $@
+
+$(OUTPUT)/opts.o: $(OUTPUT)/version.stamp
+$(OUTPUT)/opts.o: CFLAGS += -DTS_VERSION='"$(TS_VERSION)"'
 
 $(OUTPUT)/%.o: user/%.c $(wildcard user/*.h include/*.h) | $(OUTPUT)
 	$(call msg,CC,$@)
@@ -121,9 +134,20 @@ test: deps
 	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
+# The binary, the man page, the bash completion and the JSON Schema.
+MAN8DIR := $(DESTDIR)$(PREFIX)/share/man/man8
+COMPLETIONDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+DOCDIR := $(DESTDIR)$(PREFIX)/share/doc/truestat
+
 install: truestat
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin/truestat)
 	$(Q)install -D -m 0755 truestat $(DESTDIR)$(PREFIX)/sbin/truestat
+	$(call msg,INSTALL,$(MAN8DIR)/truestat.8)
+	$(Q)install -D -m 0644 man/truestat.8 $(MAN8DIR)/truestat.8
+	$(call msg,INSTALL,$(COMPLETIONDIR)/truestat)
+	$(Q)install -D -m 0644 completion/truestat.bash $(COMPLETIONDIR)/truestat
+	$(call msg,INSTALL,$(DOCDIR)/truestat.schema.json)
+	$(Q)install -D -m 0644 schema/truestat.schema.json $(DOCDIR)/truestat.schema.json
 
 clean:
 	$(call msg,CLEAN,)

@@ -9,6 +9,13 @@
 #include "httpd.h"
 #include "opts.h"
 
+/* -DTS_VERSION from the Makefile: VERSION, and the commit when in git */
+#ifndef TS_VERSION
+#define TS_VERSION "unknown"
+#endif
+
+const char ts_version[] = TS_VERSION;
+
 const char ts_usage[] =
 	"Usage: truestat [options] [interval [count]]\n"
 	"\n"
@@ -42,6 +49,7 @@ const char ts_usage[] =
 	"                     ADDR defaults to 127.0.0.1\n"
 	"  -v, --verbose      libbpf messages and the verifier log on failure\n"
 	"      --raw-tp       attach with raw_tp even where tp_btf works (tests)\n"
+	"  -V, --version      print the version and exit\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"Columns: QUEUE = Q->D (bio entered the block layer -> issued to the\n"
@@ -128,6 +136,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "depth", no_argument, NULL, 'D' },
 		{ "prometheus", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	struct sockaddr_storage ss;
@@ -139,7 +148,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHD", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHDV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -174,6 +183,9 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			break;
 		case 'h':
 			o->help = true;
+			return 0;
+		case 'V':
+			o->version = true;
 			return 0;
 		case ':':
 			return fail(err, errlen, "option '%s' needs a value",

@@ -18,6 +18,7 @@ struct ts_opts {
 	bool depth;  /* -D: the parallelism curve */
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
 	bool help;
+	bool version; /* -V, --version */
 	int ndevices;
 	char devices[TS_MAX_DEVICE_ARGS][TS_NAME_LEN];
 };
@@ -31,5 +32,8 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 
 /* The --help text. */
 extern const char ts_usage[];
+
+/* What --version prints after "truestat ": "0.1.0" or "0.1.0 (f599b81)". */
+extern const char ts_version[];
 
 #endif

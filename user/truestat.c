@@ -225,6 +225,10 @@ int main(int argc, char **argv)
 		fputs(ts_usage, stdout);
 		return 0;
 	}
+	if (o.version) {
+		printf("truestat %s\n", ts_version);
+		return 0;
+	}
 	check_privileges();
 	topts.nkdevs = resolve_devices(&o, kdevs);
 	topts.kdevs = kdevs;

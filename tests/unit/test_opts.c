@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ts_parse_args: the command line of truestat. */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,6 +46,7 @@ static void test_defaults(void **state)
 	assert_false(o.verbose);
 	assert_false(o.raw_tp);
 	assert_false(o.help);
+	assert_false(o.version);
 	assert_int_equal(o.ndevices, 0);
 }
 
@@ -195,6 +197,46 @@ static void test_too_many_devices(void **state)
 	assert_string_equal(err, "too many devices (the limit is 64)");
 }
 
+static void test_version(void **state)
+{
+	const char *v = ts_version, *end;
+
+	assert_int_equal(PARSE("-V"), 0);
+	assert_true(o.version);
+	assert_false(o.help);
+	assert_int_equal(PARSE("--version"), 0);
+	assert_true(o.version);
+	/* like --help, it wins over whatever follows */
+	assert_int_equal(PARSE("--version", "--bogus", "0"), 0);
+	assert_true(o.version);
+	assert_int_equal(PARSE("-jV"), 0);
+	assert_true(o.version && o.json);
+	/* and is parsed wherever it stands */
+	assert_int_equal(PARSE("1", "2", "-V"), 0);
+	assert_true(o.version);
+	FAILS("unknown option '--version=1' (see truestat --help)", "--version=1");
+	assert_int_equal(PARSE("-j"), 0);
+	assert_false(o.version);
+	assert_non_null(strstr(ts_usage, "  -V, --version "));
+
+	/* the Makefile's: MAJOR.MINOR.PATCH, then " (hexhash)" from git */
+	for (int dots = 0; dots < 3; dots++) {
+		assert_true(isdigit((unsigned char)*v));
+		while (isdigit((unsigned char)*v))
+			v++;
+		if (dots < 2)
+			assert_int_equal(*v++, '.');
+	}
+	if (*v) {
+		assert_string_equal(v + strlen(v) - 1, ")");
+		assert_memory_equal(v, " (", 2);
+		for (end = v + 2; isxdigit((unsigned char)*end); end++)
+			;
+		assert_true(end - (v + 2) >= 4);
+		assert_ptr_equal(end, v + strlen(v) - 1);
+	}
+}
+
 /* The message is cut to the buffer, never overflows it. */
 static void test_short_err_buffer(void **state)
 {
@@ -220,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_bad_device),
 		cmocka_unit_test(test_too_many_devices),
 		cmocka_unit_test(test_short_err_buffer),
+		cmocka_unit_test(test_version),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
