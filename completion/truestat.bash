@@ -31,7 +31,7 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --json --hist --depth --verbose --raw-tp --version --help"
+	local longs="--device --json --hist --depth --prometheus --verbose --raw-tp --version --help"
 	local shorts="-d -j -H -D -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
@@ -62,6 +62,9 @@ _truestat()
 	-d | --device)
 		_truestat_devices_matching "" "$cur"
 		return 0
+		;;
+	--prometheus)
+		return 0 # [ADDR:]PORT: nothing to offer
 		;;
 	esac
 	case $cur in
