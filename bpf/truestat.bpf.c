@@ -293,51 +293,68 @@ device_of(struct request_queue *q, struct request *rq, bool direct, u32 *qid)
 static __always_inline struct ts_rq_slot *rq_slot(u64 rq, bool claim,
 						  bool *stale)
 {
-	struct ts_rq_slot *s, *free = NULL;
+	struct ts_rq_slot *s;
 	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
 	int i;
 
 	for (i = 0; i < TS_RQ_PROBES; i++) {
 		idx = (h + i) & (TS_RQ_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
-		if (!s)
-			return NULL;
-		if (s->rq == rq) {
+		if (s && s->rq == rq) {
 			*stale = claim;
 			return s;
 		}
-		if (claim && !free && !s->rq)
-			free = s;
 	}
-	if (!free)
+	if (!claim)
 		return NULL;
-	if (__sync_val_compare_and_swap(&free->rq, 0, rq) != 0)
-		return NULL;
-	return free;
+	/* free slots in probe order; one taken meanwhile by another CPU: next */
+	for (i = 0; i < TS_RQ_PROBES; i++) {
+		idx = (h + i) & (TS_RQ_SLOTS - 1);
+		s = bpf_map_lookup_elem(&rq_slots, &idx);
+		if (s && !s->rq && __sync_val_compare_and_swap(&s->rq, 0, rq) == 0)
+			return s;
+	}
+	return NULL;
 }
 
 /* Bio table: the record of @bio, or (claim) a free slot for it. */
 static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim)
 {
-	struct ts_bio_slot *s, *free = NULL;
+	struct ts_bio_slot *s;
 	u32 h = ts_ptr_hash(addr_lo(bio), TS_BIO_BITS), idx;
 	int i;
 
 	for (i = 0; i < TS_BIO_PROBES; i++) {
 		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
 		s = bpf_map_lookup_elem(&bio_slots, &idx);
-		if (!s)
-			return NULL;
-		if (s->bio == bio)
+		if (s && s->bio == bio)
 			return s;
-		if (claim && !free && !s->bio)
-			free = s;
 	}
-	if (!free)
+	if (!claim)
 		return NULL;
-	if (__sync_val_compare_and_swap(&free->bio, 0, bio) != 0)
-		return NULL;
-	return free;
+	for (i = 0; i < TS_BIO_PROBES; i++) {
+		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
+		s = bpf_map_lookup_elem(&bio_slots, &idx);
+		if (s && !s->bio && __sync_val_compare_and_swap(&s->bio, 0, bio) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * The bio of slot @s leaves the OS queue of the device it was counted in,
+ * which need not be the device at hand when its departure went unseen and
+ * its address came back on another device. @ev, if any, is counted there.
+ */
+static __always_inline void os_leave(struct ts_bio_slot *s, int ev, u64 now)
+{
+	u32 qid = s->qid;
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	if (ev >= 0)
+		count_event(qid, ev);
+	if (st)
+		depth_down(&st->in_os, st->os_level, now);
 }
 
 /* @bio enters the OS queue of @st with Q time @queued_ns. */
@@ -350,27 +367,28 @@ static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
 		count_event(qid, TS_EV_BIO_FULL);
 		return;
 	}
-	if (s->queued_ns) {
-		/* same address Q'd again: the old bio left unseen */
-		count_event(qid, TS_EV_STALE_BIO);
-		depth_down(&st->in_os, st->os_level, now);
-	}
+	if (s->queued_ns) /* same address Q'd again: the old bio left unseen */
+		os_leave(s, TS_EV_STALE_BIO, now);
 	s->queued_ns = queued_ns;
+	s->qid = qid;
 	depth_up(&st->in_os, st->os_level, now);
 }
 
-/* @bio leaves the OS queue: its Q time, or 0 when it was not recorded. */
-static __always_inline u64 bio_leave(struct ts_dev_state *st, u64 bio, u64 now)
+/*
+ * @bio leaves the OS queue of device @qid: its Q time, or 0 when it was not
+ * recorded there (a record from another device is a bio that left unseen).
+ */
+static __always_inline u64 bio_leave(u32 qid, u64 bio, u64 now)
 {
 	struct ts_bio_slot *s = bio_slot(bio, false);
 	u64 queued_ns;
 
 	if (!s)
 		return 0;
-	queued_ns = s->queued_ns;
+	queued_ns = s->qid == qid ? s->queued_ns : 0;
+	os_leave(s, queued_ns ? -1 : TS_EV_STALE_BIO, now);
 	s->queued_ns = 0;
 	s->bio = 0;
-	depth_down(&st->in_os, st->os_level, now);
 	return queued_ns;
 }
 
@@ -387,6 +405,22 @@ static __always_inline u8 op_of(u32 cmd_flags)
 		return TS_OP_FLUSH;
 	}
 	return TS_OP_OTHER;
+}
+
+/*
+ * A tracked request completed unseen: it leaves the depth of the device it
+ * was issued on (with a tag set shared between queues, the same request can
+ * come back on another) at its estimated end, and is counted there.
+ */
+static __always_inline void forget_request(u32 qid, u8 op, u64 issue_ns,
+					   u64 now)
+{
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	count_missed(qid, op);
+	if (st)
+		depth_down(&st->in_device, st->device_level,
+			   estimated_end(qid, issue_ns, now));
 }
 
 static __always_inline int on_issue(struct request *rq, bool direct)
@@ -406,20 +440,21 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	now = bpf_ktime_get_ns();
 	s = rq_slot((u64)rq, true, &stale);
 	if (!s) {
+		/* not tracked; its bio leaves the OS queue all the same */
 		count_event(qid, TS_EV_RQ_FULL);
+		LOAD(direct, bio, rq->bio);
+		if (bio)
+			bio_leave(qid, (u64)bio, now);
 		return 0;
 	}
-	if (stale) {
-		count_missed(qid, s->op);
-		depth_down(&st->in_device, st->device_level,
-			   estimated_end(qid, s->issue_ns, now));
-	}
+	if (stale) /* its last completion went unseen */
+		forget_request(s->qid, s->op, s->issue_ns, now);
 	LOAD(direct, cmd_flags, rq->cmd_flags);
 	LOAD(direct, bytes, rq->__data_len);
 	LOAD(direct, bio, rq->bio);
 	s->queued_ns = 0;
 	if (bio) { /* flush commands carry no bio: they never had a Q */
-		s->queued_ns = bio_leave(st, (u64)bio, now);
+		s->queued_ns = bio_leave(qid, (u64)bio, now);
 		if (!s->queued_ns)
 			count_event(qid, TS_EV_NO_QUEUE_TIME);
 	}
@@ -503,7 +538,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	s = rq_slot((u64)rq, false, &stale);
 	if (!s) {
 		LOAD(direct, bio, rq->bio);
-		if (bio && bio_leave(st, (u64)bio, now))
+		if (bio && bio_leave(qid, (u64)bio, now))
 			count_event(qid, TS_EV_UNISSUED);
 		else if (!data_len)
 			count_event(qid, TS_EV_FLUSH_SEQ);
@@ -604,7 +639,7 @@ static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 
 	st = device_of(queue_of_bio(bio, direct), NULL, direct, &qid);
 	if (st)
-		bio_leave(st, (u64)bio, bpf_ktime_get_ns());
+		bio_leave(qid, (u64)bio, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -647,11 +682,11 @@ struct sweep_ctx {
 
 static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 {
-	struct ts_dev_state *st;
 	struct ts_rq_slot *s;
 	enum mq_rq_state state;
 	u64 rq, issue_ns;
 	u32 qid;
+	u8 op;
 
 	s = bpf_map_lookup_elem(&rq_slots, &idx);
 	if (!s || !(rq = s->rq))
@@ -668,14 +703,10 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 		return 0;
 	}
 	qid = s->qid;
+	op = s->op;
 	if (__sync_val_compare_and_swap(&s->rq, rq, 0) != rq)
 		return 0;
-	st = bpf_map_lookup_elem(&dev_state, &qid);
-	if (!st)
-		return 0;
-	depth_down(&st->in_device, st->device_level,
-		   estimated_end(qid, issue_ns, ctx->now));
-	count_missed(qid, s->op);
+	forget_request(qid, op, issue_ns, ctx->now);
 	return 0;
 }
 

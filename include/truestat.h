@@ -164,6 +164,8 @@ struct ts_rq_slot {
 struct ts_bio_slot {
 	__u64 bio; /* bio address, 0 = free */
 	__u64 queued_ns;
+	__u32 qid; /* the device whose OS queue it is counted in */
+	__u32 pad;
 };
 
 /* Slot index of depth level @depth, or -1 when it is not a threshold. */
