@@ -112,6 +112,8 @@ def verdict(name, t, before, after):
     bad = [x for x in r if x[1] != x[2]]
     missed = sum(v.get("missed", 0) for v in t["ops"].values())
     shown = ", ".join("%s %d/%d" % x for x in (bad or r) if x[2] or x[1])
+    ev = " ".join("%s=%d" % kv for kv in t["events"].items() if kv[1])
     print(name, int(bool(bad)), ("MISMATCH " if bad else "") +
-          "truestat/diskstats: " + (shown or "no I/O") + " (%d unseen)" % missed)
+          "truestat/diskstats: " + (shown or "no I/O") + " (%d unseen)" % missed +
+          (" events: " + (ev or "none") if bad else ""))
 '
