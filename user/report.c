@@ -168,6 +168,54 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		r->active |= r->events[i] != 0;
 }
 
+static struct ts_dev_snap *find_qid(struct ts_snapshot *s, unsigned int qid)
+{
+	int i;
+
+	for (i = 0; i < s->ndev; i++)
+		if (s->dev[i].qid == qid)
+			return &s->dev[i];
+	return NULL;
+}
+
+int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
+		       const struct ts_snapshot *cur, struct ts_snapshot *gone)
+{
+	struct ts_dev_snap *b;
+	const struct ts_dev_snap *d, *p;
+	int i, j, n = 0;
+
+	for (i = 0; i < cur->ndev; i++) {
+		d = &cur->dev[i];
+		if (find_dev(prev, d))
+			continue;
+		for (p = NULL, j = 0; j < prev->ndev && !p; j++)
+			if (prev->dev[j].qid == d->qid)
+				p = &prev->dev[j];
+		if (!p)
+			continue; /* a queue id first seen: counters from zero */
+		n++;
+		if (gone && gone->ndev < TS_MAX_QUEUES)
+			gone->dev[gone->ndev++] = *p;
+		b = find_qid(base, d->qid);
+		if (!b && base->ndev < TS_MAX_QUEUES)
+			b = &base->dev[base->ndev++];
+		if (!b)
+			continue;
+		if (b != p)
+			b->stats = p->stats;
+		b->qid = d->qid;
+		b->queue = d->queue;
+		b->kdev = d->kdev;
+		b->in_device = b->in_os = 0;
+		/* the BPF side emptied the histograms: they count from zero */
+		b->hist_slot = 0;
+		memset(b->device_time, 0, sizeof(b->device_time));
+		memset(b->os_time, 0, sizeof(b->os_time));
+	}
+	return n;
+}
+
 void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		     ts_name_fn name, struct ts_report *r)
 {

@@ -80,6 +80,19 @@ typedef void (*ts_name_fn)(unsigned int major, unsigned int minor, char *buf,
 void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		     ts_name_fn name, struct ts_report *r);
 
+/*
+ * Disks that took over a queue id between snapshots @prev and @cur: the BPF
+ * side resets such an entry's depth registers, but its per-CPU counters go
+ * on from the old disk's. For each, @base (the start of a report that ends
+ * at @cur or later; @base may be @prev) gets an entry for the new disk with
+ * the counters as they stood at @prev and no depth time, and the old disk
+ * as it stood at @prev is added to @gone (unless NULL) so that the totals
+ * can still show it. Exact when the old disk did nothing after @prev.
+ * Returns how many disks took over a queue id.
+ */
+int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
+		       const struct ts_snapshot *cur, struct ts_snapshot *gone);
+
 extern const char *const ts_op_names[TS_NR_OPS];
 extern const char *const ts_event_names[TS_NR_EVENTS];
 extern const char *const ts_event_help[TS_NR_EVENTS];

@@ -172,6 +172,21 @@ static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
 	}
 }
 
+/*
+ * Takes snapshot @cur after @prev. When a new disk took over the queue id of
+ * an old one in between, @first and @prev are rebased so that the new disk
+ * is counted from its own start, and the old one is kept in @gone.
+ */
+static void take(struct ts_tracer *t, struct ts_snapshot *first,
+		 struct ts_snapshot *prev, struct ts_snapshot *cur,
+		 struct ts_snapshot *gone)
+{
+	ts_tracer_snapshot(t, cur);
+	ts_snapshot_rebase(first, prev, cur, gone);
+	ts_snapshot_rebase(prev, prev, cur, NULL);
+	update_hints(t, prev, cur);
+}
+
 /* Prints one report; false once stdout is gone (e.g. `| head`). */
 static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
@@ -209,7 +224,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 int main(int argc, char **argv)
 {
 	unsigned int kdevs[TS_MAX_DEVICE_ARGS];
-	struct ts_snapshot *first, *prev, *cur, *tmp;
+	struct ts_snapshot *first, *prev, *cur, *gone, *tmp;
 	struct ts_tracer_opts topts = { 0 };
 	struct ts_tracer *tracer;
 	struct ts_report *report;
@@ -241,8 +256,9 @@ int main(int argc, char **argv)
 	first = calloc(1, sizeof(*first));
 	prev = calloc(1, sizeof(*prev));
 	cur = calloc(1, sizeof(*cur));
+	gone = calloc(1, sizeof(*gone));
 	report = calloc(1, sizeof(*report));
-	if (!first || !prev || !cur || !report)
+	if (!first || !prev || !cur || !gone || !report)
 		die(EXIT_FAILURE, "out of memory");
 	install_signals();
 	tracer = ts_tracer_open(&topts, err, sizeof(err));
@@ -269,8 +285,7 @@ int main(int argc, char **argv)
 		advance(&next, o.interval_s);
 		if (!sleep_until(&next))
 			break;
-		ts_tracer_snapshot(tracer, cur);
-		update_hints(tracer, prev, cur);
+		take(tracer, first, prev, cur, gone);
 		out_ok = emit(&o, prev, cur, false, report);
 		tmp = prev, prev = cur, cur = tmp;
 		n++;
@@ -280,17 +295,19 @@ int main(int argc, char **argv)
 		advance(&next, 1.0);
 		if (!sleep_until(&next))
 			break;
-		ts_tracer_snapshot(tracer, cur);
-		update_hints(tracer, prev, cur);
+		take(tracer, first, prev, cur, gone);
 		tmp = prev, prev = cur, cur = tmp;
 	}
 	if (out_ok) {
-		ts_tracer_snapshot(tracer, cur);
+		take(tracer, first, prev, cur, gone);
+		/* disks that went away during the run keep their row */
+		for (int i = 0; i < gone->ndev && cur->ndev < TS_MAX_QUEUES; i++)
+			cur->dev[cur->ndev++] = gone->dev[i];
 		emit(&o, first, cur, true, report);
 	}
 	ts_httpd_close(exporter.httpd);
 	free(exporter.now), free(exporter.report);
 	ts_tracer_close(tracer);
-	free(first), free(prev), free(cur), free(report);
+	free(first), free(prev), free(cur), free(gone), free(report);
 	return 0;
 }

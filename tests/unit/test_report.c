@@ -278,6 +278,77 @@ static void test_event_names(void **state)
 	}
 }
 
+/*
+ * A new disk takes over the queue id of a disk that went away: the BPF side
+ * reset the depth registers but not the counters, which went on from the
+ * old disk's. Rebased, the new disk counts from its own start, in the
+ * interval (base = prev, in place) and in the totals (base = first), and
+ * the old disk is kept for the totals as it stood at prev.
+ */
+static void test_queue_taken_over(void **state)
+{
+	static struct ts_snapshot first, prev, cur, gone;
+	struct ts_dev_snap *o, *n, *s;
+
+	memset(&first, 0, sizeof(first));
+	memset(&prev, 0, sizeof(prev));
+	memset(&cur, 0, sizeof(cur));
+	memset(&gone, 0, sizeof(gone));
+	first.mono_ns = 0;
+	prev.mono_ns = 5 * SEC;
+	cur.mono_ns = 6 * SEC;
+	/* a disk that stays, on queue id 1: untouched */
+	s = add_dev(&prev, 1, 0x1000, KDEV(8, 0));
+	s->stats.op[TS_OP_READ].ios = 50;
+	*add_dev(&cur, 0, 0, 0) = *s;
+	cur.dev[0].stats.op[TS_OP_READ].ios = 60;
+	/* loop0 did 1000 reads, went away; a new loop0 took its queue id 2 */
+	o = add_dev(&prev, 2, 0x2000, KDEV(7, 0));
+	o->stats.op[TS_OP_READ].ios = 1000;
+	o->stats.op[TS_OP_READ].bytes = 4096000;
+	o->stats.events[TS_EV_UNMATCHED] = 3;
+	o->device_time[0] = 2 * SEC;
+	o->in_device = 1;
+	n = add_dev(&cur, 2, 0x3000, KDEV(7, 0));
+	n->stats.op[TS_OP_READ].ios = 1077; /* 77 of its own */
+	n->stats.op[TS_OP_READ].bytes = 4096000 + 77 * 4096;
+	n->stats.events[TS_EV_UNMATCHED] = 3;
+	n->device_time[0] = SEC / 2; /* registers reset at the takeover */
+
+	assert_int_equal(ts_snapshot_rebase(&first, &prev, &cur, &gone), 1);
+	assert_int_equal(ts_snapshot_rebase(&prev, &prev, &cur, NULL), 1);
+	assert_int_equal(gone.ndev, 1);
+	assert_int_equal(gone.dev[0].queue, 0x2000);
+	assert_int_equal(gone.dev[0].stats.op[TS_OP_READ].ios, 1000);
+
+	/* the interval: 10 reads on the disk that stays, 77 on the new one */
+	ts_report_build(&prev, &cur, name_fn, &r);
+	assert_int_equal(r.ndev, 2);
+	assert_int_equal(r.dev[0].op[TS_OP_READ].ios, 10);
+	assert_int_equal(r.dev[1].op[TS_OP_READ].ios, 77);
+	assert_int_equal(r.dev[1].op[TS_OP_READ].bytes, 77 * 4096);
+	assert_int_equal(r.dev[1].events[TS_EV_UNMATCHED], 0);
+	assert_float_equal(r.dev[1].busy_pct, 50.0, 1e-9);
+
+	/* the totals: the new disk from its start, the old one whole */
+	cur.dev[cur.ndev++] = gone.dev[0];
+	ts_report_build(&first, &cur, name_fn, &r);
+	assert_int_equal(r.ndev, 3);
+	assert_int_equal(r.dev[0].op[TS_OP_READ].ios, 60);
+	assert_int_equal(r.dev[1].op[TS_OP_READ].ios, 77);
+	assert_int_equal(r.dev[1].events[TS_EV_UNMATCHED], 0);
+	assert_int_equal(r.dev[2].op[TS_OP_READ].ios, 1000);
+	assert_int_equal(r.dev[2].events[TS_EV_UNMATCHED], 3);
+
+	/* nothing taken over: nothing changes */
+	memcpy(&prev, &cur, sizeof(prev));
+	prev.ndev = 2;
+	cur.ndev = 2;
+	assert_int_equal(ts_snapshot_rebase(&first, &prev, &cur, &gone), 0);
+	assert_int_equal(gone.ndev, 1);
+	assert_int_equal(first.ndev, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_event_names),
 		cmocka_unit_test(test_new_device),
 		cmocka_unit_test(test_idle_device),
+		cmocka_unit_test(test_queue_taken_over),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
