@@ -134,6 +134,18 @@ static __always_inline void count_missed(u32 qid, u8 op)
 		ds->op[op].missed++;
 }
 
+/* A request the request table had no slot for: counted, not timed. */
+static __always_inline void count_untracked(u32 qid, u8 op)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+
+	if (!ds)
+		return;
+	ds->events[TS_EV_RQ_FULL]++;
+	if (op < TS_NR_OPS)
+		ds->op[op].missed++;
+}
+
 static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
 {
 	int slot = ts_level_slot(depth < 0 ? 0 : (u32)depth);
@@ -440,8 +452,12 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	now = bpf_ktime_get_ns();
 	s = rq_slot((u64)rq, true, &stale);
 	if (!s) {
-		/* not tracked; its bio leaves the OS queue all the same */
-		count_event(qid, TS_EV_RQ_FULL);
+		/*
+		 * Not tracked: counted with the requests whose completion is
+		 * not timed, by direction; its bio leaves the OS queue.
+		 */
+		LOAD(direct, cmd_flags, rq->cmd_flags);
+		count_untracked(qid, op_of(cmd_flags));
 		LOAD(direct, bio, rq->bio);
 		if (bio)
 			bio_leave(qid, (u64)bio, now);

@@ -76,7 +76,8 @@ struct ts_op_stats {
 	__u64 queued_ios; /* completed requests whose Q was seen */
 	__u64 queue_ns;	  /* sum of Q -> D over those */
 	__u64 total_ns;	  /* sum of Q -> C over those */
-	__u64 missed;	  /* issued, completed unseen (TS_EV_MISSED_C) */
+	__u64 missed;	  /* completed untimed: unseen (TS_EV_MISSED_C), or
+			   * issued with the request table full (TS_EV_RQ_FULL) */
 };
 
 /* PERCPU_ARRAY dev_stats, index = queue id. */

@@ -21,7 +21,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"requests given back by the driver and issued again",
 	"partial completions (each request is counted once, when it ends)",
 	"zero-byte ends of flush sequences (not I/Os)",
-	"requests not tracked because the in-flight table was full",
+	"requests not timed because the in-flight table was full (counted in missed)",
 	"arrivals (Q) dropped because the bio table was full",
 	"completions never seen (found when the request was issued again; depth repaired)",
 	"bios that entered (Q) and were never seen again",

@@ -110,17 +110,6 @@ def verdict(name, t, before, after):
     """one check line: every figure equal"""
     r = counts(t, before, after)
     bad = [x for x in r if x[1] != x[2]]
-    # Known BPF bug (reported with these tests): a request the request
-    # table had no slot for (rq_table_full) is counted at its completion
-    # as completed_unissued, i.e. as a write here, whatever its direction,
-    # and without bytes. Tolerated only that far: each I/O counted once.
-    full = t["events"].get("rq_table_full", 0)
-    ios_bad = [x for x in bad if not x[0].endswith("bytes")]
-    if bad and full and sum(x[1] for x in ios_bad) == sum(x[2] for x in ios_bad) \
-            and sum(abs(x[1] - x[2]) for x in ios_bad) <= 2 * full:
-        shown = ", ".join("%s %d/%d" % x for x in bad)
-        print(name, 0, "truestat/diskstats: %s, from %d rq_table_full (known BPF bug)" % (shown, full))
-        return
     missed = sum(v.get("missed", 0) for v in t["ops"].values())
     shown = ", ".join("%s %d/%d" % x for x in (bad or r) if x[2] or x[1])
     ev = " ".join("%s=%d" % kv for kv in t["events"].items() if kv[1])
