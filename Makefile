@@ -72,6 +72,14 @@ truestat: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
+# The same objects linked statically (libbpf.a, libelf.a, libz.a from the
+# Debian -dev packages): one self-contained file that the VM tests copy into
+# a guest with nothing else in it.
+truestat-static: $(LIB_O) $(APP_O)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) -static $^ $(LDFLAGS) \
+		$(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -o $@
+
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka -o $@
@@ -100,4 +108,4 @@ install: truestat
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf $(OUTPUT) truestat
+	$(Q)rm -rf $(OUTPUT) truestat truestat-static
