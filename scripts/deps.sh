@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages truestat builds, runs and tests with, when
-# one is missing. Quiet and idempotent: prints nothing when all are there.
+# one is missing; arguments name more (tests/vm adds qemu's). Quiet and
+# idempotent: prints nothing when all are there.
 set -euo pipefail
 
 pkgs=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-	libcmocka-dev fio blktrace util-linux fdisk python3)
+	libcmocka-dev fio blktrace util-linux fdisk python3 "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
