@@ -41,7 +41,7 @@ LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps run test unit-test integration-test install clean
+.PHONY: all deps run test unit-test integration-test test-kernels install clean
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -101,6 +101,12 @@ integration-test: truestat
 test: deps
 	$(Q)$(MAKE) truestat $(UNIT_TESTS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
+
+# The same truestat on Debian's older kernels, in qemu (tests/vm/run.sh);
+# KERNELS names linux-image packages or meta-packages.
+KERNELS ?= linux-image-amd64 linux-image-6.12-amd64
+test-kernels: deps
+	$(Q)tests/vm/run.sh $(KERNELS)
 
 install: truestat
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin/truestat)
