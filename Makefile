@@ -50,7 +50,7 @@ SIMDISK := $(OUTPUT)/simdisk
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
-.PHONY: all deps run test unit-test integration-test install clean FORCE
+.PHONY: all deps run test unit-test integration-test test-kernels install clean FORCE
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -88,6 +88,14 @@ $(OUTPUT)/%.o: user/%.c $(wildcard user/*.h include/*.h) | $(OUTPUT)
 truestat: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) -lm -o $@
+
+# The same objects linked statically (libbpf.a, libelf.a, libz.a from the
+# Debian -dev packages): one self-contained file that the VM tests copy into
+# a guest with nothing else in it.
+truestat-static: $(LIB_O) $(APP_O)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) -static $^ $(LDFLAGS) \
+		$(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
@@ -134,6 +142,12 @@ test: deps
 	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
+# The same truestat on Debian's older kernels, in qemu (tests/vm/run.sh);
+# KERNELS names linux-image packages or meta-packages.
+KERNELS ?= linux-image-amd64 linux-image-6.12-amd64
+test-kernels: deps
+	$(Q)tests/vm/run.sh $(KERNELS)
+
 # The binary, the man page, the bash completion and the JSON Schema.
 MAN8DIR := $(DESTDIR)$(PREFIX)/share/man/man8
 COMPLETIONDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
@@ -151,4 +165,4 @@ install: truestat
 
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf $(OUTPUT) truestat
+	$(Q)rm -rf $(OUTPUT) truestat truestat-static

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages truestat builds, runs and tests with, when
-# one is missing. Quiet and idempotent: prints nothing when all are there.
+# one is missing; arguments name more (tests/vm adds qemu's). Quiet and
+# idempotent: prints nothing when all are there.
 set -euo pipefail
 
 pkgs=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 	libcmocka-dev fio blktrace util-linux fdisk python3 curl prometheus
 	libclang-rt-14-dev libfuzzer-14-dev libfuse3-dev fuse3
-	python3-jsonschema groff-base)
+	python3-jsonschema groff-base "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
