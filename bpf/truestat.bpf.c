@@ -483,10 +483,18 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	return 0;
 }
 
+/*
+ * Array indexes: left alone, clang checks one copy of a bucket number and
+ * indexes with another, made by a 32-bit move; the 6.1 verifier (tests/vm)
+ * does not carry the bound across that move and rejects the program.
+ * barrier_var() makes the index a 64-bit value of unknown range that is
+ * checked and used as such.
+ */
 static __always_inline void hist_count(u64 *counts, u64 ns)
 {
-	u32 b = ts_hist_bucket(ns);
+	u64 b = ts_hist_bucket(ns);
 
+	barrier_var(b);
 	if (b < TS_HIST_SLOTS)
 		__sync_fetch_and_add(&counts[b], 1);
 }
@@ -495,8 +503,9 @@ static __always_inline void hist_count(u64 *counts, u64 ns)
 static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
 				     u64 queued_ns, u64 now, u32 bytes)
 {
-	u32 idx = (slot - 1) * TS_NR_OPS + op, b;
+	u32 idx = (slot - 1) * TS_NR_OPS + op;
 	struct ts_hist *h;
+	u64 b;
 
 	if (!slot)
 		return false;
@@ -509,6 +518,7 @@ static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
 		hist_count(h->total, now - queued_ns);
 	}
 	b = ts_size_bucket(bytes);
+	barrier_var(b);
 	if (b < TS_SIZE_SLOTS)
 		__sync_fetch_and_add(&h->size[b], 1);
 	return true;
@@ -518,13 +528,16 @@ static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
 static __always_inline void depth_hist_add(u32 slot, u8 depth_class,
 					   u64 service_ns)
 {
-	u32 idx = slot - 1, b = ts_hist_bucket(service_ns);
+	u32 idx = slot - 1;
 	struct ts_depth_hist *h = bpf_map_lookup_elem(&depth_hists, &idx);
+	u64 b = ts_hist_bucket(service_ns), c = depth_class;
 
-	if (!h || depth_class >= TS_DEPTH_CLASSES || b >= TS_HIST_SLOTS)
+	barrier_var(b);
+	barrier_var(c);
+	if (!h || c >= TS_DEPTH_CLASSES || b >= TS_HIST_SLOTS)
 		return;
-	__sync_fetch_and_add(&h->completions[depth_class], 1);
-	__sync_fetch_and_add(&h->service[depth_class][b], 1);
+	__sync_fetch_and_add(&h->completions[c], 1);
+	__sync_fetch_and_add(&h->service[c][b], 1);
 }
 
 static __always_inline int on_complete(struct request *rq, u32 nr_bytes,

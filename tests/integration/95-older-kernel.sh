@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The truestat binary built here, on Debian's 6.1 kernel in qemu, against a
+# null_blk device of known S and K (tests/vm/run.sh, where the checks are
+# described). The whole matrix (6.1 and 6.12) is `make test-kernels`; one
+# older kernel runs in every `make test` so that CI sees CO-RE at work.
+set -euo pipefail
+exec "$(dirname "$0")/../vm/run.sh" ${TS_TEST_KERNELS:-linux-image-amd64}
