@@ -45,11 +45,14 @@ for hi, r in sorted(rows.items()):
     want = min(hi, k) / s_ms * 1000
     ok = want * 0.85 <= r['iops'] <= want * 1.05
     print('k%d_iops_depth%d' % (k, hi), int(not ok), '%.0f IOPS at depth %d-%d, model min(d, K)/S = %.0f (-15%%/+5%%)' % (r['iops'], r['depth_lo'], hi, want))
-# service p50 at depth d: S while d <= K, d/K x S beyond (the model), +15%
+# service p50 at depth d: S while d <= K, d/K x S beyond (the model).
+# Above: the FUSE+loop overhead, +15%. Below: beyond K, fio keeps 15.7-15.9
+# of its 16 in the device (a request is in fio between its completion and
+# the next submission), and the wait shrinks with it: -5%.
 for hi, r in sorted(rows.items()):
     want = max(1, hi / k) * s_ms
-    ok = want * 0.98 <= r['service_p50_ms'] <= want * 1.15
-    print('k%d_service_depth%d' % (k, hi), int(not ok), 'p50 service %.3f ms at depth %d-%d, model %.3f ms (-2%%/+15%%)' % (r['service_p50_ms'], r['depth_lo'], hi, want))
+    ok = want * 0.95 <= r['service_p50_ms'] <= want * 1.15
+    print('k%d_service_depth%d' % (k, hi), int(not ok), 'p50 service %.3f ms at depth %d-%d, model %.3f ms (-5%%/+15%%)' % (r['service_p50_ms'], r['depth_lo'], hi, want))
 # p95 passes 3 S first at depth 3-4 when K=1 (3 S and 4 S there); at K=8
 # depth 16 only doubles it
 sat = {1: '3-4', 8: None}[k]
