@@ -11,6 +11,11 @@ need fio python3 blkparse btt cc
 
 loop_filled 256
 dev=$LOOP
+# btt's per-I/O files hold one sample per bio, truestat one per request:
+# without merges they are the same I/Os. (With them, the few merged
+# requests, slower, counted once per bio by btt, made its p99.9 up to 10%
+# higher than truestat's.)
+queue_set "$dev" nomerges 2
 
 # run NAME IODEPTH [FIO_OPTION...]: trace one fio run with both tools, then
 # compare.
@@ -53,16 +58,25 @@ if n == 'deadline':
 # Q2D) are exact to the 1 us btt rounds them to: sorted, the sample at
 # rank ceil(q n).
 import glob, math
+# Completions truestat never saw (u of n) are missing from its histograms
+# wherever they fell, and they tend to be slow ones: its q-percentile then
+# lies between btt's samples of rank ceil(q (n - u)) and that + u.
+u = t['missed']
 def exact(kind):
     v = sorted(float(l.split()[1]) * 1e3 for f in glob.glob('$bttdir/btt_*_%s.dat' % kind) for l in open(f) if l.strip())
-    return lambda q: v[max(0, math.ceil(q * len(v)) - 1)]
+    def rng(q):
+        lo = max(0, math.ceil(q * (len(v) - u)) - 1)
+        return v[lo], v[min(len(v) - 1, lo + u)]
+    return rng
 kinds = [('service', 'd2c', 0.001)] + ([('queue', 'q2d', 0.001)] if n == 'deadline' else [])
 for what, kind, slack_ms in kinds:
     ref, got = exact(kind), t['percentiles_ms'][what]
     for key, q in (('p50', 0.5), ('p90', 0.9), ('p99', 0.99), ('p99_9', 0.999)):
-        want = ref(q)
-        print('%s_%s_%s' % (n, what, key), int(abs(got[key] - want) > want / 16 + slack_ms),
-              'btt %s %.4f ms, truestat %.4f ms (6.25%% + %.1f us)' % (kind.upper(), want, got[key], slack_ms * 1000))
+        lo, hi = ref(q)
+        ok = lo - lo / 16 - slack_ms <= got[key] <= hi + hi / 16 + slack_ms
+        span = '%.4f ms' % lo if lo == hi else '%.4f-%.4f ms (%d unseen)' % (lo, hi, u)
+        print('%s_%s_%s' % (n, what, key), int(not ok),
+              'btt %s %s, truestat %.4f ms (6.25%% + %.1f us)' % (kind.upper(), span, got[key], slack_ms * 1000))
 ")
 }
 
