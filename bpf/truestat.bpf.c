@@ -15,6 +15,8 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool filter_devices = false;
 /* Makes the verifier reject ts_sweep: tests the load-failure path only. */
 const volatile bool test_verifier_failure = false;
+/* Slots of the request table in use, minus one: tests shrink it to fill it. */
+const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
 
 #define REQ_OP_BITS_ 8
 #define REQ_OP_MASK_ ((1U << REQ_OP_BITS_) - 1)
@@ -78,6 +80,17 @@ struct {
 	__type(key, u32);
 	__type(value, u64);
 } service_hint SEC(".maps");
+
+/*
+ * Per device, the issue time of the oldest request seen in flight by the
+ * last sweep (U64_MAX: none), so that stuck I/O shows with its age.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_MAX_QUEUES);
+	__type(key, u32);
+	__type(value, u64);
+} oldest_issue SEC(".maps");
 
 /* Whole-disk dev_t values chosen with -d (consulted once per device). */
 struct {
@@ -310,7 +323,7 @@ static __always_inline struct ts_rq_slot *rq_slot(u64 rq, bool claim,
 	int i;
 
 	for (i = 0; i < TS_RQ_PROBES; i++) {
-		idx = (h + i) & (TS_RQ_SLOTS - 1);
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
 		if (s && s->rq == rq) {
 			*stale = claim;
@@ -321,7 +334,7 @@ static __always_inline struct ts_rq_slot *rq_slot(u64 rq, bool claim,
 		return NULL;
 	/* free slots in probe order; one taken meanwhile by another CPU: next */
 	for (i = 0; i < TS_RQ_PROBES; i++) {
-		idx = (h + i) & (TS_RQ_SLOTS - 1);
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
 		if (s && !s->rq && __sync_val_compare_and_swap(&s->rq, 0, rq) == 0)
 			return s;
@@ -703,7 +716,8 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
  * It must be seen idle by two sweeps (10 ms apart) with the same issue
  * time, so that a request caught between our issue handler and the kernel
  * marking it in flight is never taken for one. It leaves the depth at its
- * estimated end (issue + recent mean service) and is counted.
+ * estimated end (issue + recent mean service) and is counted. On the way,
+ * the sweep notes each device's oldest request still in flight.
  */
 struct sweep_ctx {
 	u64 now;
@@ -712,6 +726,7 @@ struct sweep_ctx {
 static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 {
 	struct ts_rq_slot *s;
+	u64 *oldest;
 	enum mq_rq_state state;
 	u64 rq, issue_ns;
 	u32 qid;
@@ -725,6 +740,10 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 	issue_ns = s->issue_ns;
 	if (state != MQ_RQ_IDLE) {
 		s->suspect_ns = 0;
+		qid = s->qid;
+		oldest = bpf_map_lookup_elem(&oldest_issue, &qid);
+		if (oldest && issue_ns < *oldest)
+			*oldest = issue_ns;
 		return 0;
 	}
 	if (s->suspect_ns != issue_ns) {
@@ -739,6 +758,15 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 	return 0;
 }
 
+static long forget_oldest(u32 qid, void *unused)
+{
+	u64 *oldest = bpf_map_lookup_elem(&oldest_issue, &qid);
+
+	if (oldest)
+		*oldest = ~0ULL;
+	return 0;
+}
+
 SEC("raw_tp")
 int ts_sweep(void *ctx)
 {
@@ -746,6 +774,7 @@ int ts_sweep(void *ctx)
 
 	if (test_verifier_failure)
 		return *(volatile int *)sweep.now; /* not a pointer: rejected */
+	bpf_loop(TS_MAX_QUEUES, forget_oldest, NULL, 0);
 	bpf_loop(TS_RQ_SLOTS, sweep_slot, &sweep, 0);
 	return 0;
 }

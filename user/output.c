@@ -201,6 +201,24 @@ static void put_curves(FILE *f, const struct ts_report *r)
 	}
 }
 
+/* A request in the device this long is reported as stuck. */
+#define TS_STUCK_S 1.0
+
+/* Requests stuck in the device: how many, and the oldest one's age. */
+static void put_stuck(FILE *f, const struct ts_report *r)
+{
+	int i;
+
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_dev_report *d = &r->dev[i];
+
+		if (d->oldest_age_s >= TS_STUCK_S)
+			fprintf(f, "  warning: %s: %lld requests in the device, the oldest issued %.1f s ago\n",
+				d->name, (long long)d->in_device_now,
+				d->oldest_age_s);
+	}
+}
+
 static void put_notes(FILE *f, const struct ts_report *r)
 {
 	int i, e;
@@ -257,6 +275,7 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 			put_device_columns(f, d);
 		}
 	}
+	put_stuck(f, r);
 	put_percentiles(f, r);
 	if (r->show_hist)
 		put_histograms(f, r);
@@ -345,6 +364,7 @@ static void json_depth(struct tj *j, const char *key,
 	tj_end_obj(j);
 }
 
+
 static void json_row_label(struct tj *j, const char *key,
 			   const struct ts_curve *c, int row)
 {
@@ -409,6 +429,7 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	tj_end_obj(j);
 	json_op(j, "all", &d->all, NULL);
 	json_depth(j, "concurrency", &d->device, d->in_device_now);
+	tj_num(j, "oldest_in_device_s", d->oldest_age_s, 3);
 	json_depth(j, "os_queue", &d->os, d->in_os_now);
 	tj_obj(j, "iostat");
 	tj_num(j, "util_pct", d->busy_pct, 2);

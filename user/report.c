@@ -233,6 +233,8 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		d->minor = cur->kdev & 0xfffff;
 		name(d->major, d->minor, d->name, sizeof(d->name));
 		dev_report(find_dev(a, cur), cur, span_ns, d);
+		if (cur->oldest_issue_ns && cur->oldest_issue_ns < b->mono_ns)
+			d->oldest_age_s = (b->mono_ns - cur->oldest_issue_ns) / 1e9;
 		d->hist = dev_hists(a, find_dev(a, cur), b, cur, r, d);
 		dev_curve(a, find_dev(a, cur), b, cur, span_ns, r, d);
 	}

@@ -22,6 +22,7 @@ struct ts_dev_snap {
 	__s64 os_time[TS_LEVEL_SLOTS];
 	struct ts_dev_stats stats; /* summed over CPUs */
 	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
+	__u64 oldest_issue_ns; /* oldest request in flight at the sweep, 0: none */
 };
 
 struct ts_snapshot {
@@ -54,6 +55,7 @@ struct ts_dev_report {
 	double busy_pct; /* iostat's %util from the same events */
 	double svctm_ms; /* iostat's svctm: busy time / I/Os */
 	__s64 in_device_now, in_os_now;
+	double oldest_age_s; /* of the oldest request in the device now, 0: none */
 	__u64 events[TS_NR_EVENTS];
 	struct ts_hist *hist; /* this span's histograms by op, or NULL */
 	bool has_curve;	      /* curve is known (the disk has histograms) */

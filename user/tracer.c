@@ -104,6 +104,8 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	}
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
+	if (o->test_rq_slots)
+		skel->rodata->rq_mask = o->test_rq_slots - 1;
 	*error = -truestat_bpf__load(skel);
 	/* the filter must be in place before the first event claims a disk */
 	if (!*error && set_filter(skel, o))
@@ -314,6 +316,17 @@ void ts_tracer_sweep(struct ts_tracer *t)
 	bpf_prog_test_run_opts(fd, &opts);
 }
 
+/* Issue time of the device's oldest request in flight at the sweep, or 0. */
+static __u64 oldest_issue(struct ts_tracer *t, unsigned int qid)
+{
+	__u64 ns = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.oldest_issue), &qid,
+				&ns) || ns == ~0ULL)
+		return 0;
+	return ns;
+}
+
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 {
 	static __u64 raw_dev[TS_LEVEL_SLOTS], raw_os[TS_LEVEL_SLOTS];
@@ -343,6 +356,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 			d->os_time[i] = ts_level_time(raw_os[i], s->mono_ns);
 		}
 		sum_stats(t, qid, &d->stats);
+		d->oldest_issue_ns = oldest_issue(t, qid);
 		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
 		if (d->hist_slot) {
 			memcpy(s->hist[d->hist_slot - 1],

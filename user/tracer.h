@@ -17,6 +17,7 @@ struct ts_tracer_opts {
 	bool raw_tp;	      /* skip tp_btf */
 	bool verbose;	      /* libbpf's messages on stderr */
 	bool test_verifier_failure; /* make the load fail (tests) */
+	unsigned int test_rq_slots; /* shrink the request table (tests), 0: no */
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
 };

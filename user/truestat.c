@@ -203,6 +203,21 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	return fflush(stdout) == 0 && !ferror(stdout);
 }
 
+/* TRUESTAT_TEST_RQ_SLOTS: a smaller request table, so that tests fill it. */
+static unsigned int test_rq_slots(void)
+{
+	const char *v = getenv("TRUESTAT_TEST_RQ_SLOTS");
+	char *end;
+	unsigned long n;
+
+	if (!v)
+		return 0;
+	n = strtoul(v, &end, 10);
+	if (*end || n < 4 || n > TS_RQ_SLOTS || (n & (n - 1)))
+		die(EXIT_USAGE, "bad TRUESTAT_TEST_RQ_SLOTS: a power of two, 4 to 16384");
+	return n;
+}
+
 static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 			  const struct ts_snapshot *first)
 {
@@ -252,6 +267,7 @@ int main(int argc, char **argv)
 	topts.verbose = o.verbose;
 	/* for tests of the error path: the verifier rejects one program */
 	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
+	topts.test_rq_slots = test_rq_slots();
 
 	first = calloc(1, sizeof(*first));
 	prev = calloc(1, sizeof(*prev));

@@ -258,6 +258,25 @@ static void test_table_idle(void **state)
 			    "22:13:20  totals over 2.00 s  no I/O on the traced disks\n");
 }
 
+/* Requests in the device for a second or more are reported as stuck. */
+static void test_table_stuck(void **state)
+{
+	static struct ts_report r;
+	FILE *f;
+
+	fill_report(&r);
+	r.dev[0].oldest_age_s = 0.9;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	assert_null(strstr(done(f), "warning"));
+	free(out);
+	r.dev[0].oldest_age_s = 12.34;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	assert_non_null(strstr(done(f),
+		"  warning: sda: 2 requests in the device, the oldest issued 12.3 s ago\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +286,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_print_json, free_out),
 		cmocka_unit_test_teardown(test_print_json_totals_empty, free_out),
 		cmocka_unit_test_teardown(test_table_idle, free_out),
+		cmocka_unit_test_teardown(test_table_stuck, free_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
