@@ -50,7 +50,7 @@ SIMDISK := $(OUTPUT)/simdisk
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
-.PHONY: all deps run test unit-test integration-test test-kernels install clean FORCE
+.PHONY: all deps run test unit-test integration-test test-kernels soak install clean FORCE
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -141,6 +141,11 @@ integration-test: truestat $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 test: deps
 	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
+
+# Ten minutes at the highest IOPS here (SOAK_SECONDS): memory, tables,
+# lost events and totals (tests/soak/soak.sh).
+soak: truestat
+	$(Q)tests/soak/soak.sh
 
 # The same truestat on Debian's older kernels, in qemu (tests/vm/run.sh);
 # KERNELS names linux-image packages or meta-packages.
