@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# truestat under valgrind over a run with several reports (table, JSON,
+# histograms, the curve, scrapes of /metrics) and real I/O: no leak, no
+# invalid access, no use of uninitialised memory. tests/valgrind.supp holds the one known false
+# report, inside Debian's libbpf.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+need valgrind fio curl
+
+loop_new 64
+dev=$LOOP
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for mode in table json prometheus; do
+	args=(-H -D -d "$dev" 0.5 4)
+	[[ $mode == json ]] && args=(-j "${args[@]}")
+	[[ $mode == prometheus ]] && args=(--prometheus="$port" "${args[@]}")
+	valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+		--suppressions="$TS_ROOT/tests/valgrind.supp" --error-exitcode=9 \
+		"$TRUESTAT" "${args[@]}" >"$tmp/$mode.out" 2>"$tmp/$mode.vg" &
+	pid=$!
+	on_exit "kill -9 $pid"
+	sleep 2 # valgrind loads slowly
+	fio --name=vg --filename="/dev/$dev" --direct=1 --rw=randrw --bs=4k \
+		--ioengine=libaio --iodepth=4 --runtime=2 --time_based --output=/dev/null
+	if [[ $mode == prometheus ]]; then
+		curl -s "http://127.0.0.1:$port/metrics" >"$tmp/metrics" || true
+		curl -s "http://127.0.0.1:$port/nope" >/dev/null || true
+	fi
+	rc=0
+	wait "$pid" || rc=$?
+	summary=$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$tmp/$mode.vg" || echo "no summary")
+	leaks=$(grep -E -o 'All heap blocks were freed|definitely lost: [0-9,]* bytes' "$tmp/$mode.vg" | head -1)
+	check "valgrind_$mode" "$rc" "exit $rc, $summary, ${leaks:-no leak report}, $(grep -c interval "$tmp/$mode.out") reports"
+done
+finish
