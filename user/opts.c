@@ -47,6 +47,13 @@ const char ts_usage[] =
 	"                     serve /metrics in the Prometheus text format\n"
 	"                     (cumulative histograms, counters, gauges);\n"
 	"                     ADDR defaults to 127.0.0.1\n"
+	"      --heatmap=FILE.svg\n"
+	"                     at exit, write a latency heat map of the run: time\n"
+	"                     in intervals across, log latency up, colour = I/Os;\n"
+	"                     service and queue time per disk and direction;\n"
+	"                     needs an interval; beyond 3600 columns, pairs of\n"
+	"                     older columns are merged (one column = 2, 4, ...\n"
+	"                     intervals)\n"
 	"  -v, --verbose      libbpf messages and the verifier log on failure\n"
 	"      --raw-tp       attach with raw_tp even where tp_btf works (tests)\n"
 	"  -V, --version      print the version and exit\n"
@@ -67,6 +74,7 @@ const char ts_usage[] =
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
 	"  truestat --prometheus=9101  metrics for Prometheus on 127.0.0.1:9101\n"
+	"  truestat --heatmap=sda.svg -d sda 1  sda's latency over time, as SVG\n"
 	"\n"
 	"Percentiles (P50 .. MAX) come from histograms whose buckets are 1/16\n"
 	"of a power of two wide: each is within 6.25% of the exact value.\n";
@@ -135,6 +143,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "hist", optional_argument, NULL, 'H' },
 		{ "depth", no_argument, NULL, 'D' },
 		{ "prometheus", required_argument, NULL, 'P' },
+		{ "heatmap", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -173,6 +182,13 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			if (ts_http_parse_addr(optarg, &ss, &sslen, err, errlen))
 				return -1;
 			o->prometheus = optarg;
+			break;
+		case 'M':
+			if (!*optarg)
+				return fail(err, errlen,
+					    "bad --heatmap '%s': needs a file name",
+					    optarg);
+			o->heatmap = optarg;
 			break;
 		case 'H':
 			if (optarg && strcmp(optarg, "fine"))
@@ -217,5 +233,10 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		return -1;
 	if (npos == 2 && parse_count(argv[optind + 1], &o->count, err, errlen))
 		return -1;
+	if (o->heatmap && !o->interval_s)
+		return fail(err, errlen,
+			    "--heatmap needs an interval: its columns are the "
+			    "interval reports (e.g. truestat --heatmap=%s 1)",
+			    o->heatmap);
 	return 0;
 }

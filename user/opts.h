@@ -17,6 +17,7 @@ struct ts_opts {
 	int hist;    /* -H: 0 none, 1 folded to powers of two, 2 fine */
 	bool depth;  /* -D: the parallelism curve */
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
+	const char *heatmap;	/* --heatmap FILE.svg, or NULL */
 	bool help;
 	bool version; /* -V, --version */
 	int ndevices;

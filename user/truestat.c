@@ -14,6 +14,7 @@
 #include <linux/capability.h>
 
 #include "devices.h"
+#include "heatmap.h"
 #include "httpd.h"
 #include "opts.h"
 #include "output.h"
@@ -243,11 +244,13 @@ int main(int argc, char **argv)
 	struct ts_tracer_opts topts = { 0 };
 	struct ts_tracer *tracer;
 	struct ts_report *report;
+	struct ts_heatmap *hm = NULL;
 	struct timespec next;
 	struct ts_opts o;
 	char err[512];
 	bool out_ok = true;
 	long n = 0;
+	int rc = 0;
 
 	if (ts_parse_args(argc, argv, &o, err, sizeof(err)))
 		die(EXIT_USAGE, err);
@@ -269,6 +272,9 @@ int main(int argc, char **argv)
 	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
 	topts.test_rq_slots = test_rq_slots();
 
+	if (o.heatmap && !(hm = ts_heatmap_open(o.heatmap, o.interval_s, err,
+						sizeof(err))))
+		die(EXIT_FAILURE, err);
 	first = calloc(1, sizeof(*first));
 	prev = calloc(1, sizeof(*prev));
 	cur = calloc(1, sizeof(*cur));
@@ -303,6 +309,8 @@ int main(int argc, char **argv)
 			break;
 		take(tracer, first, prev, cur, gone);
 		out_ok = emit(&o, prev, cur, false, report);
+		if (hm)
+			ts_heatmap_add(hm, report);
 		tmp = prev, prev = cur, cur = tmp;
 		n++;
 	}
@@ -321,9 +329,13 @@ int main(int argc, char **argv)
 			cur->dev[cur->ndev++] = gone->dev[i];
 		emit(&o, first, cur, true, report);
 	}
+	if (hm && ts_heatmap_close(hm, err, sizeof(err))) {
+		fprintf(stderr, "truestat: %s\n", err);
+		rc = EXIT_FAILURE;
+	}
 	ts_httpd_close(exporter.httpd);
 	free(exporter.now), free(exporter.report);
 	ts_tracer_close(tracer);
 	free(first), free(prev), free(cur), free(gone), free(report);
-	return 0;
+	return rc;
 }

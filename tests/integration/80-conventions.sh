@@ -125,7 +125,7 @@ expect_loops complete_long_device truestat --device = lo
 expect_comp complete_long_device_one_word "--device=${LOOP}p1" truestat "--device=${LOOP}p"
 expect_comp complete_dev_prefix "/dev/${LOOP}p1" truestat -j -d "/dev/${LOOP}p"
 expect_comp complete_attached "-d${LOOP}p1" truestat "-d${LOOP}p"
-expect_comp complete_h "--help --hist" truestat --h
+expect_comp complete_h "--heatmap --help --hist" truestat --h
 expect_comp complete_hist_fine "fine" truestat --hist =
 expect_comp complete_hist_fine_one_word "--hist=fine" truestat --hist=f
 expect_comp complete_interval "" truestat -j 1

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# --heatmap: from a real run with two phases of different latency (random
+# reads at iodepth 1, a pause, then iodepth 32), the SVG is well formed
+# (xmllint), renders headless (rsvg-convert), has one panel per active
+# device, direction and kind, its cells add up per interval to truestat's
+# own per-interval ios in the JSON, and the rows with I/O move up in the
+# second phase. Without an interval, --heatmap is a one-line usage error.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+need fio python3 xmllint rsvg-convert
+
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+
+# --- usage -----------------------------------------------------------------
+rc=0
+"$TRUESTAT" --heatmap="$tmp/none.svg" >"$tmp/usage.out" 2>"$tmp/usage.err" || rc=$?
+check usage_needs_interval "$([[ $rc == 2 && $(wc -l <"$tmp/usage.err") == 1 ]] &&
+	grep -q 'needs an interval' "$tmp/usage.err"; echo $?)" \
+	"without an interval: exit $rc, '$(cat "$tmp/usage.err")'"
+
+# --- a real run --------------------------------------------------------------
+loop_filled 64
+dev=$LOOP
+out=$tmp/ts.json
+svg=$tmp/h.svg
+ts_start "$out" --heatmap="$svg" -d "$dev" 0.5
+fio_phase() {
+	fio --name="qd$1" --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
+		--ioengine=libaio --iodepth="$1" --runtime=3 --time_based --output=/dev/null
+}
+fio_phase 1
+sleep 1.2 # idle intervals between the phases: they tell them apart
+fio_phase 32
+sleep 1.2 # idle at the end: the sums over the run must then agree exactly
+ts_stop TERM
+check ts_exit "$TS_RC" "SIGTERM ends truestat with status $TS_RC, SVG of $(stat -c %s "$svg" 2>/dev/null || echo 0) bytes"
+
+check_cmd xmllint "the SVG is well-formed XML (xmllint --noout)" \
+	bash -c "xmllint --noout '$svg' 2>'$tmp/xmllint.err'"
+check_cmd rsvg_png "rsvg-convert renders it to PNG" \
+	bash -c "rsvg-convert -o '$tmp/h.png' '$svg' && [[ \$(head -c 8 '$tmp/h.png' | od -An -c | tr -d ' ') == '211PNG\r\n032\n' ]]"
+[[ -n ${TS_KEEP_PNG:-} ]] && cp "$tmp/h.png" "$TS_KEEP_PNG"
+
+check_lines < <(py "
+import xml.etree.ElementTree as ET
+ns = '{http://www.w3.org/2000/svg}'
+root = ET.parse('$svg').getroot()
+ivs = [d for d in docs('$out') if d['type'] == 'interval']
+tot = dev(totals('$out'), '$dev')
+
+# self-contained: no reference to anything outside the file
+refs = [v for e in root.iter() for k, v in e.attrib.items()
+        if k.endswith('href') or 'url(' in v and not v.startswith('url(#')]
+print('self_contained', int(bool(refs)), 'no external references (%d found)' % len(refs))
+
+panels = {}
+for g in root.iter(ns + 'g'):
+    if g.get('class') == 'panel':
+        panels[(g.get('data-device'), g.get('data-op'), g.get('data-kind'))] = g
+want = set()
+for op, o in tot['ops'].items():
+    if o['ios']:
+        want.add(('$dev', op, 'service'))
+    if o['queued_ios']:
+        want.add(('$dev', op, 'queue'))
+print('panels', int(set(panels) != want), 'panels %s, want one per active device/op/kind %s'
+      % (sorted(panels), sorted(want)))
+
+# per interval: the cells' counts against the JSON's ios (service) and
+# queued_ios (queue). The counters and the histograms are read from the maps
+# one after the other, so an I/O that completes in between lands in one
+# interval's histogram and the next interval's count: allow a few per
+# interval, and require the sums over the run to agree exactly.
+for (d, op, kind), g in sorted(panels.items()):
+    key = 'ios' if kind == 'service' else 'queued_ios'
+    cells = [r for r in g.iter(ns + 'rect') if r.get('data-count') is not None]
+    per = {}
+    for r in cells:
+        assert r.get('data-intervals') == '1', 'no folding in a short run'
+        k = int(r.get('data-interval'))
+        per[k] = per.get(k, 0) + int(r.get('data-count'))
+    got = [per.get(k, 0) for k in range(1, len(ivs) + 1)]
+    exp = []
+    for x in ivs:
+        o = [y for y in x['devices'] if y['device'] == d]
+        exp.append(o[0]['ops'].get(op, {}).get(key, 0) if o else 0)
+    diff = [a - b for a, b in zip(got, exp)]
+    worst = max(abs(x) for x in diff)
+    extra = sorted(k for k in per if k > len(ivs))
+    ok = worst <= max(5, 0.001 * max(exp)) and sum(got) == sum(exp) and not extra
+    print('sums_%s_%s' % (op, kind), int(not ok),
+          '%d intervals, SVG %d = JSON %s %d over the run; per interval at most %d apart (%d intervals differ)'
+          % (len(ivs), sum(got), key, sum(exp), worst, sum(1 for x in diff if x)))
+
+# the two phases: runs of intervals with I/O, apart by idle ones
+g = panels.get(('$dev', 'read', 'service'))
+phases, cur = [], []
+for k in range(1, len(ivs) + 1):
+    cells = [r for r in g.iter(ns + 'rect') if r.get('data-interval') == str(k)] if g is not None else []
+    if cells:
+        cur += cells
+    elif cur:
+        phases.append(cur)
+        cur = []
+if cur:
+    phases.append(cur)
+def median_lo(cells):
+    cells = sorted(cells, key=lambda r: int(r.get('data-bucket-lo')))
+    n = sum(int(r.get('data-count')) for r in cells)
+    seen = 0
+    for r in cells:
+        seen += int(r.get('data-count'))
+        if 2 * seen >= n:
+            return int(r.get('data-bucket-lo')), int(r.get('data-bucket-hi'))
+if len(phases) == 2:
+    a, b = median_lo(phases[0]), median_lo(phases[1])
+    print('phase_moves_up', int(not b[0] >= a[1]),
+          'median service row: iodepth 1 [%d, %d) ns, iodepth 32 [%d, %d) ns (%.1fx)' % (a + b + (b[0] / a[0],)))
+else:
+    print('phase_moves_up 1 expected two runs of intervals with reads, found %d' % len(phases))
+")
+finish
