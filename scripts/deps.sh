@@ -7,7 +7,7 @@ set -euo pipefail
 pkgs=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 	libcmocka-dev fio blktrace util-linux fdisk python3 curl prometheus
 	libclang-rt-14-dev libfuzzer-14-dev libfuse3-dev fuse3
-	python3-jsonschema groff-base "$@")
+	python3-jsonschema groff-base libxml2-utils librsvg2-bin "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
