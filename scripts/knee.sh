@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# knee.sh: find a device's knee the active way. fio offers depth 1, 2, 4, ...
+# in turn while truestat records each step; prints a table per offered
+# depth and the knee by the rules of truestat --depth. See --help.
+set -euo pipefail
+
+ME=knee.sh
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+usage() {
+	cat <<'EOF'
+Usage: scripts/knee.sh [options] DEVICE-OR-FILE
+
+Drives fio at offered depth 1, 2, 4, ... up to --max-depth (random reads,
+direct I/O), one step at a time, while truestat (-j -H -D) records each step.
+Prints per offered depth: fio's IOPS, truestat's service time (mean, p95,
+p99), queue time and the mean in-device concurrency while busy; then the
+knee, by the rules of truestat --depth:
+  parallelism: the offered depth beyond which IOPS grows less than +20%
+               per doubling of depth
+  saturation:  the lowest depth whose p95 service is above 3x that at depth 1
+
+Options:
+  --max-depth N   deepest offered depth (default 64); steps are the powers
+                  of two below it, and N
+  --runtime S     seconds per step (default 5; decimals allowed)
+  --bs SIZE       block size (default 4k)
+  --write         random writes instead of reads. Destroys data on the
+                  target. Refused on a mounted or otherwise used device, and
+                  on one holding a filesystem or partition table unless --force
+  --force         write over a filesystem or partition table (never mounted)
+  --svg FILE      also draw throughput and service p99 against depth
+  --json FILE     also write the table and the knee as JSON
+  -h, --help      this text
+
+A FILE is read (or written) within its size; truestat traces the disk the
+file lives on, so other I/O on that disk mixes into its figures.
+Needs root, fio, python3 and truestat (the one built next to this script,
+else $TRUESTAT, else the one on PATH). Exit status: 0 done, 1 cannot run
+or refused, 2 bad usage.
+
+Examples:
+  scripts/knee.sh /dev/nvme0n1                      # read-only, 1..64
+  scripts/knee.sh --max-depth 16 --runtime 2 /dev/loop3 --svg knee.svg
+  scripts/knee.sh --write --bs 16k /dev/sdb          # sdb blank and unused
+  scripts/knee.sh /var/tmp/big.img --json knee.json  # a file: its disk traced
+EOF
+}
+
+die() { # die STATUS MESSAGE: one line on stderr
+	echo "$ME: $2" >&2
+	exit "$1"
+}
+note() { echo "$ME: $*" >&2; }
+
+max_depth=64 runtime=5 bs=4k write=0 force=0 svg= json= target=
+while (($#)); do
+	case $1 in
+	-h | --help) usage; exit 0 ;;
+	--max-depth | --runtime | --bs | --svg | --json)
+		(($# >= 2)) || die 2 "$1 needs a value (--help for usage)"
+		case $1 in
+		--max-depth) max_depth=$2 ;;
+		--runtime) runtime=$2 ;;
+		--bs) bs=$2 ;;
+		--svg) svg=$2 ;;
+		--json) json=$2 ;;
+		esac
+		shift 2 ;;
+	--max-depth=* | --runtime=* | --bs=* | --svg=* | --json=*)
+		set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
+	--write) write=1; shift ;;
+	--force) force=1; shift ;;
+	--) shift; (($# == 1)) || die 2 "one target expected after --"; target=$1; shift ;;
+	-*) die 2 "unknown option '$1' (--help for usage)" ;;
+	*) [[ -z $target ]] || die 2 "one target only: '$target' and '$1'"
+		target=$1; shift ;;
+	esac
+done
+[[ -n $target ]] || die 2 "no target: give a block device or a file (--help for usage)"
+[[ $max_depth =~ ^[0-9]+$ ]] && ((max_depth >= 1 && max_depth <= 4096)) ||
+	die 2 "bad --max-depth '$max_depth': must be 1 to 4096"
+[[ $runtime =~ ^[0-9]*\.?[0-9]+$ ]] || die 2 "bad --runtime '$runtime': seconds, e.g. 5 or 0.5"
+runtime_ms=$(awk -v s="$runtime" 'BEGIN { printf "%d", s * 1000 }')
+((runtime_ms >= 100 && runtime_ms <= 3600000)) ||
+	die 2 "bad --runtime '$runtime': must be 0.1 to 3600 seconds"
+[[ $bs =~ ^[1-9][0-9]*[kKmM]?$ ]] || die 2 "bad --bs '$bs': e.g. 4k, 64k, 1m"
+((force == 0 || write == 1)) || die 2 "--force only goes with --write"
+
+# the tools
+command -v fio >/dev/null || die 1 "fio is not installed (Debian: apt install fio)"
+command -v python3 >/dev/null || die 1 "python3 is not installed"
+if [[ -x $HERE/../truestat ]]; then
+	TRUESTAT=$(cd "$HERE/.." && pwd)/truestat
+elif [[ -n ${TRUESTAT:-} ]]; then
+	[[ -x $TRUESTAT ]] || die 1 "TRUESTAT=$TRUESTAT is not an executable"
+elif TRUESTAT=$(command -v truestat); then
+	:
+else
+	die 1 "truestat not found: build it (make) or put it on PATH"
+fi
+(($(id -u) == 0)) || die 1 "needs root (truestat loads BPF programs; fio opens the device)"
+
+# the target, and the disk truestat traces
+[[ -e $target ]] || die 1 "$target: no such file or device"
+# sysfs directory of a device number, its disk's name (a partition's parent)
+disk_of() {
+	local d
+	d=$(readlink -f "/sys/dev/block/$1")
+	if [[ -e $d/partition ]]; then basename "$(dirname "$d")"; else basename "$d"; fi
+}
+is_file=0
+if [[ -b $target ]]; then
+	devno=$(stat -L -c '%Hr:%Lr' "$target")
+	[[ -e /sys/dev/block/$devno ]] || die 1 "$target: device $devno is not in /sys/dev/block"
+	disk=$(disk_of "$devno")
+	what="$target"
+elif [[ -f $target ]]; then
+	is_file=1
+	devno=$(stat -L -c '%Hd:%Ld' "$target")
+	[[ -e /sys/dev/block/$devno ]] ||
+		die 1 "$target: its filesystem is not on a block device (device $devno: tmpfs, FUSE, btrfs or overlay?): give a file on a disk, or the disk"
+	disk=$(disk_of "$devno")
+	size=$(stat -L -c %s "$target")
+	((size >= 1048576)) ||
+		die 1 "$target: too small ($size bytes): knee.sh stays within the file's size; make it 1 MiB or more"
+	alloc=$(($(stat -L -c %b "$target") * $(stat -L -c %B "$target")))
+	((write || alloc * 2 >= size)) ||
+		note "warning: $target is sparse ($alloc of $size bytes allocated): reads of holes never reach the disk"
+	what="$target (on $disk)"
+else
+	die 1 "$target: not a block device or a regular file"
+fi
+[[ -z $(ls -A "/sys/block/$disk/slaves" 2>/dev/null) ]] ||
+	note "warning: $disk is stacked on $(ls "/sys/block/$disk/slaves" | tr '\n' ' ')- truestat sees requests only if $disk is request-based"
+
+# writing: never over anything in use; over a filesystem only with --force
+if ((write && !is_file)); then
+	name=$(basename "$(readlink -f "/sys/dev/block/$devno")")
+	# the target and, for a disk, its partitions
+	devs=("$name")
+	for p in /sys/class/block/"$name"/"$name"*; do
+		[[ -e $p/partition ]] && devs+=("$(basename "$p")")
+	done
+	for n in "${devs[@]}"; do
+		nr=$(<"/sys/class/block/$n/dev")
+		mnt=$(awk -v d="$nr" '$3 == d { print $5; exit }' /proc/self/mountinfo)
+		[[ -z $mnt ]] || die 1 "refusing to write to $target: /dev/$n is mounted on $mnt"
+		! grep -q "^/dev/$n " /proc/swaps || die 1 "refusing to write to $target: /dev/$n is in use as swap"
+		[[ -z $(ls -A "/sys/class/block/$n/holders" 2>/dev/null) ]] ||
+			die 1 "refusing to write to $target: /dev/$n is in use by $(ls "/sys/class/block/$n/holders" | tr '\n' ' ')"
+		if ((!force)) && sig=$(blkid -p -o export "/dev/$n" 2>/dev/null | grep -E '^(TYPE|PTTYPE)=') ; then
+			die 1 "refusing to write to $target: /dev/$n holds ${sig//$'\n'/ } (blkid); --force to overwrite it"
+		fi
+	done
+	# a device opened exclusively elsewhere (mounted, in a RAID, ...)
+	exec {fd}<>"$target" 2>/dev/null || die 1 "refusing to write to $target: cannot open it for writing"
+	exec {fd}>&-
+fi
+
+# the steps: powers of two, then max_depth
+depths=()
+for ((d = 1; d < max_depth; d *= 2)); do depths+=("$d"); done
+depths+=("$max_depth")
+
+engine=io_uring
+[[ $(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0) == 0 ]] || engine=libaio
+rw=randread
+((write)) && rw=randwrite
+
+tmp=$(mktemp -d /tmp/knee.XXXXXX)
+ts_pid= fio_pid=
+cleanup() {
+	[[ -z $fio_pid ]] || kill "$fio_pid" 2>/dev/null || true
+	[[ -z $ts_pid ]] || kill -9 "$ts_pid" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+note "$what: $rw, bs $bs, $engine, depth ${depths[*]}, ${runtime} s each; truestat traces $disk"
+((is_file == 0)) || note "note: other I/O on $disk mixes into truestat's figures"
+for qd in "${depths[@]}"; do
+	"$TRUESTAT" -j -v -H -D -d "$disk" >"$tmp/ts.$qd" 2>"$tmp/ts.$qd.err" &
+	ts_pid=$!
+	for ((i = 0; i < 200; i++)); do
+		grep -q "attached with" "$tmp/ts.$qd.err" && break
+		kill -0 "$ts_pid" 2>/dev/null ||
+			die 1 "truestat failed: $(grep -v '^libbpf' "$tmp/ts.$qd.err" | tail -1)"
+		sleep 0.05
+	done
+	((i < 200)) || die 1 "truestat did not attach within 10 s"
+	fio --name=knee --filename="$target" --direct=1 --rw="$rw" --bs="$bs" \
+		--ioengine="$engine" --iodepth="$qd" --runtime="${runtime_ms}ms" \
+		--time_based --norandommap --randrepeat=0 \
+		--output-format=json --output="$tmp/fio.$qd" 2>"$tmp/fio.$qd.err" &
+	fio_pid=$!
+	rc=0
+	wait "$fio_pid" || rc=$?
+	fio_pid=
+	kill -INT "$ts_pid"
+	wait "$ts_pid" || die 1 "truestat ended with status $? at depth $qd"
+	ts_pid=
+	((rc == 0)) || die 1 "fio failed at depth $qd: $(grep -v '^$' "$tmp/fio.$qd.err" | tail -1)"
+	printf '%s: depth %d done\n' "$ME" "$qd" >&2
+done
+
+python3 - "$HERE" "$tmp" "$disk" "$rw" "$bs" "$runtime" "$what" "$svg" "$json" "${depths[@]}" <<'EOF'
+import importlib.util, json, math, sys
+
+here, tmp, disk, rw, bs, runtime, what, svg, jout = sys.argv[1:10]
+depths = [int(d) for d in sys.argv[10:]]
+op = 'read' if rw == 'randread' else 'write'
+GROWTH, SATURATION = 1.20, 3.0   # user/curve.h: the rules of --depth
+
+def fio_iops(path):
+    # fio may print warnings before its JSON
+    text = open(path).read()
+    job = json.loads(text[text.index('{'):])['jobs'][0]
+    return job[op]['iops'], job[op]['total_ios']
+
+def ts_step(path):
+    docs = [json.loads(l) for l in open(path) if l.strip()]
+    tot = [d for d in docs if d['type'] == 'totals']
+    for d in (tot[-1]['devices'] if tot else []):
+        if d['device'] == disk:
+            return d
+    return None
+
+def upper(lo):
+    # include/hist.h: 16 buckets per power of two from 32 ns, 1 ns below
+    return lo + 1 if lo < 32 else lo + (1 << (lo.bit_length() - 5))
+
+def quantile(buckets, q):
+    # user/histogram.c's ts_hist_quantile, over [[lower bound ns, count], ...]
+    n = sum(c for _, c in buckets)
+    if not n:
+        return None
+    rank, seen = max(1, math.ceil(q * n)), 0
+    for lo, c in buckets:
+        if seen + c < rank:
+            seen += c
+            continue
+        return (lo + (upper(lo) - lo) * (rank - seen) / c) / 1e6
+
+rows = []
+for qd in depths:
+    iops, ios = fio_iops('%s/fio.%d' % (tmp, qd))
+    d = ts_step('%s/ts.%d' % (tmp, qd))
+    o = (d or {}).get('ops', {}).get(op)
+    c = (d or {}).get('concurrency', {})
+    pct = (o or {}).get('percentiles_ms', {}).get('service', {})
+    busy = c.get('busy_pct') or 0
+    rows.append({
+        'depth': qd, 'iops': iops, 'fio_ios': ios,
+        'ios': o['ios'] if o else 0, 'missed': o['missed'] if o else 0,
+        'service_mean_ms': o and o['service_ms'],
+        # p95 is not among -j's percentiles: from -H's histogram, as truestat
+        # takes its own
+        'service_p95_ms': o and quantile(o['histograms']['service_ns'], 0.95),
+        'service_p99_ms': pct.get('p99'),
+        'queue_ms': o and o['queue_ms'],
+        'concurrency': c['mean'] * 100 / busy if busy else None,
+        'busy_pct': busy,
+    })
+
+# the knee: the same rules as truestat --depth, over the offered depths
+par = None; still = False; gain = {}
+for a, b in zip(rows, rows[1:]):
+    if not (a['iops'] and b['iops']):
+        continue
+    g = (b['iops'] / a['iops']) ** (1 / math.log2(b['depth'] / a['depth']))
+    gain[b['depth']] = g
+    if par is None and g < GROWTH:
+        par = a
+if par is None and len(rows) > 1:
+    par, still = rows[-1], True
+sat = None
+base = rows[0]['service_p95_ms']
+if rows[0]['depth'] == 1 and base:
+    for r in rows[1:]:
+        if r['service_p95_ms'] and r['service_p95_ms'] > SATURATION * base:
+            sat = r
+            break
+
+def f(v, spec):
+    return spec % v if v is not None else '-'
+
+print('%s: %s, %s %s, %s s per depth' % (disk, what, rw, bs, runtime))
+print('%5s %10s %7s %11s %10s %10s %10s %6s' % ('DEPTH', 'IOPS', 'GAIN', 'SVC_MEAN_ms', 'SVC_P95_ms',
+      'SVC_P99_ms', 'QUEUE_ms', 'CONC'))
+for r in rows:
+    g = gain.get(r['depth'])
+    print('%5d %10.1f %7s %11s %10s %10s %10s %6s' % (
+        r['depth'], r['iops'], f(g and (g - 1) * 100, '%+.0f%%'),
+        f(r['service_mean_ms'], '%.3f'), f(r['service_p95_ms'], '%.3f'),
+        f(r['service_p99_ms'], '%.3f'), f(r['queue_ms'], '%.3f'), f(r['concurrency'], '%.2f')))
+if par is None:
+    print('  parallelism: unknown (one depth only)')
+elif still:
+    print('  parallelism: %d or more: IOPS still grows by +20%% or more per doubling at depth %d (%.1f IOPS)'
+          % (par['depth'], par['depth'], par['iops']))
+else:
+    nxt = rows[rows.index(par) + 1]
+    print('  parallelism: %d: beyond depth %d IOPS grows less than +20%% per doubling (%+.0f%% to %d); %.1f IOPS there'
+          % (par['depth'], par['depth'], (gain[nxt['depth']] - 1) * 100, nxt['depth'], par['iops']))
+if not base:
+    print('  saturation: unknown (no service time at depth 1)')
+elif sat:
+    print("  saturation: from depth %d: p95 service %.3f ms > 3x depth 1's %.3f ms"
+          % (sat['depth'], sat['service_p95_ms'], base))
+else:
+    print("  saturation: none seen (no depth's p95 service above 3x depth 1's %.3f ms)" % base)
+for r in rows:
+    if r['missed']:
+        print('  depth %d: %d completions unseen by truestat (not in its figures); CONC there reads high'
+              % (r['depth'], r['missed']))
+    if not r['ios']:
+        print('  depth %d: truestat saw no %s on %s' % (r['depth'], op, disk))
+print('  GAIN: IOPS growth per doubling from the depth before; CONC: truestat\'s mean '
+      'in-device depth while busy; service and queue times: truestat\'s, per step')
+
+if jout:
+    with open(jout, 'w') as fh:
+        json.dump({'device': disk, 'target': what, 'rw': rw, 'bs': bs, 'runtime_s': float(runtime),
+                   'steps': rows,
+                   'parallelism': par and par['depth'], 'still_growing': still,
+                   'parallelism_iops': par and par['iops'],
+                   'saturation': sat and sat['depth'],
+                   'depth1_p95_ms': base}, fh, indent=1)
+        fh.write('\n')
+if svg:
+    spec = importlib.util.spec_from_file_location('curve_svg', here + '/curve-svg.py')
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    m.plot([{'x': r['depth'], 'label': str(r['depth']), 'iops': r['iops'],
+             'p99_ms': r['service_p99_ms'], 'p95_ms': r['service_p95_ms']} for r in rows],
+           svg, '%s: knee (fio %s %s, %s s per depth)' % (disk, rw, bs, runtime),
+           'IOPS from fio; service time from truestat; target %s' % what,
+           par and (par['depth'], 'parallelism: %d%s' % (par['depth'], ' (still growing)' if still else '')),
+           sat and (sat['depth'], 'saturation: %d' % sat['depth']),
+           x_name='offered depth (fio iodepth)')
+EOF
