@@ -6,6 +6,11 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need valgrind fio curl
+# a SANITIZE=1 build runs under ASan already, which valgrind cannot host
+if ldd "$TRUESTAT" | grep -q libasan; then
+	echo "SKIP: truestat is built with sanitizers (make SANITIZE=1)"
+	exit 77
+fi
 
 loop_new 64
 dev=$LOOP
