@@ -132,6 +132,19 @@ static int add_device(struct ts_opts *o, const char *name, char *err, int errlen
 	return 0;
 }
 
+/* "--depth=3": a known flag that takes no value was given one. */
+static int flag_with_value(const char *arg, char *err, int errlen)
+{
+	char name[32];
+	int len = strchr(arg, '=') - arg;
+
+	if (len >= (int)sizeof(name))
+		len = sizeof(name) - 1;
+	memcpy(name, arg, len);
+	name[len] = 0;
+	return fail(err, errlen, "option '%s' takes no value", name);
+}
+
 int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		  int errlen)
 {
@@ -179,11 +192,19 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			o->depth = true;
 			break;
 		case 'P':
+			if (o->prometheus)
+				return fail(err, errlen,
+					    "option '--prometheus' given twice (%s)",
+					    "one address only");
 			if (ts_http_parse_addr(optarg, &ss, &sslen, err, errlen))
 				return -1;
 			o->prometheus = optarg;
 			break;
 		case 'M':
+			if (o->heatmap)
+				return fail(err, errlen,
+					    "option '--heatmap' given twice (%s)",
+					    "one file only");
 			if (!*optarg)
 				return fail(err, errlen,
 					    "bad --heatmap '%s': needs a file name",
@@ -219,6 +240,9 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 				return fail(err, errlen,
 					    "bad interval or count '%s': must be positive",
 					    argv[at]);
+			if (optopt && !strncmp(argv[at], "--", 2) &&
+			    strchr(argv[at], '='))
+				return flag_with_value(argv[at], err, errlen);
 			return fail(err, errlen,
 				    "unknown option '%s' (see truestat --help)",
 				    argv[at]);

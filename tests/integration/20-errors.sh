@@ -36,6 +36,19 @@ expect unknown_device 2 "unknown device 'nosuchdisk' (disks: " -- $T -d nosuchdi
 check_cmd unknown_device_lists_disks "the message names the disks that exist" \
 	grep -q "$(ls /sys/block | head -1)" "$tmp/err"
 
+# Each option that takes a value: malformed, empty, out of range, repeated.
+expect flag_with_value 2 "option '--depth' takes no value" -- $T --depth=3
+expect bad_hist 2 "bad --hist 'coarse': only --hist=fine" -- $T --hist=coarse 1 1
+expect bad_prometheus_port 2 "bad --prometheus '0': port must be 1 to 65535" -- $T --prometheus=0
+expect bad_prometheus_empty 2 "bad --prometheus '': port must be 1 to 65535" -- $T --prometheus=
+expect bad_prometheus_huge 2 "bad --prometheus '99999': port must be 1 to 65535" -- $T --prometheus=99999
+expect bad_prometheus_host 2 "not a numeric IPv4 or IPv6 address" -- $T --prometheus=localhost:80
+expect prometheus_without_value 2 "option '--prometheus' needs a value" -- $T --prometheus
+expect prometheus_twice 2 "option '--prometheus' given twice" -- $T --prometheus=9101 --prometheus=9102
+expect heatmap_without_interval 2 "--heatmap needs an interval" -- $T --heatmap="$tmp/h.svg"
+expect heatmap_empty 2 "bad --heatmap '': needs a file name" -- $T --heatmap= 1
+expect heatmap_unwritable 1 "$tmp/none/h.svg" -- $T --heatmap="$tmp/none/h.svg" 0.2 1
+
 # Not root: the capabilities that are missing are named.
 install -m 0755 "$T" "$tmp/truestat"
 expect not_root 1 "needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON)" -- \

@@ -153,6 +153,32 @@ static void test_bad_usage(void **state)
 	FAILS("option '-d' needs a value", "-d");
 	FAILS("option '-d' needs a value", "1", "-d");
 	FAILS("option '--device' needs a value", "--device");
+	FAILS("option '--depth' takes no value", "--depth=3");
+	FAILS("option '--json' takes no value", "--json=", "1");
+	FAILS("unknown option '--bogus=1' (see truestat --help)", "--bogus=1");
+}
+
+/* The options with values: malformed, empty, out of range, repeated. */
+static void test_bad_option_values(void **state)
+{
+	FAILS("bad --hist 'coarse': only --hist=fine", "--hist=coarse");
+	FAILS("bad --hist '': only --hist=fine", "--hist=");
+	FAILS("bad --prometheus '0': port must be 1 to 65535", "--prometheus=0");
+	FAILS("bad --prometheus '': port must be 1 to 65535", "--prometheus=");
+	FAILS("bad --prometheus '65536': port must be 1 to 65535",
+	      "--prometheus=65536");
+	FAILS("bad --prometheus 'x': port must be 1 to 65535", "--prometheus=x");
+	FAILS("bad --prometheus 'localhost:80': not a numeric IPv4 or IPv6 address",
+	      "--prometheus=localhost:80");
+	FAILS("option '--prometheus' needs a value", "--prometheus");
+	FAILS("option '--prometheus' given twice (one address only)",
+	      "--prometheus=9101", "--prometheus=9102");
+	FAILS("bad --heatmap '': needs a file name", "--heatmap=", "1");
+	FAILS("option '--heatmap' given twice (one file only)", "--heatmap=a.svg",
+	      "--heatmap=b.svg", "1");
+	FAILS("--heatmap needs an interval: its columns are the interval "
+	      "reports (e.g. truestat --heatmap=a.svg 1)",
+	      "--heatmap=a.svg");
 }
 
 static void test_bad_device(void **state)
@@ -214,7 +240,7 @@ static void test_version(void **state)
 	/* and is parsed wherever it stands */
 	assert_int_equal(PARSE("1", "2", "-V"), 0);
 	assert_true(o.version);
-	FAILS("unknown option '--version=1' (see truestat --help)", "--version=1");
+	FAILS("option '--version' takes no value", "--version=1");
 	assert_int_equal(PARSE("-j"), 0);
 	assert_false(o.version);
 	assert_non_null(strstr(ts_usage, "  -V, --version "));
@@ -260,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_bad_count),
 		cmocka_unit_test(test_bad_usage),
 		cmocka_unit_test(test_bad_device),
+		cmocka_unit_test(test_bad_option_values),
 		cmocka_unit_test(test_too_many_devices),
 		cmocka_unit_test(test_short_err_buffer),
 		cmocka_unit_test(test_version),
