@@ -4,14 +4,19 @@
 #
 # Sets up a fast device (loop on a /dev/shm file, direct I/O), then for each
 # tracer runs fio without and with it, PAIRS times, the order alternating so
-# that drift of the machine cancels. Prints per tracer: the median IOPS ratio
-# traced/untraced (pair by pair), the BPF time per I/O from bpf_stats
-# (run_time_ns summed over the tracer's programs / I/Os the device completed),
-# ns per call of each program, and truestat's own CPU. A benchmark, not a
-# test: it exits non-zero only when it could not run.
+# that drift of the machine cancels, with bpf_stats off (its two clock reads
+# per program run are not what a user pays). Then COST_RUNS runs of each BPF
+# tracer with bpf_stats on, and of truestat with programs that return at
+# once (truestat-empty): what bpf_stats reports for a program that does
+# nothing is the floor of its measurement on this machine. Prints per
+# tracer: the median IOPS ratio traced/untraced (pair by pair), truestat's
+# own CPU, the BPF time per I/O (run_time_ns summed over the tracer's
+# programs / I/Os the device completed), the same above the floor, and ns
+# per call of each program. A benchmark, not a test: it exits non-zero only
+# when it could not run.
 #
 #	bench/overhead.sh [TRACER...]	default: every tracer found
-#	PAIRS=5 RUNTIME=5 IODEPTH=32 BS=4k	knobs (environment)
+#	PAIRS=5 COST_RUNS=3 RUNTIME=5 IODEPTH=32 BS=4k	knobs (environment)
 #
 # Tracers: truestat, truestat-raw_tp, biolatency, biolatency-Q (libbpf-tools,
 # Debian package libbpf-tools), blk (the kernel's ftrace blk tracer: what
@@ -20,6 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PAIRS=${PAIRS:-5}
+COST_RUNS=${COST_RUNS:-3}
 RUNTIME=${RUNTIME:-5}
 IODEPTH=${IODEPTH:-32}
 BS=${BS:-4k}
@@ -56,7 +62,7 @@ dd if=/dev/zero of="$loopdev" bs=1M count=1024 oflag=direct status=none
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 undo+=("sysctl -qw kernel.bpf_stats_enabled=$old_stats")
-sysctl -qw kernel.bpf_stats_enabled=1
+sysctl -qw kernel.bpf_stats_enabled=0
 
 prog_ids() { bpftool prog show -j | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))'; }
 
@@ -67,6 +73,7 @@ start_tracer() {
 	case $1 in
 	truestat) "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
+	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	biolatency) biolatency 3600 >/dev/null 2>"$work/err" & ;;
 	biolatency-Q) biolatency -Q 3600 >/dev/null 2>"$work/err" & ;;
 	blk) blk_on; TRACER_PID=; return ;;
@@ -118,9 +125,12 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # TOOL's run); appends a line to $work/runs
 run() {
 	local tracer=$1 pair=$2 r0 r1 t0 t1 c0=0 c1=0 iops progs=-
-	local known
+	local known mine
 	known=$(prog_ids)
 	[[ $tracer != none ]] && start_tracer "$tracer" "$(wc -w <<<"$known")"
+	# its programs: those that appeared while it started (not any that
+	# another process loads later)
+	mine=$(comm -13 <(tr ' ' '\n' <<<"$known" | sort) <(prog_ids | tr ' ' '\n' | sort) | tr '\n' ' ')
 	[[ $tracer == truestat* ]] && c0=$(cpu_ticks "$TRACER_PID")
 	r0=$(reads)
 	t0=$(date +%s.%N)
@@ -130,13 +140,13 @@ run() {
 		'import json,sys; print(json.load(sys.stdin)["jobs"][0]["read"]["iops"])')
 	t1=$(date +%s.%N)
 	r1=$(reads)
-	if [[ $tracer != none && $tracer != blk ]]; then
+	if [[ $3 == cost ]]; then
 		progs=$(bpftool prog show -j | python3 -c '
 import json, sys
-known = set(sys.argv[1].split())
+mine = set(sys.argv[1].split())
 out = ["%s:%d:%d" % (p["name"], p.get("run_time_ns", 0), p.get("run_cnt", 0))
-       for p in json.load(sys.stdin) if str(p["id"]) not in known]
-print(",".join(out) or "-")' "$known")
+       for p in json.load(sys.stdin) if str(p["id"]) in mine]
+print(",".join(out) or "-")' "$mine")
 	fi
 	[[ $tracer == truestat* ]] && c1=$(cpu_ticks "$TRACER_PID")
 	[[ $tracer != none ]] && stop_tracer "$tracer"
@@ -156,12 +166,24 @@ base_progs=$(prog_ids | wc -w)
 ((base_progs == 0)) || echo "note: $base_progs BPF programs already loaded; figures include their cost" >&2
 
 echo "fio ${BS} random reads, io_uring, iodepth $IODEPTH, ${RUNTIME} s per run, $PAIRS pairs per tracer, on $dev (loop on /dev/shm, direct I/O)"
+echo "IOPS, bpf_stats off:"
 for ((pair = 1; pair <= PAIRS; pair++)); do
 	for t in "${tracers[@]}"; do
 		if ((pair % 2)); then run none "$pair" "$t"; run "$t" "$pair" "$t"
 		else run "$t" "$pair" "$t"; run none "$pair" "$t"; fi
 	done
 done
+
+# BPF time, bpf_stats on: each BPF tracer, and the floor (empty programs)
+costed=()
+for t in "${tracers[@]}"; do [[ $t != blk ]] && costed+=("$t"); done
+((${#costed[@]} == 0)) || costed+=(truestat-empty)
+((${#costed[@]} == 0)) || echo "BPF time, bpf_stats on:"
+sysctl -qw kernel.bpf_stats_enabled=1
+for ((i = 1; i <= COST_RUNS; i++)); do
+	for t in "${costed[@]}"; do run "$t" "$i" cost; done
+done
+sysctl -qw kernel.bpf_stats_enabled=0
 
 python3 "$ROOT/bench/summarize.py" "$work/runs" "$(getconf CLK_TCK)" "${tracers[@]}"
 echo

@@ -29,22 +29,36 @@ def med(xs):
 
 
 def summarize(runs, tool, hz):
-    traced = [r for r in runs if r["tracer"] == tool]
+    """IOPS from the pairs (bpf_stats off), BPF time from the cost runs."""
+    traced = [r for r in runs if r["tracer"] == tool and r["tool"] == tool]
     base = {r["pair"]: r for r in runs if r["tracer"] == "none" and r["tool"] == tool}
     ratios = [r["iops"] / base[r["pair"]]["iops"] for r in traced if r["pair"] in base]
-    per_io = [sum(ns for _, ns, _ in r["progs"]) / r["ios"]
-              for r in traced if r["progs"] and r["ios"]]
+    cpu = [100.0 * r["ticks"] / hz / r["secs"] for r in traced if r["tracer"].startswith("truestat")]
+    row = dict(tool=tool, n=len(ratios), base=med([b["iops"] for b in base.values()]),
+               traced=med([r["iops"] for r in traced]), ratio=med(ratios),
+               lo=min(ratios, default=float("nan")), hi=max(ratios, default=float("nan")),
+               cpu=med(cpu))
+    row.update(cost(runs, tool))
+    return row
+
+
+def cost(runs, tool):
+    """Median BPF ns per I/O, programs run per I/O and ns per call, per program."""
+    costed = [r for r in runs if r["tracer"] == tool and r["tool"] == "cost"
+              and r["progs"] and r["ios"]]
+    per_io = [sum(ns for _, ns, _ in r["progs"]) / r["ios"] for r in costed]
+    # the sweep runs once per report, not per I/O: left out of runs and floor
+    hot = [[(ns, cnt) for name, ns, cnt in r["progs"] if not name.endswith("sweep")]
+           for r in costed]
+    runs_per_io = [sum(cnt for _, cnt in h) / r["ios"] for h, r in zip(hot, costed)]
+    per_call = [sum(ns for ns, _ in h) / max(1, sum(cnt for _, cnt in h)) for h in hot]
     calls = {}
-    for r in traced:
+    for r in costed:
         for name, ns, cnt in r["progs"]:
             if cnt:
                 calls.setdefault(name, []).append(ns / cnt)
-    cpu = [100.0 * r["ticks"] / hz / r["secs"] for r in traced if r["tracer"].startswith("truestat")]
-    return dict(tool=tool, n=len(ratios), base=med([b["iops"] for b in base.values()]),
-                traced=med([r["iops"] for r in traced]), ratio=med(ratios),
-                lo=min(ratios, default=float("nan")), hi=max(ratios, default=float("nan")),
-                per_io=med(per_io), calls={k: med(v) for k, v in calls.items()},
-                cpu=med(cpu))
+    return dict(per_io=med(per_io), runs_per_io=med(runs_per_io), per_call=med(per_call),
+                calls={k: med(v) for k, v in calls.items()})
 
 
 def fmt(x, spec):
@@ -55,14 +69,34 @@ def main():
     runs = parse(sys.argv[1])
     hz = int(sys.argv[2])
     rows = [summarize(runs, t, hz) for t in sys.argv[3:]]
+    floor = cost(runs, "truestat-empty")["per_call"]
+    ref = {r["tool"]: r for r in rows}.get("biolatency")
     print()
-    print("| tracer | IOPS untraced | IOPS traced | traced/untraced (min-max) | BPF ns per I/O | CPU of its process |")
-    print("|---|---|---|---|---|---|")
+    print("| tracer | IOPS untraced | IOPS traced | traced/untraced (min-max) | CPU of its process |")
+    print("|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %s | %s | %s (%s-%s) | %s | %s |" % (
+        print("| %s | %s | %s | %s (%s-%s) | %s |" % (
             r["tool"], fmt(r["base"], ".0f"), fmt(r["traced"], ".0f"),
             fmt(r["ratio"], ".3f"), fmt(r["lo"], ".3f"), fmt(r["hi"], ".3f"),
-            fmt(r["per_io"], ".0f"), fmt(r["cpu"], ".2f") + "%" if r["cpu"] == r["cpu"] else "-"))
+            fmt(r["cpu"], ".2f") + "%" if r["cpu"] == r["cpu"] else "-"))
+    print()
+    print("BPF time (bpf_stats on). The floor: %s ns per program run, what bpf_stats"
+          % fmt(floor, ".0f"))
+    print("shows for truestat's programs emptied (trampoline and its own clock reads).")
+    print()
+    print("| tracer | BPF ns per I/O | program runs per I/O | above the floor | vs biolatency (above the floor) |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        if r["per_io"] != r["per_io"]:
+            continue
+        above = r["per_io"] - floor * r["runs_per_io"]
+        r["above"] = above
+        vs = "-"
+        if ref and ref.get("per_io") == ref.get("per_io"):
+            ref_above = ref["per_io"] - floor * ref["runs_per_io"]
+            vs = "%.2f (%.2f)" % (r["per_io"] / ref["per_io"], above / ref_above)
+        print("| %s | %s | %s | %s | %s |" % (r["tool"], fmt(r["per_io"], ".0f"),
+              fmt(r["runs_per_io"], ".2f"), fmt(above, ".0f"), vs))
     print()
     print("BPF ns per call, by program (median over runs; programs that never ran left out):")
     for r in rows:

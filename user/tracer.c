@@ -104,6 +104,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	}
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
+	skel->rodata->bench_empty = o->bench_empty;
 	if (o->test_rq_slots)
 		skel->rodata->rq_mask = o->test_rq_slots - 1;
 	*error = -truestat_bpf__load(skel);

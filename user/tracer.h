@@ -18,6 +18,7 @@ struct ts_tracer_opts {
 	bool verbose;	      /* libbpf's messages on stderr */
 	bool test_verifier_failure; /* make the load fail (tests) */
 	unsigned int test_rq_slots; /* shrink the request table (tests), 0: no */
+	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
 };

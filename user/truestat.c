@@ -271,6 +271,8 @@ int main(int argc, char **argv)
 	/* for tests of the error path: the verifier rejects one program */
 	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
 	topts.test_rq_slots = test_rq_slots();
+	/* for bench/overhead.sh: the cost of programs that do nothing */
+	topts.bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
 
 	if (o.heatmap && !(hm = ts_heatmap_open(o.heatmap, o.interval_s, err,
 						sizeof(err))))
