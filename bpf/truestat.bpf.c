@@ -555,7 +555,6 @@ static __always_inline void depth_hist_add(u32 slot, u8 depth_class,
 	barrier_var(c);
 	if (!h || c >= TS_DEPTH_CLASSES || b >= TS_HIST_SLOTS)
 		return;
-	__sync_fetch_and_add(&h->completions[c], 1);
 	__sync_fetch_and_add(&h->service[c][b], 1);
 }
 

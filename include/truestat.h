@@ -122,11 +122,12 @@ struct ts_hist {
  * ARRAY depth_hists (mmapable), index = ts_dev_state.hist_slot - 1.
  * Counters are 32 bits (27 KB a disk): userspace takes differences modulo
  * 2^32, right while fewer than 4 billion land in one bucket per report.
+ * The completions of a class are the sum of its buckets (one atomic add
+ * per I/O fewer).
  */
 #define TS_DEPTH_CLASSES 12
 
 struct ts_depth_hist {
-	__u32 completions[TS_DEPTH_CLASSES];
 	__u32 service[TS_DEPTH_CLASSES][TS_HIST_SLOTS];
 };
 

@@ -76,9 +76,11 @@ static void fill_row(const struct ts_depth_hist *h, const __s64 *at_least,
 	r->time_s = ns > 0 ? ns / 1e9 : 0;
 	r->share = r->time_s * 1e9 / span_ns;
 	r->mean_depth = mean_depth(at_least, r->lo, r->hi, ns);
-	r->completions = h->completions[c];
-	for (b = 0; b < TS_HIST_SLOTS; b++)
+	r->completions = 0;
+	for (b = 0; b < TS_HIST_SLOTS; b++) {
 		counts[b] = h->service[c][b];
+		r->completions += counts[b];
+	}
 	r->service_ms = hist_mean(counts) / 1e6;
 	r->iops = r->time_s > 0 && r->service_ms > 0 ?
 			  r->mean_depth / (r->service_ms / 1e3) : NAN;

@@ -27,7 +27,6 @@ static void spend(unsigned int d, double secs, __u64 svc)
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
 		if (ts_slot_level(slot) <= d)
 			at_least[slot] += secs * SEC;
-	h.completions[c] += n;
 	h.service[c][ts_hist_bucket(svc)] += n;
 }
 
