@@ -39,11 +39,16 @@ static double mean_depth(const __s64 *at_least, unsigned int lo,
 			 unsigned int hi, double ns)
 {
 	double sum = lo * at_least_ns(at_least, lo) -
-		     hi * at_least_ns(at_least, hi + 1);
+		     hi * at_least_ns(at_least, hi + 1), a;
 	unsigned int d;
 
-	for (d = lo + 1; d <= hi && d <= TS_LEVEL_MAX; d++)
-		sum += at_least_ns(at_least, d);
+	/* A never grows with d (ts_depth_repair): past its first 0, all are */
+	for (d = lo + 1; d <= hi && d <= TS_LEVEL_MAX; d++) {
+		a = at_least_ns(at_least, d);
+		if (a <= 0)
+			break;
+		sum += a;
+	}
 	return ns > 0 ? sum / ns : NAN;
 }
 
