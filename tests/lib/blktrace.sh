@@ -11,6 +11,8 @@
 #	blk_trace_start DEV OUTDIR	trace DEV (loop0, vdb: a name in /sys/class/block)
 #	blk_trace_stop			drain, restore tracefs, blkparse + btt (idempotent,
 #					fine from an EXIT trap)
+#	blk_trace_abort			the tracer off and tracefs restored, no
+#					blkparse/btt (for a trap; idempotent)
 #	blk_btt_summary OUTDIR		key=value lines (see below)
 #
 # Needs root, blkparse, btt, cc.  Only one trace at a time (the blk tracer is
@@ -159,6 +161,14 @@ blk_trace_stop() {
 	LC_ALL=C blkparse -i - -d "$out/trace.bin" -f '' <"$out/renum.bin" \
 		>"$out/blkparse.txt" || return 1
 	(cd "$out" && btt -i trace.bin -o btt -X -l btt -q btt -z btt >/dev/null) || return 1
+}
+
+blk_trace_abort() {
+	((_BLK_ACTIVE)) || return 0
+	# off first: the drain waits for an empty buffer
+	((_BLK_TRACING == 0)) || echo 0 >"/sys/class/block/$_BLK_DEV/trace/enable" || true
+	_BLK_TRACING=0
+	blk_trace_stop
 }
 
 # _blk_mean FILES...: "N MEAN_US" over btt's per-IO "time latency" files.
