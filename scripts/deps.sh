@@ -7,7 +7,8 @@ set -euo pipefail
 pkgs=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 	libcmocka-dev fio blktrace util-linux fdisk python3 curl prometheus
 	libclang-rt-14-dev libfuzzer-14-dev libfuse3-dev fuse3
-	python3-jsonschema groff-base valgrind libxml2-utils librsvg2-bin "$@")
+	python3-jsonschema groff-base valgrind libxml2-utils librsvg2-bin
+	sysstat libbpf-tools "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
