@@ -18,9 +18,10 @@
 #	bench/overhead.sh [TRACER...]	default: every tracer found
 #	PAIRS=5 COST_RUNS=3 RUNTIME=5 IODEPTH=32 BS=4k	knobs (environment)
 #
-# Tracers: truestat, truestat-raw_tp, biolatency, biolatency-Q (libbpf-tools,
-# Debian package libbpf-tools), blk (the kernel's ftrace blk tracer: what
-# blktrace uses; blktrace itself cannot open its relay files here).
+# Tracers: truestat, truestat-light (--light), truestat-raw_tp, biolatency,
+# biolatency-Q (libbpf-tools, Debian package libbpf-tools), blk (the
+# kernel's ftrace blk tracer: what blktrace uses; blktrace itself cannot open
+# its relay files here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -72,6 +73,7 @@ start_tracer() {
 	local i n
 	case $1 in
 	truestat) "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
+	truestat-light) "$ROOT/truestat" -v --light 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	biolatency) biolatency 3600 >/dev/null 2>"$work/err" & ;;
@@ -157,7 +159,7 @@ print(",".join(out) or "-")' "$mine")
 
 tracers=("$@")
 if ((${#tracers[@]} == 0)); then
-	tracers=(truestat truestat-raw_tp)
+	tracers=(truestat truestat-light truestat-raw_tp)
 	command -v biolatency >/dev/null && tracers+=(biolatency biolatency-Q)
 	[[ -d /sys/block/$dev/trace ]] && tracers+=(blk)
 fi

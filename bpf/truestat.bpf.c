@@ -21,6 +21,12 @@ const volatile bool test_verifier_failure = false;
  * in .rodata: when false, the verifier removes the branch.
  */
 const volatile bool bench_empty = false;
+/*
+ * --light: the block_bio_* programs are not attached; Q is the request's
+ * allocation time (rq->start_time_ns), so waits for a tag before the
+ * request existed are not in the queue time, and the OS queue is not seen.
+ */
+const volatile bool light = false;
 /* Slots of the request table in use, minus one: tests shrink it to fill it. */
 const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
 
@@ -454,6 +460,20 @@ static __always_inline void forget_request(u32 qid, u8 op, u64 issue_ns,
 			   estimated_end(qid, issue_ns, now));
 }
 
+/*
+ * --light: the kernel's own Q, when the request was allocated (after its
+ * tag). 0 when the kernel did not stamp it (no I/O accounting, no
+ * scheduler), or when it is not a time before @now.
+ */
+static __always_inline u64 queued_at_alloc(struct request *rq, bool direct,
+					   u64 now)
+{
+	u64 start_ns = 0;
+
+	LOAD(direct, start_ns, rq->start_time_ns);
+	return start_ns <= now ? start_ns : 0;
+}
+
 static __always_inline int on_issue(struct request *rq, bool direct)
 {
 	struct request_queue *q;
@@ -478,7 +498,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 		LOAD(direct, cmd_flags, rq->cmd_flags);
 		count_untracked(qid, op_of(cmd_flags));
 		LOAD(direct, bio, rq->bio);
-		if (bio)
+		if (bio && !light)
 			bio_leave(qid, (u64)bio, now);
 		return 0;
 	}
@@ -488,7 +508,11 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	LOAD(direct, bytes, rq->__data_len);
 	LOAD(direct, bio, rq->bio);
 	s->queued_ns = 0;
-	if (bio) { /* flush commands carry no bio: they never had a Q */
+	if (light) {
+		s->queued_ns = queued_at_alloc(rq, direct, now);
+		if (!s->queued_ns)
+			count_event(qid, TS_EV_NO_QUEUE_TIME);
+	} else if (bio) { /* flush commands carry no bio: they never had a Q */
 		s->queued_ns = bio_leave(qid, (u64)bio, now);
 		if (!s->queued_ns)
 			count_event(qid, TS_EV_NO_QUEUE_TIME);
@@ -585,7 +609,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	s = rq_slot((u64)rq, false, &stale);
 	if (!s) {
 		LOAD(direct, bio, rq->bio);
-		if (bio && bio_leave(qid, (u64)bio, now))
+		if (bio && !light && bio_leave(qid, (u64)bio, now))
 			count_event(qid, TS_EV_UNISSUED);
 		else if (!data_len)
 			count_event(qid, TS_EV_FLUSH_SEQ);
@@ -643,6 +667,8 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	queued_ns = s->queued_ns;
 	s->rq = 0;
 	depth_down(&st->in_device, st->device_level, now);
+	if (light) /* its start_time_ns stays: Q goes on from there */
+		return 0;
 	LOAD(direct, bio, rq->bio);
 	if (bio && queued_ns)
 		bio_enter(st, qid, (u64)bio, queued_ns, now);

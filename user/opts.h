@@ -16,6 +16,7 @@ struct ts_opts {
 	bool raw_tp; /* force the raw_tp fallback (for tests) */
 	int hist;    /* -H: 0 none, 1 folded to powers of two, 2 fine */
 	bool depth;  /* -D: the parallelism curve */
+	bool light;  /* -L: no bio programs; Q from the request's allocation */
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */
 	bool help;

@@ -26,11 +26,17 @@ static void put_op_row(FILE *f, const char *dev, const char *op,
 	put_ms(f, o->total_ms, 9);
 }
 
-static void put_device_columns(FILE *f, const struct ts_dev_report *d)
+/* @light: the OS queue was not followed (--light), OS_QD is unknown. */
+static void put_device_columns(FILE *f, const struct ts_dev_report *d,
+			       bool light)
 {
-	fprintf(f, " %6.2f %7s%u %6.2f %6.1f", d->device.mean,
-		d->device.max_exact ? "" : ">=", d->device.max, d->os.mean,
-		d->busy_pct);
+	fprintf(f, " %6.2f %7s%u", d->device.mean,
+		d->device.max_exact ? "" : ">=", d->device.max);
+	if (light)
+		fprintf(f, " %6s", "-");
+	else
+		fprintf(f, " %6.2f", d->os.mean);
+	fprintf(f, " %6.1f", d->busy_pct);
 	put_ms(f, d->svctm_ms, 8);
 	fputc('\n', f);
 }
@@ -246,6 +252,8 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		shown += r->dev[i].active;
 	fprintf(f, "%s  %s %.2f s", stamp, r->totals ? "totals over" : "interval",
 		r->span_s);
+	if (r->light)
+		fprintf(f, "  (--light: QUEUE from request allocation)");
 	if (!shown) {
 		fprintf(f, "  no I/O on the traced disks\n");
 		put_notes(f, r);
@@ -265,14 +273,14 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 				continue;
 			put_op_row(f, d->name, ts_op_names[op], &d->op[op]);
 			if (d->nops_active == 1) {
-				put_device_columns(f, d);
+				put_device_columns(f, d, r->light);
 				break;
 			}
 			put_blank_device_columns(f);
 		}
 		if (d->nops_active != 1) {
 			put_op_row(f, d->name, "all", &d->all);
-			put_device_columns(f, d);
+			put_device_columns(f, d, r->light);
 		}
 	}
 	put_stuck(f, r);
@@ -413,7 +421,7 @@ static void json_curve(struct tj *j, const struct ts_curve *c)
 }
 
 static void json_device(struct tj *j, const struct ts_dev_report *d,
-			int show_hist, bool show_curve)
+			int show_hist, bool show_curve, bool light)
 {
 	int op, e;
 
@@ -430,7 +438,10 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	json_op(j, "all", &d->all, NULL);
 	json_depth(j, "concurrency", &d->device, d->in_device_now);
 	tj_num(j, "oldest_in_device_s", d->oldest_age_s, 3);
-	json_depth(j, "os_queue", &d->os, d->in_os_now);
+	if (light)
+		tj_null(j, "os_queue");
+	else
+		json_depth(j, "os_queue", &d->os, d->in_os_now);
 	tj_obj(j, "iostat");
 	tj_num(j, "util_pct", d->busy_pct, 2);
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
@@ -457,10 +468,12 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_str(&j, "time", stamp);
 	tj_num(&j, "span_s", r->span_s, 6);
 	tj_u64(&j, "lost_events", r->lost_events);
+	tj_str(&j, "queue_from", r->light ? "request" : "bio");
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
-			json_device(&j, &r->dev[i], r->show_hist, r->show_curve);
+			json_device(&j, &r->dev[i], r->show_hist, r->show_curve,
+				    r->light);
 	tj_end_arr(&j);
 	tj_end_obj(&j);
 	tj_close(&j);

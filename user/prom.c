@@ -155,14 +155,16 @@ char *ts_prom_render(const struct ts_report *r, size_t *len)
 		   "Q->C: bio entered the block layer to completed");
 	PER_DEV(f, r, "truestat_device_inflight", "gauge",
 		"Requests inside the device now", d->in_device_now);
-	PER_DEV(f, r, "truestat_os_queued", "gauge",
-		"Bios and requests waiting in the OS now", d->in_os_now);
+	if (!r->light) /* --light: the OS queue is not followed */
+		PER_DEV(f, r, "truestat_os_queued", "gauge",
+			"Bios and requests waiting in the OS now", d->in_os_now);
 	PER_DEV(f, r, "truestat_device_inflight_seconds_total", "counter",
 		"Integral of the in-device depth over time: its rate is the mean concurrency",
 		d->device.mean * span);
-	PER_DEV(f, r, "truestat_os_queued_seconds_total", "counter",
-		"Integral of the OS queue depth over time: its rate is the mean OS queue depth",
-		d->os.mean * span);
+	if (!r->light)
+		PER_DEV(f, r, "truestat_os_queued_seconds_total", "counter",
+			"Integral of the OS queue depth over time: its rate is the mean OS queue depth",
+			d->os.mean * span);
 	PER_DEV(f, r, "truestat_device_busy_seconds_total", "counter",
 		"Time with at least one request in the device (iostat's %util is its rate)",
 		d->device.busy_share * span);

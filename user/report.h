@@ -66,6 +66,7 @@ struct ts_report {
 	bool totals; /* the whole run, not one interval */
 	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
 	bool show_curve; /* print the parallelism curve (--depth) */
+	bool light; /* --light: Q from request allocation, OS queue unknown */
 	double span_s;
 	__u64 lost_events;
 	int ndev;

@@ -76,6 +76,21 @@ static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
 	return 0;
 }
 
+/* The programs that follow bios before they become requests (Q). */
+static bool is_bio_program(const char *name)
+{
+	static const char *const bio_progs[] = {
+		"ts_bio_queue_", "ts_backmerge_", "ts_frontmerge_",
+		"ts_split_", "ts_bio_complete_",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(bio_progs) / sizeof(bio_progs[0]); i++)
+		if (!strncmp(name, bio_progs[i], strlen(bio_progs[i])))
+			return true;
+	return false;
+}
+
 /* Loads only the programs of set @set ("btf", "raw", "btf_q", "raw_q"). */
 static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 				     const char *set, int *error)
@@ -100,8 +115,10 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 
 		len = strlen(name);
 		bpf_program__set_autoload(prog, !strcmp(name, "ts_sweep") ||
-				(len > slen && !strcmp(name + len - slen, suffix)));
+				(len > slen && !strcmp(name + len - slen, suffix) &&
+				 !(o->light && is_bio_program(name))));
 	}
+	skel->rodata->light = o->light;
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	skel->rodata->bench_empty = o->bench_empty;

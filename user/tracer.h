@@ -19,6 +19,7 @@ struct ts_tracer_opts {
 	bool test_verifier_failure; /* make the load fail (tests) */
 	unsigned int test_rq_slots; /* shrink the request table (tests), 0: no */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
+	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
 };

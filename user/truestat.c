@@ -104,6 +104,7 @@ struct exporter {
 	const struct ts_snapshot *first;
 	struct ts_snapshot *now;
 	struct ts_report *report;
+	bool light; /* --light */
 };
 
 static char *render_metrics(void *ctx, size_t *len)
@@ -113,6 +114,7 @@ static char *render_metrics(void *ctx, size_t *len)
 	ts_tracer_snapshot(x->tracer, x->now);
 	ts_report_build(x->first, x->now, sys_name, x->report);
 	x->report->totals = true;
+	x->report->light = x->light;
 	return ts_prom_render(x->report, len);
 }
 
@@ -197,6 +199,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->totals = totals;
 	r->show_hist = o->hist;
 	r->show_curve = o->depth;
+	r->light = o->light;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else
@@ -231,6 +234,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	}
 	exporter.tracer = tracer;
 	exporter.first = first;
+	exporter.light = o->light;
 	exporter.now = calloc(1, sizeof(*exporter.now));
 	exporter.report = calloc(1, sizeof(*exporter.report));
 	if (!exporter.now || !exporter.report)
@@ -267,6 +271,7 @@ int main(int argc, char **argv)
 	topts.kdevs = kdevs;
 	topts.btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
 	topts.raw_tp = o.raw_tp;
+	topts.light = o.light;
 	topts.verbose = o.verbose;
 	/* for tests of the error path: the verifier rejects one program */
 	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");

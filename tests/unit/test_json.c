@@ -164,7 +164,8 @@ static const char check_py[] =
 	"assert len(lines) == 2 and lines[1] == \"\", lines\n"
 	"d = json.loads(lines[0])\n"
 	"assert list(d) == [\"type\", \"time\", \"span_s\", \"lost_events\","
-	" \"devices\"], list(d)\n"
+	" \"queue_from\", \"devices\"], list(d)\n"
+	"assert d[\"queue_from\"] == \"bio\"\n"
 	"assert d[\"type\"] == \"interval\"\n"
 	"assert d[\"time\"] == \"2023-11-14T22:13:20Z\"\n"
 	"assert d[\"span_s\"] == 2 and d[\"lost_events\"] == 0\n"
@@ -231,7 +232,7 @@ static void test_print_json_totals_empty(void **state)
 	assert_string_equal(done(f),
 			    "{\"type\":\"totals\",\"time\":\"2023-11-14T22:13:20Z\","
 			    "\"span_s\":12.500000,\"lost_events\":7,"
-			    "\"devices\":[]}\n");
+			    "\"queue_from\":\"bio\",\"devices\":[]}\n");
 }
 
 static void test_table_idle(void **state)
@@ -277,6 +278,28 @@ static void test_table_stuck(void **state)
 		"  warning: sda: 2 requests in the device, the oldest issued 12.3 s ago\n"));
 }
 
+/* --light: Q from request allocation says so; the OS queue is unknown. */
+static void test_light(void **state)
+{
+	static struct ts_report r;
+	FILE *f;
+
+	fill_report(&r);
+	r.light = true;
+	f = start();
+	ts_print_json(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "\"queue_from\":\"request\","));
+	assert_non_null(strstr(out, "\"os_queue\":null,"));
+	free(out);
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "  interval 2.00 s  (--light: QUEUE from request allocation)\n"));
+	/* CONC 1.00, CONC_MAX 2, OS_QD -, BUSY% 75.0 */
+	assert_non_null(strstr(out, "   1.00        2      -   75.0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +310,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_print_json_totals_empty, free_out),
 		cmocka_unit_test_teardown(test_table_idle, free_out),
 		cmocka_unit_test_teardown(test_table_stuck, free_out),
+		cmocka_unit_test_teardown(test_light, free_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

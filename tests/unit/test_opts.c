@@ -45,6 +45,7 @@ static void test_defaults(void **state)
 	assert_false(o.json);
 	assert_false(o.verbose);
 	assert_false(o.raw_tp);
+	assert_false(o.light);
 	assert_false(o.help);
 	assert_false(o.version);
 	assert_int_equal(o.ndevices, 0);
@@ -100,6 +101,12 @@ static void test_flags(void **state)
 
 	assert_int_equal(PARSE("-jv"), 0);
 	assert_true(o.json && o.verbose);
+	assert_false(o.light);
+
+	assert_int_equal(PARSE("-L", "1"), 0);
+	assert_true(o.light);
+	assert_int_equal(PARSE("-jL", "--light"), 0);
+	assert_true(o.light && o.json);
 
 	assert_int_equal(PARSE("-h"), 0);
 	assert_true(o.help);
@@ -154,6 +161,7 @@ static void test_bad_usage(void **state)
 	FAILS("option '-d' needs a value", "1", "-d");
 	FAILS("option '--device' needs a value", "--device");
 	FAILS("option '--depth' takes no value", "--depth=3");
+	FAILS("option '--light' takes no value", "--light=yes");
 	FAILS("option '--json' takes no value", "--json=", "1");
 	FAILS("unknown option '--bogus=1' (see truestat --help)", "--bogus=1");
 }
