@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "prom.h"
 
@@ -57,28 +58,11 @@ static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
 	fprintf(f, "} %llu\n", (unsigned long long)cum);
 }
 
-/* A counter or gauge per device and direction. */
-#define PER_OP(f, r, name, type, text, expr)                                 \
-	do {                                                                 \
-		int i_, op_;                                                 \
-		help(f, name, type, text);                                   \
-		for (i_ = 0; i_ < (r)->ndev; i_++)                           \
-			for (op_ = 0; op_ < TS_NR_OPS; op_++) {              \
-				const struct ts_dev_report *d = &(r)->dev[i_]; \
-				const struct ts_op_figures *o = &d->op[op_]; \
-				if (!o->ios && !o->missed)                   \
-					continue;                            \
-				fputs(name, f);                              \
-				labels(f, d, ts_op_names[op_]);              \
-				fprintf(f, "} %.17g\n", (double)(expr));     \
-			}                                                    \
-	} while (0)
-
-/* A counter or gauge per device. */
-#define PER_DEV(f, r, name, type, text, expr)                                \
+/* A gauge per device. */
+#define PER_DEV(f, r, name, text, expr)                                      \
 	do {                                                                 \
 		int i_;                                                      \
-		help(f, name, type, text);                                   \
+		help(f, name, "gauge", text);                                \
 		for (i_ = 0; i_ < (r)->ndev; i_++) {                         \
 			const struct ts_dev_report *d = &(r)->dev[i_];       \
 			fputs(name, f);                                      \
@@ -86,6 +70,41 @@ static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
 			fprintf(f, "} %.17g\n", (double)(expr));             \
 		}                                                            \
 	} while (0)
+
+/* A counter per device and direction: total[@first + op]. */
+static void per_op_counter(FILE *f, const struct ts_report *r,
+			   const struct ts_prom *p, const char *name,
+			   const char *text, int first)
+{
+	int i, op;
+
+	help(f, name, "counter", text);
+	for (i = 0; i < r->ndev; i++)
+		for (op = 0; op < TS_NR_OPS; op++) {
+			const struct ts_op_figures *o = &r->dev[i].op[op];
+
+			if (!o->ios && !o->missed)
+				continue;
+			fputs(name, f);
+			labels(f, &r->dev[i], ts_op_names[op]);
+			fprintf(f, "} %.17g\n", p->dev[i].total[first + op]);
+		}
+}
+
+/* A counter per device: total[@which]. */
+static void per_dev_counter(FILE *f, const struct ts_report *r,
+			    const struct ts_prom *p, const char *name,
+			    const char *text, int which)
+{
+	int i;
+
+	help(f, name, "counter", text);
+	for (i = 0; i < r->ndev; i++) {
+		fputs(name, f);
+		labels(f, &r->dev[i], NULL);
+		fprintf(f, "} %.17g\n", p->dev[i].total[which]);
+	}
+}
 
 static void histograms(FILE *f, const struct ts_report *r, int kind,
 		       const char *name, const char *text)
@@ -117,7 +136,8 @@ static void histograms(FILE *f, const struct ts_report *r, int kind,
 	}
 }
 
-static void events(FILE *f, const struct ts_report *r)
+static void events(FILE *f, const struct ts_report *r,
+		   const struct ts_prom *p)
 {
 	int i, e;
 
@@ -127,52 +147,110 @@ static void events(FILE *f, const struct ts_report *r)
 		for (e = 0; e < TS_NR_EVENTS; e++) {
 			fputs("truestat_events_total", f);
 			labels(f, &r->dev[i], NULL);
-			fprintf(f, ",event=\"%s\"} %llu\n", ts_event_names[e],
-				(unsigned long long)r->dev[i].events[e]);
+			fprintf(f, ",event=\"%s\"} %.17g\n", ts_event_names[e],
+				p->dev[i].total[TS_PROM_EVENTS + e]);
 		}
 }
 
-char *ts_prom_render(const struct ts_report *r, size_t *len)
+/* Disk @d's counters over the run so far, as computed now. */
+static void totals_now(const struct ts_dev_report *d, double span, double *t)
 {
-	double span = r->span_s;
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
+	int op, e;
 
-	if (!f)
+	for (op = 0; op < TS_NR_OPS; op++) {
+		t[TS_PROM_IOS + op] = d->op[op].ios;
+		t[TS_PROM_BYTES + op] = d->op[op].bytes;
+		t[TS_PROM_MISSED + op] = d->op[op].missed;
+	}
+	t[TS_PROM_INFLIGHT_S] = d->device.mean * span;
+	t[TS_PROM_OS_QUEUED_S] = d->os.mean * span;
+	t[TS_PROM_BUSY_S] = d->device.busy_share * span;
+	for (e = 0; e < TS_NR_EVENTS; e++)
+		t[TS_PROM_EVENTS + e] = d->events[e];
+}
+
+static const struct ts_prom_dev *printed(const struct ts_prom *p,
+					 const char *name)
+{
+	int i;
+
+	for (i = 0; i < p->ndev; i++)
+		if (!strcmp(p->dev[i].name, name))
+			return &p->dev[i];
+	return NULL;
+}
+
+/*
+ * @p->dev[i] becomes what to print for @r->dev[i]: each counter the larger
+ * of its total now and what was printed last (fmax also drops a NaN).
+ */
+static int hold(struct ts_prom *p, const struct ts_report *r)
+{
+	struct ts_prom_dev *next = calloc(r->ndev ?: 1, sizeof(*next));
+	double now[TS_PROM_NR];
+	int i, k;
+
+	if (!next)
+		return -1;
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_prom_dev *last = printed(p, r->dev[i].name);
+
+		snprintf(next[i].name, sizeof(next[i].name), "%s", r->dev[i].name);
+		if (last)
+			memcpy(next[i].total, last->total, sizeof(last->total));
+		totals_now(&r->dev[i], r->span_s, now);
+		for (k = 0; k < TS_PROM_NR; k++)
+			next[i].total[k] = fmax(next[i].total[k], now[k]);
+	}
+	memcpy(p->dev, next, r->ndev * sizeof(*next));
+	p->ndev = r->ndev;
+	p->lost_events = fmax(p->lost_events, r->lost_events);
+	free(next);
+	return 0;
+}
+
+#define MONOTONIC "; never goes down: a late repair is absorbed as it catches up"
+
+char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f;
+
+	if (hold(p, r) || !(f = open_memstream(&buf, len)))
 		return NULL;
-	PER_OP(f, r, "truestat_requests_total", "counter",
-	       "Requests completed", o->ios);
-	PER_OP(f, r, "truestat_bytes_total", "counter",
-	       "Bytes of the requests completed (size at issue)", o->bytes);
-	PER_OP(f, r, "truestat_missed_completions_total", "counter",
-	       "Requests completed without truestat seeing it (not in requests)",
-	       o->missed);
+	per_op_counter(f, r, p, "truestat_requests_total",
+		       "Requests completed", TS_PROM_IOS);
+	per_op_counter(f, r, p, "truestat_bytes_total",
+		       "Bytes of the requests completed (size at issue)",
+		       TS_PROM_BYTES);
+	per_op_counter(f, r, p, "truestat_missed_completions_total",
+		       "Requests completed without truestat seeing it (not in requests)",
+		       TS_PROM_MISSED);
 	histograms(f, r, 0, "truestat_queue_seconds",
 		   "Q->D: bio entered the block layer to request issued");
 	histograms(f, r, 1, "truestat_service_seconds",
 		   "D->C: request issued to the driver to completed");
 	histograms(f, r, 2, "truestat_total_time_seconds",
 		   "Q->C: bio entered the block layer to completed");
-	PER_DEV(f, r, "truestat_device_inflight", "gauge",
+	PER_DEV(f, r, "truestat_device_inflight",
 		"Requests inside the device now", d->in_device_now);
 	if (!r->light) /* --light: the OS queue is not followed */
-		PER_DEV(f, r, "truestat_os_queued", "gauge",
+		PER_DEV(f, r, "truestat_os_queued",
 			"Bios and requests waiting in the OS now", d->in_os_now);
-	PER_DEV(f, r, "truestat_device_inflight_seconds_total", "counter",
-		"Integral of the in-device depth over time: its rate is the mean concurrency",
-		d->device.mean * span);
+	per_dev_counter(f, r, p, "truestat_device_inflight_seconds_total",
+			"Integral of the in-device depth over time: its rate is the mean concurrency"
+			MONOTONIC, TS_PROM_INFLIGHT_S);
 	if (!r->light)
-		PER_DEV(f, r, "truestat_os_queued_seconds_total", "counter",
-			"Integral of the OS queue depth over time: its rate is the mean OS queue depth",
-			d->os.mean * span);
-	PER_DEV(f, r, "truestat_device_busy_seconds_total", "counter",
-		"Time with at least one request in the device (iostat's %util is its rate)",
-		d->device.busy_share * span);
-	events(f, r);
+		per_dev_counter(f, r, p, "truestat_os_queued_seconds_total",
+				"Integral of the OS queue depth over time: its rate is the mean OS queue depth"
+				MONOTONIC, TS_PROM_OS_QUEUED_S);
+	per_dev_counter(f, r, p, "truestat_device_busy_seconds_total",
+			"Time with at least one request in the device (iostat's %util is its rate)"
+			MONOTONIC, TS_PROM_BUSY_S);
+	events(f, r, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");
-	fprintf(f, "truestat_lost_events_total %llu\n",
-		(unsigned long long)r->lost_events);
+	fprintf(f, "truestat_lost_events_total %.17g\n", p->lost_events);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;

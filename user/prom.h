@@ -16,10 +16,43 @@
 #define TS_PROM_FIRST_EXP 10
 #define TS_PROM_PER_OCTAVE 4
 
+/* Where each counter of a disk is in struct ts_prom_dev.total. */
+enum {
+	TS_PROM_IOS = 0,				/* by op */
+	TS_PROM_BYTES = TS_PROM_IOS + TS_NR_OPS,	/* by op */
+	TS_PROM_MISSED = TS_PROM_BYTES + TS_NR_OPS,	/* by op */
+	TS_PROM_INFLIGHT_S = TS_PROM_MISSED + TS_NR_OPS,
+	TS_PROM_OS_QUEUED_S,
+	TS_PROM_BUSY_S,
+	TS_PROM_EVENTS,					/* by event */
+	TS_PROM_NR = TS_PROM_EVENTS + TS_NR_EVENTS,
+};
+
+/*
+ * What the exporter printed last: every *_total is the larger of the run's
+ * total now and what was printed before, so that none goes down. A late
+ * repair of the depth (README: completions never seen) lowers the run's
+ * integrals, and Prometheus would read that as a counter reset; the printed
+ * counter instead holds until the run's total catches up. A disk missing
+ * from a scrape is forgotten: if it comes back, its counters start again.
+ * Zeroed: nothing printed yet.
+ */
+struct ts_prom_dev {
+	char name[64];
+	double total[TS_PROM_NR];
+};
+
+struct ts_prom {
+	double lost_events;
+	int ndev;
+	struct ts_prom_dev dev[TS_MAX_QUEUES]; /* in the last report's order */
+};
+
 /*
  * @r must cover the run from its start (a totals report, with histograms):
- * counters and histograms are cumulative. malloc'd text, length in *len.
+ * counters and histograms are cumulative. @p remembers what was printed
+ * from one scrape to the next. malloc'd text, length in *len.
  */
-char *ts_prom_render(const struct ts_report *r, size_t *len);
+char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len);
 
 #endif

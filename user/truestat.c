@@ -104,6 +104,7 @@ struct exporter {
 	const struct ts_snapshot *first;
 	struct ts_snapshot *now;
 	struct ts_report *report;
+	struct ts_prom *printed; /* keeps the counters from going down */
 	bool light; /* --light */
 };
 
@@ -115,7 +116,7 @@ static char *render_metrics(void *ctx, size_t *len)
 	ts_report_build(x->first, x->now, sys_name, x->report);
 	x->report->totals = true;
 	x->report->light = x->light;
-	return ts_prom_render(x->report, len);
+	return ts_prom_render(x->printed, x->report, len);
 }
 
 static struct exporter exporter;
@@ -237,7 +238,8 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.light = o->light;
 	exporter.now = calloc(1, sizeof(*exporter.now));
 	exporter.report = calloc(1, sizeof(*exporter.report));
-	if (!exporter.now || !exporter.report)
+	exporter.printed = calloc(1, sizeof(*exporter.printed));
+	if (!exporter.now || !exporter.report || !exporter.printed)
 		die(EXIT_FAILURE, "out of memory");
 }
 
@@ -341,7 +343,7 @@ int main(int argc, char **argv)
 		rc = EXIT_FAILURE;
 	}
 	ts_httpd_close(exporter.httpd);
-	free(exporter.now), free(exporter.report);
+	free(exporter.now), free(exporter.report), free(exporter.printed);
 	ts_tracer_close(tracer);
 	free(first), free(prev), free(cur), free(gone), free(report);
 	return rc;

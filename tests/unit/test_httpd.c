@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The exporter's request parsing and address parsing (user/httpd.c). */
+/*
+ * The exporter: its request parsing and address parsing (user/httpd.c),
+ * and the counters of its exposition (user/prom.c).
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <cmocka.h>
 
 #include "httpd.h"
+#include "prom.h"
 
 static int route(const char *req, int *status)
 {
@@ -97,12 +103,88 @@ static void test_addresses(void **state)
 	assert_int_equal(ts_http_parse_addr("1.2.3.4:x", &ss, &len, err, sizeof(err)), -1);
 }
 
+/* The value of the series @series (name and labels) in @text, or -1. */
+static double series_value(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+	const char *line;
+
+	for (line = text; line; line = strchr(line, '\n'), line += !!line)
+		if (!strncmp(line, series, n) && line[n] == ' ')
+			return strtod(line + n + 1, NULL);
+	return -1;
+}
+
+/* One disk, sda, that read @ios requests in @span_s at depth @mean. */
+static void one_disk(struct ts_report *r, double span_s, __u64 ios,
+		     double mean, double busy_share)
+{
+	struct ts_dev_report *d = &r->dev[0];
+
+	r->totals = true;
+	r->span_s = span_s;
+	r->ndev = 1;
+	snprintf(d->name, sizeof(d->name), "sda");
+	d->op[0].ios = ios;
+	d->device.mean = mean;
+	d->device.busy_share = busy_share;
+	d->os.mean = mean / 2;
+}
+
+static char *render(struct ts_prom *p, struct ts_report *r)
+{
+	size_t len;
+	char *text = ts_prom_render(p, r, &len);
+
+	assert_non_null(text);
+	return text;
+}
+
+/*
+ * A late repair takes a request out of the depth at an estimated earlier
+ * end: the second scrape's integrals are lower than the first's. What is
+ * printed must not go down (Prometheus would read a counter reset), and
+ * must go up again once the run's totals pass what was printed.
+ */
+static void test_counters_never_go_down(void **state)
+{
+	static const char *const names[] = {
+		"truestat_device_inflight_seconds_total{device=\"sda\"}",
+		"truestat_os_queued_seconds_total{device=\"sda\"}",
+		"truestat_device_busy_seconds_total{device=\"sda\"}",
+	};
+	struct ts_report *r = calloc(1, sizeof(*r));
+	struct ts_prom *p = calloc(1, sizeof(*p));
+	double first[3];
+	char *a, *b, *c;
+	int i;
+
+	assert_non_null(r);
+	assert_non_null(p);
+	one_disk(r, 10.0, 1000, 4.0, 0.9);
+	a = render(p, r);
+	one_disk(r, 10.5, 1000, 3.5, 0.8); /* repaired: 36.75 < 40 */
+	b = render(p, r);
+	one_disk(r, 20.0, 2000, 4.0, 0.9); /* caught up: 80 > 40 */
+	c = render(p, r);
+	for (i = 0; i < 3; i++) {
+		first[i] = series_value(a, names[i]);
+		assert_true(first[i] > 0);
+		assert_true(series_value(b, names[i]) >= first[i]);
+		assert_true(series_value(c, names[i]) > first[i]);
+	}
+	assert_true(series_value(c, "truestat_device_inflight_seconds_total"
+				    "{device=\"sda\"}") == 80.0);
+	free(a), free(b), free(c), free(r), free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_counters_never_go_down),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
