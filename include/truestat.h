@@ -65,6 +65,8 @@ enum ts_event {
 	TS_EV_MISSED_C,	     /* issue found its own old record: C never seen */
 	TS_EV_STALE_BIO,     /* Q found a record of a bio never issued */
 	TS_EV_NO_HIST,	     /* completions of a device without histograms */
+	TS_EV_CLAIMING,	     /* events while the device's entry was set up */
+	TS_EV_CONTENDED,     /* depth update that lost its race 16 times */
 	TS_NR_EVENTS,
 };
 
@@ -78,6 +80,7 @@ struct ts_op_stats {
 	__u64 total_ns;	  /* sum of Q -> C over those */
 	__u64 missed;	  /* completed untimed: unseen (TS_EV_MISSED_C), or
 			   * issued with the request table full (TS_EV_RQ_FULL) */
+	__u64 missed_bytes; /* their size at issue */
 };
 
 /* PERCPU_ARRAY dev_stats, index = queue id. */
@@ -139,28 +142,88 @@ static __always_inline unsigned int ts_depth_class(__u64 d)
 	return c < TS_DEPTH_CLASSES ? c : TS_DEPTH_CLASSES - 1;
 }
 
+/*
+ * A depth and the time of its last change in one word, changed by one
+ * compare-and-swap: the depth in the top TS_DEPTH_BITS (signed), the low
+ * TS_CLOCK_BITS of the change's time below. An event's time is never
+ * before the last change's, so the changes happen in one order with
+ * times that never go back, and the level registers always hold a
+ * history that could have happened (reading the clock, then adding to a
+ * separate depth, lets two CPUs apply changes in the opposite order to
+ * their times).
+ */
+#define TS_CLOCK_BITS 44
+#define TS_CLOCK_MASK ((1ULL << TS_CLOCK_BITS) - 1)
+
+static __always_inline __s64 ts_depth_of(__u64 word)
+{
+	return (__s64)word >> TS_CLOCK_BITS;
+}
+
+/*
+ * Time of a change at @now after the last one, stamped in @word: @now, or
+ * the last change's time if @now is before it (the clock was read before
+ * the last change won its race). A gap of a second or more is the stamp
+ * wrapping after a long idle time, not a race: then @now.
+ */
+static __always_inline __u64 ts_change_time(__u64 word, __u64 now)
+{
+	__s64 back = (__s64)((now - word) << (64 - TS_CLOCK_BITS)) >>
+		     (64 - TS_CLOCK_BITS);
+
+	return back < 0 && back > -1000000000LL ? now - back : now;
+}
+
 /* ARRAY dev_state (mmapable), index = queue id: shared by all CPUs. */
 struct ts_dev_state {
-	__u64 queue;	 /* address of the request_queue owning this entry */
+	__u64 queue;	 /* address of the request_queue owning this entry,
+			  * with bit 0 set while it is being claimed */
 	__u32 dev;	 /* kernel dev_t of the whole disk: major << 20 | minor */
 	__u32 mode;	 /* enum ts_dev_mode */
 	__u32 hist_slot; /* 1 + its histograms' index in hists, 0: none */
-	__u32 pad;
-	__s64 in_device; /* issued, not completed */
-	__s64 in_os;	 /* entered (Q), not yet issued */
+	__u32 suspects;	 /* last sweep: idle requests too young to repair */
+	__u64 in_device; /* issued, not completed (ts_depth_of) */
+	__u64 in_os;	 /* entered (Q), not yet issued (ts_depth_of) */
+	__s64 device_peak; /* highest in_device since the last sweep */
+	__s64 os_peak;
+	__s64 device_peak_taken; /* the last sweep's take of device_peak */
+	__s64 os_peak_taken;
 	__u64 device_level[TS_LEVEL_SLOTS];
 	__u64 os_level[TS_LEVEL_SLOTS];
 };
 
+/*
+ * Sweep: a tracked request found idle in the kernel is repaired once it
+ * was issued this long ago; younger ones may still be inside the issue
+ * path (idle until the kernel marks them in flight) and are counted as
+ * suspects, which makes the report say its depth is not exact.
+ */
+#define TS_SWEEP_MIN_AGE_NS (10 * 1000 * 1000ULL)
+
 struct ts_rq_slot {
-	__u64 rq; /* request address, 0 = free */
+	__u64 rq; /* request address, 0 = free, bit 0: being changed */
 	__u64 issue_ns;
 	__u64 queued_ns;  /* Q of its first bio, 0 = not seen */
-	__u64 suspect_ns; /* sweep saw the request idle with this issue_ns */
 	__u32 bytes;
 	__u16 qid;
 	__u8 op;
 	__u8 depth_class; /* ts_depth_class() of the depth it was issued at */
+};
+
+/*
+ * Repairs, in order (ARRAY repairs, mmapable, index = n % TS_REPAIR_SLOTS
+ * for the n-th repair; repair_count in .bss counts them): the request was
+ * in the depth from issue_ns and found ended at found_ns, so its unseen
+ * completion lies in between. seq is n + 1 once the record is whole.
+ */
+#define TS_REPAIR_SLOTS 4096
+
+struct ts_repair {
+	__u64 seq;
+	__u64 issue_ns;
+	__u64 found_ns;
+	__u32 qid;
+	__u32 pad;
 };
 
 struct ts_bio_slot {

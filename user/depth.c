@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "truestat.h"
@@ -94,6 +95,74 @@ void ts_depth_summarize(const __s64 *raw, __u64 span_ns,
 	out->p50 = percentile(at_least, span_ns, 0.50);
 	out->p90 = percentile(at_least, span_ns, 0.90);
 	out->p99 = percentile(at_least, span_ns, 0.99);
+}
+
+void ts_depth_range_of(struct ts_depth_range *r, __s64 peak, __u64 over,
+		       __u64 under)
+{
+	if (peak < 0)
+		peak = 0;
+	r->exact = !over && !under;
+	r->hi = peak + (__s64)under;
+	r->lo = peak > (__s64)over ? peak - (__s64)over : 0;
+}
+
+void ts_depth_range_join(struct ts_depth_range *r,
+			 const struct ts_depth_range *other)
+{
+	if (other->lo > r->lo)
+		r->lo = other->lo;
+	if (other->hi > r->hi)
+		r->hi = other->hi;
+	r->exact = r->exact && other->exact;
+}
+
+void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r)
+{
+	__s64 hi = r->hi > (__s64)s->max ? r->hi : (__s64)s->max;
+
+	s->exact = r->exact;
+	s->max_exact = r->exact;
+	s->max = hi;
+	s->max_min = r->exact ? hi : r->lo;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const __s64 *x = a, *y = b;
+
+	/* by time, then openings (+1) before closings (-1) */
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return (x[1] < y[1]) - (x[1] > y[1]);
+}
+
+unsigned int ts_max_overlap(struct ts_miss_window *w, unsigned int n,
+			    __u64 start, __u64 end)
+{
+	/* each window as two (time, +1/-1) pairs, in place of @w's storage */
+	__s64 (*ev)[2] = calloc(2 * (size_t)n + 1, sizeof(*ev));
+	unsigned int i, k = 0, open = 0, most = 0;
+
+	if (!ev)
+		return n; /* every window at once: still a bound */
+	for (i = 0; i < n; i++) {
+		__u64 from = w[i].from > start ? w[i].from : start;
+		__u64 to = w[i].to < end ? w[i].to : end;
+
+		if (from > to)
+			continue;
+		ev[k][0] = from, ev[k++][1] = 1;
+		ev[k][0] = to, ev[k++][1] = -1;
+	}
+	qsort(ev, k, sizeof(*ev), by_time);
+	for (i = 0; i < k; i++) {
+		open += ev[i][1];
+		if (open > most)
+			most = open;
+	}
+	free(ev);
+	return most;
 }
 
 double ts_depth_at_least(const __s64 *at_least, __u32 level)

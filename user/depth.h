@@ -9,8 +9,10 @@
 struct ts_depth_summary {
 	double mean;	   /* time-weighted mean depth */
 	double busy_share; /* share of time with depth >= 1: iostat's %util */
-	unsigned int max;  /* deepest level reached */
-	bool max_exact;	   /* false above 64: max is in [max, next threshold) */
+	unsigned int max;  /* deepest level reached; an upper bound if !exact */
+	unsigned int max_min; /* the true max is at least this (== max if exact) */
+	bool max_exact;	   /* max is the true one */
+	bool exact;	   /* the counter followed every request in the span */
 	unsigned int p50, p90, p99; /* time-weighted percentiles */
 };
 
@@ -24,6 +26,43 @@ __s64 ts_level_time(__u64 reg, __u64 now_ns);
  */
 void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
 			struct ts_depth_summary *out);
+
+/* Bounds of the true maximum depth over a span. */
+struct ts_depth_range {
+	__s64 lo, hi;
+	bool exact; /* the counter followed every request: lo == hi */
+};
+
+/*
+ * The range of the true maximum when the depth counter reached @peak, with
+ * at most @over requests at once counted after they had left (completions
+ * found late) and @under requests in the device it never counted.
+ */
+void ts_depth_range_of(struct ts_depth_range *r, __s64 peak, __u64 over,
+		       __u64 under);
+
+/* Both spans' range: the true maximum of the two. */
+void ts_depth_range_join(struct ts_depth_range *r,
+			 const struct ts_depth_range *other);
+
+/*
+ * Puts @r in @s (max, max_min, max_exact, exact): all the depth figures of
+ * @s are estimates unless @r is exact. A range with hi below the levels'
+ * max (no peaks were read: tests) is widened to it.
+ */
+void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r);
+
+/* A request counted in the depth from @from that had left by @to. */
+struct ts_miss_window {
+	__u64 from, to;
+};
+
+/*
+ * The most windows of @w open at one moment within [@start, @end] (touching
+ * windows count as overlapping: an upper bound).
+ */
+unsigned int ts_max_overlap(struct ts_miss_window *w, unsigned int n,
+			    __u64 start, __u64 end);
 
 /*
  * Make @at_least (ns at depth >= each slot's level) a possible history

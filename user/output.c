@@ -31,7 +31,7 @@ static void put_device_columns(FILE *f, const struct ts_dev_report *d,
 			       bool light)
 {
 	fprintf(f, " %6.2f %7s%u", d->device.mean,
-		d->device.max_exact ? "" : ">=", d->device.max);
+		d->device.max_exact ? "" : "<=", d->device.max);
 	if (light)
 		fprintf(f, " %6s", "-");
 	else
@@ -203,6 +203,9 @@ static void put_curves(FILE *f, const struct ts_report *r)
 			put_ms(f, row->p99_ms, 10);
 			fputs(row->evidence ? "\n" : "  (little evidence)\n", f);
 		}
+		if (!d->device.exact)
+			fprintf(f, "  not exact: while completions went unseen the depth counter was up to %u too high, so some requests sit in deeper classes than they were\n",
+				d->device.max - d->device.max_min);
 		put_curve_verdict(f, c);
 	}
 }
@@ -225,10 +228,26 @@ static void put_stuck(FILE *f, const struct ts_report *r)
 	}
 }
 
+/* Devices whose depth counter did not follow every request in the span. */
+static void put_inexact(FILE *f, const struct ts_report *r)
+{
+	int i;
+
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_depth_summary *s = &r->dev[i].device;
+
+		if (!r->dev[i].active || s->exact)
+			continue;
+		fprintf(f, "  warning: %s: depth not exact (see the notes): the device held between %u and %u at most; CONC and the -D classes are estimates\n",
+			r->dev[i].name, s->max_min, s->max);
+	}
+}
+
 static void put_notes(FILE *f, const struct ts_report *r)
 {
 	int i, e;
 
+	put_inexact(f, r);
 	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++)
 			if (r->dev[i].events[e])
@@ -342,6 +361,7 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_num(j, "avg_kb", o->avg_kb, 1);
 	tj_u64(j, "queued_ios", o->queued_ios);
 	tj_u64(j, "missed", o->missed);
+	tj_u64(j, "missed_bytes", o->missed_bytes);
 	tj_num(j, "queue_ms", o->queue_ms, 6);
 	tj_num(j, "service_ms", o->service_ms, 6);
 	tj_num(j, "total_ms", o->total_ms, 6);
@@ -364,6 +384,8 @@ static void json_depth(struct tj *j, const char *key,
 	tj_num(j, "mean", s->mean, 3);
 	tj_u64(j, "max", s->max);
 	tj_bool(j, "max_exact", s->max_exact);
+	tj_u64(j, "max_min", s->max_min);
+	tj_bool(j, "exact", s->exact);
 	tj_u64(j, "p50", s->p50);
 	tj_u64(j, "p90", s->p90);
 	tj_u64(j, "p99", s->p99);
@@ -384,11 +406,12 @@ static void json_row_label(struct tj *j, const char *key,
 		tj_str(j, key, depths(&c->row[row], buf, sizeof(buf)));
 }
 
-static void json_curve(struct tj *j, const struct ts_curve *c)
+static void json_curve(struct tj *j, const struct ts_curve *c, bool exact)
 {
 	int k;
 
 	tj_obj(j, "depth_curve");
+	tj_bool(j, "exact", exact);
 	tj_arr(j, "rows");
 	for (k = 0; k < c->nrows; k++) {
 		const struct ts_curve_row *row = &c->row[k];
@@ -447,7 +470,7 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
 	if (show_curve && d->has_curve)
-		json_curve(j, &d->curve);
+		json_curve(j, &d->curve, d->device.exact);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
 		tj_u64(j, ts_event_names[e], d->events[e]);

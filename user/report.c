@@ -11,7 +11,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"unmatched_completions", "completed_unissued", "no_queue_time",
 	"requeues", "partial_completions", "flush_sequence_ends",
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
-	"no_histograms",
+	"no_histograms", "claim_races", "contended_depth_updates",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -23,9 +23,11 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"zero-byte ends of flush sequences (not I/Os)",
 	"requests not timed because the in-flight table was full (counted in missed)",
 	"arrivals (Q) dropped because the bio table was full",
-	"completions never seen (found when the request was issued again; depth repaired)",
+	"completions never seen (the platform dropped them; found idle or issued again, depth repaired from an estimate)",
 	"bios that entered (Q) and were never seen again",
 	"completions of a device beyond the first 32 traced: not in the percentiles",
+	"events dropped while the device's entry was being set up (its first events)",
+	"depth updates that lost their race 16 times (made with the clock as read)",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
@@ -56,6 +58,7 @@ static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	f->bytes = b->bytes - a->bytes;
 	f->queued_ios = b->queued_ios - a->queued_ios;
 	f->missed = b->missed - a->missed;
+	f->missed_bytes = b->missed_bytes - a->missed_bytes;
 	f->iops = f->ios / span_s;
 	f->mbps = f->bytes / span_s / 1e6;
 	f->avg_kb = f->ios ? f->bytes / 1024.0 / f->ios : NAN;
@@ -123,8 +126,29 @@ static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 	d->has_curve = true;
 }
 
+/*
+ * How far the depth counters may be from the truth: the device's from the
+ * tracer (user/bounds.c); the OS queue's from counts: bios that left unseen
+ * were counted until found, bios without a Q (table full, entered before
+ * tracing) never were.
+ */
+static void depth_bounds(const struct ts_dev_snap *b, bool consecutive,
+			 struct ts_dev_report *r)
+{
+	const __u64 *ev = r->events;
+	struct ts_depth_range os;
+
+	ts_depth_bound(&r->device,
+		       consecutive ? &b->device_span : &b->device_run);
+	ts_depth_range_of(&os, consecutive ? b->os_peak : b->os_peak_run,
+			  ev[TS_EV_STALE_BIO] + ev[TS_EV_CONTENDED],
+			  ev[TS_EV_BIO_FULL] + ev[TS_EV_NO_QUEUE_TIME] +
+				  ev[TS_EV_CLAIMING]);
+	ts_depth_bound(&r->os, &os);
+}
+
 static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
-		       __u64 span_ns, struct ts_dev_report *r)
+		       __u64 span_ns, bool consecutive, struct ts_dev_report *r)
 {
 	static const struct ts_dev_snap zero;
 	struct ts_op_stats sum_a = { 0 }, sum_b = { 0 };
@@ -148,6 +172,8 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		sum_a.queue_ns += x->queue_ns, sum_b.queue_ns += y->queue_ns;
 		sum_a.total_ns += x->total_ns, sum_b.total_ns += y->total_ns;
 		sum_a.missed += x->missed, sum_b.missed += y->missed;
+		sum_a.missed_bytes += x->missed_bytes;
+		sum_b.missed_bytes += y->missed_bytes;
 	}
 	op_figures(&sum_a, &sum_b, span_s, &r->all);
 	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
@@ -163,6 +189,7 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 	r->in_os_now = b->in_os;
 	for (i = 0; i < TS_NR_EVENTS; i++)
 		r->events[i] = b->stats.events[i] - a->stats.events[i];
+	depth_bounds(b, consecutive, r);
 	r->active = r->all.ios || r->device.busy_share > 0 || r->os.busy_share > 0;
 	for (i = 0; i < TS_NR_EVENTS; i++)
 		r->active |= r->events[i] != 0;
@@ -232,7 +259,8 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		d->major = cur->kdev >> 20;
 		d->minor = cur->kdev & 0xfffff;
 		name(d->major, d->minor, d->name, sizeof(d->name));
-		dev_report(find_dev(a, cur), cur, span_ns, d);
+		dev_report(find_dev(a, cur), cur, span_ns,
+			   b->seq && b->seq == a->seq + 1, d);
 		if (cur->oldest_issue_ns && cur->oldest_issue_ns < b->mono_ns)
 			d->oldest_age_s = (b->mono_ns - cur->oldest_issue_ns) / 1e9;
 		d->hist = dev_hists(a, find_dev(a, cur), b, cur, r, d);

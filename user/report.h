@@ -23,9 +23,14 @@ struct ts_dev_snap {
 	struct ts_dev_stats stats; /* summed over CPUs */
 	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
 	__u64 oldest_issue_ns; /* oldest request in flight at the sweep, 0: none */
+	unsigned int suspects;	/* idle requests too young to repair (sweep) */
+	/* the true maximum depth since the last span end, and since the start */
+	struct ts_depth_range device_span, device_run;
+	__s64 os_peak, os_peak_run; /* highest OS queue depths, likewise */
 };
 
 struct ts_snapshot {
+	unsigned int seq; /* span ends are 1, 2, ...; 0: start or a scrape */
 	__u64 mono_ns; /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */
 	__u64 lost_events; /* recursion_misses of all programs */
 	int ndev;
@@ -37,6 +42,7 @@ struct ts_snapshot {
 struct ts_op_figures {
 	__u64 ios, bytes, queued_ios;
 	__u64 missed; /* completed without truestat seeing it: not in ios */
+	__u64 missed_bytes; /* their size at issue */
 	double iops, mbps, avg_kb;
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
 	bool has_hist; /* the percentiles below are known */

@@ -13,6 +13,7 @@
 
 #include "truestat.h"
 #include "truestat.skel.h"
+#include "bounds.h"
 #include "depth.h"
 #include "tracer.h"
 
@@ -31,6 +32,11 @@ struct ts_tracer {
 	size_t depth_hists_len;
 	int ncpus;
 	struct ts_dev_stats *percpu;
+	const struct ts_repair *repairs; /* mmap of repairs */
+	size_t repairs_len;
+	__u64 repairs_read; /* repairs taken from the log so far */
+	unsigned int seq;   /* span ends so far */
+	struct ts_bounds bounds;
 };
 
 static bool verbose;
@@ -41,18 +47,36 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt,
 	return verbose ? vfprintf(stderr, fmt, args) : 0;
 }
 
+/* Whether BTF has struct @type with member @member. */
+static bool has_member(struct btf *btf, const char *type, const char *member)
+{
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id, i;
+
+	id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
+			return true;
+	return false;
+}
+
 /*
- * Before 5.11 the block_rq_* and block_bio_* tracepoints took the
- * request_queue first. BTF says which: 1 when it does, 0 when not, -1 when
- * the kernel has no block_rq_issue tracepoint.
+ * Number of arguments of tracepoint @tp's BPF hook (the first is the
+ * probe's data), or -1 when the kernel has no such tracepoint.
  */
-static int tracepoints_take_queue(struct btf *btf)
+static int tracepoint_args(struct btf *btf, const char *tp)
 {
 	const struct btf_type *t;
+	char name[64];
 	int id;
 
-	id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue",
-				    BTF_KIND_TYPEDEF);
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
 	if (id < 0)
 		return -1;
 	t = btf__type_by_id(btf, id);
@@ -62,7 +86,7 @@ static int tracepoints_take_queue(struct btf *btf)
 	t = btf__type_by_id(btf, t->type); /* function prototype */
 	if (!t || !btf_is_func_proto(t))
 		return -1;
-	return btf_vlen(t) == 3; /* (void *, q, rq) */
+	return btf_vlen(t);
 }
 
 static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
@@ -91,7 +115,7 @@ static bool is_bio_program(const char *name)
 	return false;
 }
 
-/* Loads only the programs of set @set ("btf", "raw", "btf_q", "raw_q"). */
+/* Loads only the programs of set @set ("btf" or "raw"). */
 static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 				     const char *set, int *error)
 {
@@ -124,6 +148,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->bench_empty = o->bench_empty;
 	if (o->test_rq_slots)
 		skel->rodata->rq_mask = o->test_rq_slots - 1;
+	skel->rodata->test_miss_every = o->test_miss_every;
 	*error = -truestat_bpf__load(skel);
 	/* the filter must be in place before the first event claims a disk */
 	if (!*error && set_filter(skel, o))
@@ -180,10 +205,34 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-static int open_btf(const struct ts_tracer_opts *o, int *takes_queue,
-		    char *err, size_t errlen)
+/*
+ * The kernel must have what the programs read: block tracepoints that pass
+ * the request or bio alone (5.11) and bio->bi_bdev (5.12).
+ */
+static int check_kernel(struct btf *btf, char *err, size_t errlen)
+{
+	int args = tracepoint_args(btf, "block_rq_issue");
+
+	if (args < 0)
+		return fail(err, errlen,
+			    "kernel has no block_rq_issue tracepoint in its BTF "
+			    "(needs CONFIG_BLOCK and CONFIG_TRACEPOINTS)");
+	if (args != 2)
+		return fail(err, errlen,
+			    "kernel too old: its block tracepoints take the "
+			    "request_queue first (Linux before 5.11); truestat "
+			    "needs Linux 5.12 or later");
+	if (!has_member(btf, "bio", "bi_bdev"))
+		return fail(err, errlen,
+			    "kernel too old: struct bio has no bi_bdev (Linux "
+			    "before 5.12); truestat needs Linux 5.12 or later");
+	return 0;
+}
+
+static int open_btf(const struct ts_tracer_opts *o, char *err, size_t errlen)
 {
 	struct btf *btf;
+	int rc;
 
 	if (access(o->btf_path, R_OK))
 		return fail(err, errlen,
@@ -193,15 +242,10 @@ static int open_btf(const struct ts_tracer_opts *o, int *takes_queue,
 	if (!btf)
 		return fail(err, errlen, "cannot read kernel BTF at %s: %s",
 			    o->btf_path, strerror(errno));
-	*takes_queue = tracepoints_take_queue(btf);
+	rc = check_kernel(btf, err, errlen);
 	btf__free(btf);
-	if (*takes_queue < 0)
-		return fail(err, errlen,
-			    "kernel has no block_rq_issue tracepoint in its BTF "
-			    "(needs CONFIG_BLOCK and CONFIG_TRACEPOINTS)");
-	return 0;
+	return rc;
 }
-
 
 /* Read-only mapping of a BPF_F_MMAPABLE array; NULL with errno on failure. */
 static void *map_shared(const struct bpf_map *map, size_t *len)
@@ -219,24 +263,21 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen)
 {
 	struct ts_tracer *t = calloc(1, sizeof(*t));
-	char set[16];
-	int takes_queue = 0, error = 0;
+	int error = 0;
 
 	verbose = o->verbose;
 	libbpf_set_print(print_libbpf);
-	if (!t || open_btf(o, &takes_queue, err, errlen))
+	if (!t || open_btf(o, err, errlen))
 		goto fail;
 	t->kind = "tp_btf";
-	snprintf(set, sizeof(set), "btf%s", takes_queue ? "_q" : "");
 	if (!o->raw_tp)
-		t->skel = load_set(o, set, &error);
+		t->skel = load_set(o, "btf", &error);
 	if (!t->skel) {
 		if (!o->raw_tp && verbose)
 			fprintf(stderr, "truestat: tp_btf failed (%s), trying raw_tp\n",
 				strerror(error));
 		t->kind = "raw_tp";
-		snprintf(set, sizeof(set), "raw%s", takes_queue ? "_q" : "");
-		t->skel = load_set(o, set, &error);
+		t->skel = load_set(o, "raw", &error);
 	}
 	if (!t->skel) {
 		fail(err, errlen, "cannot load the BPF programs: %s%s",
@@ -253,7 +294,9 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
 	t->depth_hists = map_shared(t->skel->maps.depth_hists,
 				    &t->depth_hists_len);
-	if (!t->state || !t->hists || !t->depth_hists) {
+	t->repairs = map_shared(t->skel->maps.repairs, &t->repairs_len);
+	if (!t->state || !t->hists || !t->depth_hists || !t->repairs ||
+	    !t->skel->bss) {
 		fail(err, errlen, "cannot map the device state: %s",
 		     strerror(errno));
 		goto fail;
@@ -319,19 +362,62 @@ static void sum_stats(struct ts_tracer *t, unsigned int qid,
 	}
 }
 
-/*
- * Repairs requests completed without our program seeing them (see the BPF
- * side): two passes 10 ms apart, a request idle on both is repaired.
- */
+/* Repairs requests completed without our program seeing them (BPF side). */
 void ts_tracer_sweep(struct ts_tracer *t)
 {
-	const struct timespec gap = { 0, 10 * 1000 * 1000 };
-	int fd = bpf_program__fd(t->skel->progs.ts_sweep);
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 
-	bpf_prog_test_run_opts(fd, &opts);
-	nanosleep(&gap, NULL);
-	bpf_prog_test_run_opts(fd, &opts);
+	bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.ts_sweep), &opts);
+}
+
+/*
+ * The repairs logged since the last read. A record still being written, or
+ * overwritten before this read, makes the bounds fall back to counts.
+ */
+static void read_repairs(struct ts_tracer *t)
+{
+	__u64 n = *(volatile __u64 *)&t->skel->bss->repair_count;
+	const volatile struct ts_repair *r;
+
+	if (n - t->repairs_read > TS_REPAIR_SLOTS) {
+		ts_bounds_lost(&t->bounds);
+		t->repairs_read = n - TS_REPAIR_SLOTS;
+	}
+	for (; t->repairs_read < n; t->repairs_read++) {
+		r = &t->repairs[t->repairs_read % TS_REPAIR_SLOTS];
+		if (r->seq == t->repairs_read + 1)
+			ts_bounds_repair(&t->bounds, r->qid, r->issue_ns,
+					 r->found_ns);
+		else
+			ts_bounds_lost(&t->bounds);
+	}
+}
+
+/* The bounds of device @d's depth, read from @st and its counters. */
+static void read_bounds(struct ts_tracer *t,
+			const volatile struct ts_dev_state *st,
+			struct ts_dev_snap *d, __u64 now_ns)
+{
+	const __u64 *ev = d->stats.events;
+	struct ts_bounds_read in = {
+		.qid = d->qid,
+		.queue = d->queue,
+		.device_peak_taken = st->device_peak_taken,
+		.os_peak_taken = st->os_peak_taken,
+		.suspects = st->suspects,
+		.under = ev[TS_EV_RQ_FULL] + ev[TS_EV_UNMATCHED] +
+			 ev[TS_EV_CLAIMING],
+		.missed = ev[TS_EV_MISSED_C],
+		.contended = ev[TS_EV_CONTENDED],
+	};
+	struct ts_bounds_out out;
+
+	ts_bounds_device(&t->bounds, &in, now_ns, &out);
+	d->suspects = in.suspects;
+	d->device_span = out.span;
+	d->device_run = out.run;
+	d->os_peak = out.os_peak;
+	d->os_peak_run = out.os_peak_run;
 }
 
 /* Issue time of the device's oldest request in flight at the sweep, or 0. */
@@ -345,7 +431,8 @@ static __u64 oldest_issue(struct ts_tracer *t, unsigned int qid)
 	return ns;
 }
 
-void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
+void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
+			bool span_end)
 {
 	static __u64 raw_dev[TS_LEVEL_SLOTS], raw_os[TS_LEVEL_SLOTS];
 	struct timespec ts;
@@ -353,18 +440,19 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 	int i;
 
 	ts_tracer_sweep(t);
+	read_repairs(t);
 	s->ndev = 0;
 	for (qid = 0; qid < TS_MAX_QUEUES; qid++) {
 		const volatile struct ts_dev_state *st = &t->state[qid];
 		struct ts_dev_snap *d = &s->dev[s->ndev];
 
-		if (!st->queue || st->mode != TS_DEV_TRACED)
+		if (!st->queue || (st->queue & 1) || st->mode != TS_DEV_TRACED)
 			continue;
 		d->qid = qid;
 		d->queue = st->queue;
 		d->kdev = st->dev;
-		d->in_device = st->in_device;
-		d->in_os = st->in_os;
+		d->in_device = ts_depth_of(st->in_device);
+		d->in_os = ts_depth_of(st->in_os);
 		memcpy(raw_dev, (const void *)st->device_level, sizeof(raw_dev));
 		memcpy(raw_os, (const void *)st->os_level, sizeof(raw_os));
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -374,6 +462,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 			d->os_time[i] = ts_level_time(raw_os[i], s->mono_ns);
 		}
 		sum_stats(t, qid, &d->stats);
+		read_bounds(t, st, d, s->mono_ns);
 		d->oldest_issue_ns = oldest_issue(t, qid);
 		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
 		if (d->hist_slot) {
@@ -389,6 +478,11 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	s->mono_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	s->lost_events = lost_events(t);
+	s->seq = 0;
+	if (span_end) {
+		s->seq = ++t->seq;
+		ts_bounds_end_span(&t->bounds, s->mono_ns);
+	}
 }
 
 void ts_tracer_close(struct ts_tracer *t)
@@ -403,6 +497,8 @@ void ts_tracer_close(struct ts_tracer *t)
 		munmap((void *)t->hists, t->hists_len);
 	if (t->depth_hists)
 		munmap((void *)t->depth_hists, t->depth_hists_len);
+	if (t->repairs)
+		munmap((void *)t->repairs, t->repairs_len);
 	truestat_bpf__destroy(t->skel);
 	free(t->percpu);
 	free(t);

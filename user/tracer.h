@@ -18,6 +18,7 @@ struct ts_tracer_opts {
 	bool verbose;	      /* libbpf's messages on stderr */
 	bool test_verifier_failure; /* make the load fail (tests) */
 	unsigned int test_rq_slots; /* shrink the request table (tests), 0: no */
+	unsigned int test_miss_every; /* drop 1 completion in N (tests), 0: no */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
@@ -29,8 +30,13 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen);
 /* "tp_btf" or "raw_tp". */
 const char *ts_tracer_kind(const struct ts_tracer *t);
-/* Sweeps (ts_tracer_sweep), then reads every traced device. */
-void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s);
+/*
+ * Sweeps (ts_tracer_sweep), then reads every traced device. @span_end: @s
+ * ends a span of the reports' chain (it gets the next seq and the peak
+ * depths since the last such snapshot); else (a scrape) seq 0.
+ */
+void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
+			bool span_end);
 /* Repairs the depth of requests whose completion was never seen. */
 void ts_tracer_sweep(struct ts_tracer *t);
 /* A device's recent mean service time, used to date unseen completions. */

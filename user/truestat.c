@@ -112,7 +112,7 @@ static char *render_metrics(void *ctx, size_t *len)
 {
 	struct exporter *x = ctx;
 
-	ts_tracer_snapshot(x->tracer, x->now);
+	ts_tracer_snapshot(x->tracer, x->now, false);
 	ts_report_build(x->first, x->now, sys_name, x->report);
 	x->report->totals = true;
 	x->report->light = x->light;
@@ -185,7 +185,7 @@ static void take(struct ts_tracer *t, struct ts_snapshot *first,
 		 struct ts_snapshot *prev, struct ts_snapshot *cur,
 		 struct ts_snapshot *gone)
 {
-	ts_tracer_snapshot(t, cur);
+	ts_tracer_snapshot(t, cur, true);
 	ts_snapshot_rebase(first, prev, cur, gone);
 	ts_snapshot_rebase(prev, prev, cur, NULL);
 	update_hints(t, prev, cur);
@@ -208,18 +208,24 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	return fflush(stdout) == 0 && !ferror(stdout);
 }
 
-/* TRUESTAT_TEST_RQ_SLOTS: a smaller request table, so that tests fill it. */
-static unsigned int test_rq_slots(void)
+/*
+ * A test knob from the environment: 0 when unset; a number from @lo to @hi
+ * (a power of two if @pow2), or a one-line error naming @what it must be.
+ */
+static unsigned int test_knob(const char *name, unsigned long lo,
+			      unsigned long hi, bool pow2, const char *what)
 {
-	const char *v = getenv("TRUESTAT_TEST_RQ_SLOTS");
-	char *end;
+	const char *v = getenv(name);
+	char *end, msg[128];
 	unsigned long n;
 
 	if (!v)
 		return 0;
 	n = strtoul(v, &end, 10);
-	if (*end || n < 4 || n > TS_RQ_SLOTS || (n & (n - 1)))
-		die(EXIT_USAGE, "bad TRUESTAT_TEST_RQ_SLOTS: a power of two, 4 to 16384");
+	if (*end || n < lo || n > hi || (pow2 && (n & (n - 1)))) {
+		snprintf(msg, sizeof(msg), "bad %s: %s", name, what);
+		die(EXIT_USAGE, msg);
+	}
 	return n;
 }
 
@@ -277,7 +283,12 @@ int main(int argc, char **argv)
 	topts.verbose = o.verbose;
 	/* for tests of the error path: the verifier rejects one program */
 	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
-	topts.test_rq_slots = test_rq_slots();
+	/* a smaller request table, so that tests fill it */
+	topts.test_rq_slots = test_knob("TRUESTAT_TEST_RQ_SLOTS", 4, TS_RQ_SLOTS,
+					true, "a power of two, 4 to 16384");
+	/* drop one completion in N, as the platform does (README) */
+	topts.test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
+					  false, "a number, 2 to 1000000");
 	/* for bench/overhead.sh: the cost of programs that do nothing */
 	topts.bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
 

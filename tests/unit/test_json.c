@@ -141,6 +141,7 @@ static void fill_report(struct ts_report *r)
 	d->all = d->op[TS_OP_READ];
 	d->device = (struct ts_depth_summary){
 		.mean = 1.0, .busy_share = 0.75, .max = 2, .max_exact = true,
+		.max_min = 2, .exact = true,
 		.p50 = 1, .p90 = 2, .p99 = 2,
 	};
 	d->busy_pct = 75;
@@ -183,12 +184,13 @@ static const char check_py[] =
 	"assert rd[\"ios\"] == 200 and rd[\"mb_per_s\"] == 0.819\n"
 	"assert rd[\"queue_ms\"] is None and rd[\"service_ms\"] == 0.5\n"
 	"c = v[\"concurrency\"]\n"
-	"assert c == {\"mean\": 1, \"max\": 2, \"max_exact\": True, \"p50\": 1,"
+	"assert c == {\"mean\": 1, \"max\": 2, \"max_exact\": True,"
+	" \"max_min\": 2, \"exact\": True, \"p50\": 1,"
 	" \"p90\": 2, \"p99\": 2, \"busy_pct\": 75, \"now\": 2}, c\n"
 	"assert v[\"os_queue\"][\"now\"] == -1\n"
 	"assert v[\"iostat\"] == {\"util_pct\": 75, \"svctm_ms\": 7.5}\n"
 	"e = v[\"events\"]\n"
-	"assert len(e) == 11 and e[\"requeues\"] == 3, e\n"
+	"assert len(e) == 13 and e[\"requeues\"] == 3, e\n"
 	"assert sum(e.values()) == 3\n";
 
 static void test_print_json(void **state)

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The range of the true maximum depth (user/bounds.c) against timelines
+ * whose truth is known: requests in and out of a device, some of whose
+ * completions the counter does not see until a later repair.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "truestat.h"
+#include "bounds.h"
+
+static struct ts_bounds b;
+
+static void test_overlap(void **state)
+{
+	struct ts_miss_window w[] = {
+		{ 0, 10 }, { 5, 15 }, { 20, 30 }, { 30, 40 }, { 50, 60 },
+	};
+
+	assert_int_equal(ts_max_overlap(w, 0, 0, 100), 0);
+	assert_int_equal(ts_max_overlap(w, 3, 0, 100), 2);
+	/* touching windows count as open together: an upper bound */
+	assert_int_equal(ts_max_overlap(w + 2, 2, 0, 100), 2);
+	/* only what lies in the span */
+	assert_int_equal(ts_max_overlap(w, 5, 16, 45), 2);
+	assert_int_equal(ts_max_overlap(w, 5, 41, 49), 0);
+	assert_int_equal(ts_max_overlap(w, 5, 12, 12), 1);
+}
+
+static void test_range(void **state)
+{
+	struct ts_depth_range r, s;
+	struct ts_depth_summary sum = { .max = 3 };
+
+	ts_depth_range_of(&r, 7, 0, 0);
+	assert_true(r.exact);
+	assert_int_equal(r.lo, 7);
+	assert_int_equal(r.hi, 7);
+	ts_depth_range_of(&r, 7, 3, 2);
+	assert_false(r.exact);
+	assert_int_equal(r.lo, 4);
+	assert_int_equal(r.hi, 9);
+	ts_depth_range_of(&s, 2, 5, 0); /* never below 0 */
+	assert_int_equal(s.lo, 0);
+	ts_depth_range_join(&s, &r);
+	assert_int_equal(s.lo, 4);
+	assert_int_equal(s.hi, 9);
+	assert_false(s.exact);
+	ts_depth_bound(&sum, &r);
+	assert_int_equal(sum.max, 9);
+	assert_int_equal(sum.max_min, 4);
+	assert_false(sum.max_exact || sum.exact);
+	ts_depth_range_of(&r, 5, 0, 0);
+	ts_depth_bound(&sum, &r);
+	assert_true(sum.exact && sum.max_exact);
+	assert_int_equal(sum.max, 9); /* never below the levels' own max */
+	assert_int_equal(sum.max_min, 9);
+}
+
+/* One request: in the device over [issue, end); its end unseen until found. */
+struct req {
+	__u64 issue, end, found; /* found == end: its completion was seen */
+};
+
+/* Depth at @t: the truth (counter false) or as the counter had it. */
+static int depth_at(const struct req *r, int n, __u64 t, bool counter)
+{
+	int i, d = 0;
+
+	for (i = 0; i < n; i++)
+		d += r[i].issue <= t && t < (counter ? r[i].found : r[i].end);
+	return d;
+}
+
+/* Highest depth over [from, to): changes happen only at the requests' times. */
+static int max_depth(const struct req *r, int n, __u64 from, __u64 to,
+		     bool counter)
+{
+	int i, most = depth_at(r, n, from, counter), d;
+
+	for (i = 0; i < n; i++) {
+		__u64 ts[3] = { r[i].issue, r[i].end, r[i].found };
+
+		for (int k = 0; k < 3; k++) {
+			if (ts[k] < from || ts[k] >= to)
+				continue;
+			d = depth_at(r, n, ts[k], counter);
+			most = d > most ? d : most;
+		}
+	}
+	return most;
+}
+
+/*
+ * Random timelines, 3 spans each: requests with random service times, one
+ * in five of them with a completion found late. The sweep's peak take and
+ * the repair log are what the BPF side would give; the true maximum of
+ * each span and of the run must lie in the range, and the upper end is the
+ * counter's own peak.
+ */
+static void test_random_timelines(void **state)
+{
+	enum { N = 60, SPANS = 3 };
+	static struct req r[N];
+	__u64 ends[SPANS + 1] = { 0, 1000, 2000, 3000 };
+	struct ts_bounds_out out;
+	int run, i, span, true_run, missed;
+
+	srand(12345);
+	for (run = 0; run < 500; run++) {
+		for (i = 0; i < N; i++) {
+			r[i].issue = rand() % 2900;
+			r[i].end = r[i].issue + 1 + rand() % 300;
+			r[i].found = r[i].end;
+			if (rand() % 5 == 0)
+				r[i].found = r[i].end + rand() % 400;
+		}
+		ts_bounds_init(&b, 0);
+		true_run = missed = 0;
+		for (span = 1; span <= SPANS; span++) {
+			__u64 from = ends[span - 1], to = ends[span];
+			int truth = max_depth(r, N, from, to, false);
+			struct ts_bounds_read in = {
+				.qid = 3, .queue = 0x1000,
+				.device_peak_taken = max_depth(r, N, from, to, true),
+			};
+
+			for (i = 0; i < N; i++) {
+				if (r[i].found == r[i].end)
+					continue;
+				if (r[i].found >= from && r[i].found < to) {
+					ts_bounds_repair(&b, 3, r[i].issue, r[i].found);
+					missed++;
+				} else if (r[i].end < to && r[i].found >= to) {
+					in.suspects++; /* ended, not yet found */
+				}
+			}
+			in.missed = missed;
+			ts_bounds_device(&b, &in, to, &out);
+			true_run = truth > true_run ? truth : true_run;
+			assert_true(out.span.lo <= truth && truth <= out.span.hi);
+			assert_int_equal(out.span.hi, in.device_peak_taken);
+			assert_true(out.run.lo <= true_run && true_run <= out.run.hi);
+			ts_bounds_end_span(&b, to);
+		}
+	}
+}
+
+/* Repairs the log lost: the bound falls back to every repair of the span. */
+static void test_lost_repairs(void **state)
+{
+	struct ts_bounds_read in = {
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 10, .missed = 6,
+	};
+	struct ts_bounds_out out;
+
+	ts_bounds_init(&b, 0);
+	ts_bounds_repair(&b, 1, 10, 20);
+	ts_bounds_device(&b, &in, 100, &out);
+	assert_int_equal(out.span.lo, 9);
+	ts_bounds_lost(&b);
+	ts_bounds_device(&b, &in, 100, &out);
+	assert_int_equal(out.span.lo, 4);
+	assert_false(out.span.exact);
+	/* the next span starts clean: no repairs, nothing uncounted */
+	ts_bounds_end_span(&b, 100);
+	in.device_peak_taken = 8;
+	ts_bounds_device(&b, &in, 200, &out);
+	assert_true(out.span.exact);
+	assert_int_equal(out.span.lo, 8);
+	assert_false(out.run.exact);
+	assert_int_equal(out.run.lo, 8);
+	assert_int_equal(out.run.hi, 10);
+	/* a disk that takes over the queue id starts from nothing */
+	in.queue = 0x3000;
+	in.device_peak_taken = 2;
+	ts_bounds_device(&b, &in, 300, &out);
+	assert_true(out.run.exact);
+	assert_int_equal(out.run.hi, 2);
+}
+
+/* The stamp in a depth word: a change before the last one takes its time. */
+static void test_change_time(void **state)
+{
+	__u64 now = 5000ULL * 1000000000ULL, word;
+
+	word = (3ULL << TS_CLOCK_BITS) | (now & TS_CLOCK_MASK);
+	assert_int_equal(ts_depth_of(word), 3);
+	assert_int_equal(ts_change_time(word, now + 7), now + 7);
+	assert_int_equal(ts_change_time(word, now - 7), now);
+	/* a stamp from long ago (over a second, or wrapped): now */
+	assert_int_equal(ts_change_time(word, now - 2000000000ULL),
+			 now - 2000000000ULL);
+	assert_int_equal(ts_change_time(word, now + (1ULL << 43) + 5),
+			 now + (1ULL << 43) + 5);
+	word = ((__u64)-2 << TS_CLOCK_BITS) | 5;
+	assert_int_equal(ts_depth_of(word), -2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_range),
+		cmocka_unit_test(test_random_timelines),
+		cmocka_unit_test(test_lost_repairs),
+		cmocka_unit_test(test_change_time),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

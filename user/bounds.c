@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+
+void ts_bounds_init(struct ts_bounds *b, __u64 now_ns)
+{
+	memset(b, 0, sizeof(*b));
+	b->span_start_ns = now_ns;
+}
+
+void ts_bounds_repair(struct ts_bounds *b, unsigned int qid, __u64 issue_ns,
+		      __u64 found_ns)
+{
+	if (b->nwin == TS_REPAIR_SLOTS) {
+		b->overflow = true;
+		return;
+	}
+	b->win[b->nwin].qid = qid;
+	b->win[b->nwin].w.from = issue_ns;
+	b->win[b->nwin].w.to = found_ns;
+	b->nwin++;
+}
+
+void ts_bounds_lost(struct ts_bounds *b)
+{
+	b->overflow = true;
+}
+
+static __s64 max64(__s64 a, __s64 b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * Most requests of device @qid at once in the depth after they had left,
+ * over the span up to @now_ns: the most repair windows open at once; all
+ * the span's repairs when some were not logged.
+ */
+static __u64 over_count(const struct ts_bounds *b, unsigned int qid,
+			__u64 missed, __u64 now_ns)
+{
+	static struct ts_miss_window w[TS_REPAIR_SLOTS];
+	unsigned int i, n = 0;
+
+	if (b->overflow)
+		return missed;
+	for (i = 0; i < b->nwin; i++)
+		if (b->win[i].qid == qid)
+			w[n++] = b->win[i].w;
+	return ts_max_overlap(w, n, b->span_start_ns, now_ns);
+}
+
+void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
+		      __u64 now_ns, struct ts_bounds_out *out)
+{
+	struct ts_bounds_dev *d = &b->dev[in->qid % TS_MAX_QUEUES];
+	__u64 over;
+
+	if (d->queue != in->queue) {
+		memset(d, 0, sizeof(*d));
+		d->queue = in->queue;
+	}
+	d->peak = max64(d->peak, in->device_peak_taken);
+	d->os_peak = max64(d->os_peak, in->os_peak_taken);
+	d->os_peak_run = max64(d->os_peak_run, d->os_peak);
+	over = over_count(b, in->qid, in->missed - d->missed_start, now_ns) +
+	       in->suspects + in->contended;
+	ts_depth_range_of(&out->span, d->peak, over,
+			  in->under - d->under_start);
+	out->run = out->span;
+	if (d->has_run)
+		ts_depth_range_join(&out->run, &d->run);
+	out->os_peak = d->os_peak;
+	out->os_peak_run = d->os_peak_run;
+	d->last_run = out->run;
+	d->last_under = in->under;
+	d->last_missed = in->missed;
+	d->seen = true;
+}
+
+void ts_bounds_end_span(struct ts_bounds *b, __u64 now_ns)
+{
+	struct ts_bounds_dev *d;
+	int i;
+
+	for (i = 0; i < TS_MAX_QUEUES; i++) {
+		d = &b->dev[i];
+		if (!d->seen)
+			continue;
+		d->run = d->last_run;
+		d->has_run = true;
+		d->under_start = d->last_under;
+		d->missed_start = d->last_missed;
+		d->peak = d->os_peak = 0;
+		d->seen = false;
+	}
+	b->nwin = 0;
+	b->overflow = false;
+	b->span_start_ns = now_ns;
+}
