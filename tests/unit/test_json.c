@@ -302,6 +302,38 @@ static void test_light(void **state)
 	assert_non_null(strstr(out, "   1.00        2      -   75.0"));
 }
 
+/*
+ * Depth the counter did not follow exactly: the table prints the upper end
+ * as "<=N" and a warning with the range, -D says so, and the JSON carries
+ * the flags and the range.
+ */
+static void test_inexact_depth(void **state)
+{
+	static struct ts_report r;
+	const char *text;
+	FILE *f;
+
+	fill_report(&r);
+	r.dev[0].device.exact = r.dev[0].device.max_exact = false;
+	r.dev[0].device.max = 19;
+	r.dev[0].device.max_min = 13;
+	r.dev[0].events[TS_EV_MISSED_C] = 12;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	text = done(f);
+	assert_non_null(strstr(text, " <=19 "));
+	assert_non_null(strstr(text,
+		"  warning: sda: depth not exact (see the notes): the device held between 13 and 19 at most"));
+	assert_non_null(strstr(text, "  note: sda: 12 completions never seen"));
+	free(out);
+	f = start();
+	ts_print_json(f, &r, WHEN);
+	text = done(f);
+	assert_non_null(strstr(text,
+		"\"max\":19,\"max_exact\":false,\"max_min\":13,\"exact\":false"));
+	assert_non_null(strstr(text, "\"missed_completions\":12"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +345,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_idle, free_out),
 		cmocka_unit_test_teardown(test_table_stuck, free_out),
 		cmocka_unit_test_teardown(test_light, free_out),
+		cmocka_unit_test_teardown(test_inexact_depth, free_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -349,6 +349,31 @@ static void test_queue_taken_over(void **state)
 	assert_int_equal(first.ndev, 1);
 }
 
+/*
+ * The range of the true max: a report between two snapshots of the chain
+ * takes the span's, any other (the totals, a scrape) the run's.
+ */
+static void test_depth_range_span_or_run(void **state)
+{
+	struct ts_dev_snap *y = &b.dev[0];
+
+	y->device_span = (struct ts_depth_range){ .lo = 16, .hi = 16, .exact = true };
+	y->device_run = (struct ts_depth_range){ .lo = 14, .hi = 19 };
+	a.seq = 4, b.seq = 5;
+	build();
+	assert_true(r.dev[0].device.exact && r.dev[0].device.max_exact);
+	assert_int_equal(r.dev[0].device.max, 16);
+	assert_int_equal(r.dev[0].device.max_min, 16);
+	a.seq = 0, b.seq = 7;
+	build();
+	assert_false(r.dev[0].device.exact || r.dev[0].device.max_exact);
+	assert_int_equal(r.dev[0].device.max, 19);
+	assert_int_equal(r.dev[0].device.max_min, 14);
+	a.seq = 4, b.seq = 0; /* a scrape */
+	build();
+	assert_int_equal(r.dev[0].device.max, 19);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_new_device),
 		cmocka_unit_test(test_idle_device),
 		cmocka_unit_test(test_queue_taken_over),
+		cmocka_unit_test(test_depth_range_span_or_run),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
