@@ -108,6 +108,14 @@ $(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildc
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
+# Test tool: the depth updates run from every CPU at once (item 2 of the
+# issue "Exact or flagged").
+TEST_TOOLS += $(OUTPUT)/depth-race
+
+$(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/truestat.skel.h $(OUTPUT)/depth.o $(wildcard include/*.h)
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(OUTPUT)/depth.o $(LDFLAGS) $(LIBBPF_LIBS) -lm -pthread -o $@
+
 $(SIMDISK): tests/simdisk/simdisk.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(FUSE_CFLAGS) $< $(LDFLAGS) $(FUSE_LIBS) -pthread -o $@

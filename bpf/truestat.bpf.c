@@ -1047,6 +1047,30 @@ int ts_hist_check(void *ctx)
 }
 
 /*
+ * For tests/tools/depth-race: depth_check_rounds up-and-down pairs on one
+ * test entry through depth_step, run on every CPU at once. Never loaded by
+ * truestat itself.
+ */
+struct ts_dev_state depth_check_state;
+__u32 depth_check_rounds;
+
+static long depth_check_one(u32 i, void *unused)
+{
+	struct ts_dev_state *st = &depth_check_state;
+
+	device_up(st, 0, bpf_ktime_get_ns());
+	device_down(st, 0, bpf_ktime_get_ns(), false);
+	return 0;
+}
+
+SEC("raw_tp")
+int ts_depth_check(void *ctx)
+{
+	bpf_loop(depth_check_rounds, depth_check_one, NULL, 0);
+	return 0;
+}
+
+/*
  * One set of programs per attach kind (tp_btf, raw_tp); the loader picks
  * one. A is the argument that holds the request or bio (0 since 5.11; the
  * loader refuses older kernels).

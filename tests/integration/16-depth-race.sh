@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The depth updates (one compare-and-swap of depth and the time of its last
+# change, bpf/truestat.bpf.c depth_step) from every CPU at once on one test
+# entry: the registers always hold a possible history and the depth comes
+# back to 0 (tests/tools/depth-race.c).
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+
+tool=$TS_ROOT/.output/depth-race
+if [[ ! -x $tool ]]; then
+	check depth_race_built 1 "$tool missing (make test builds it)"
+else
+	check_lines < <("$tool" || true)
+fi
+finish
