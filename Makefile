@@ -101,8 +101,23 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka -lm -o $@
 
-# Test tool: the BPF build of include/hist.h against the userspace one.
-TEST_TOOLS := $(OUTPUT)/hist-check
+# Test tools: the BPF build of include/hist.h against the userspace one
+# (hist-check); per-CPU counters on the block tracepoints of one disk beside
+# its /proc/diskstats, with a BPF object of its own (witness).
+TEST_TOOLS := $(OUTPUT)/hist-check $(OUTPUT)/witness
+
+$(OUTPUT)/witness.bpf.o: tests/tools/witness.bpf.c $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/witness.skel.h: $(OUTPUT)/witness.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name witness_bpf > $@
+
+$(OUTPUT)/witness: tests/tools/witness.c $(OUTPUT)/witness.skel.h
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildcard include/*.h)
 	$(call msg,TEST-CC,$@)
