@@ -18,7 +18,9 @@
 #	bench/overhead.sh [TRACER...]	default: every tracer found
 #	PAIRS=5 COST_RUNS=3 RUNTIME=5 IODEPTH=32 BS=4k	knobs (environment)
 #
-# Tracers: truestat, truestat-light (--light), truestat-raw_tp, biolatency,
+# Tracers: truestat, truestat-light (--light), truestat-raw_tp, truestat-base
+# (the truestat binary at $BASELINE, e.g. built from an older commit, for a
+# before/after comparison in one run), biolatency,
 # biolatency-Q (libbpf-tools, Debian package libbpf-tools), blk (the
 # kernel's ftrace blk tracer: what blktrace uses; blktrace itself cannot open
 # its relay files here).
@@ -76,6 +78,7 @@ start_tracer() {
 	truestat-light) "$ROOT/truestat" -v --light 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
+	truestat-base) "${BASELINE:?truestat-base: set BASELINE to a truestat binary}" -v 1 >/dev/null 2>"$work/err" & ;;
 	biolatency) biolatency 3600 >/dev/null 2>"$work/err" & ;;
 	biolatency-Q) biolatency -Q 3600 >/dev/null 2>"$work/err" & ;;
 	blk) blk_on; TRACER_PID=; return ;;
