@@ -23,6 +23,12 @@
 # lost, and it is taken off the diskstats side; the zero-byte end of a write
 # that went through a flush sequence is counted by neither (its data
 # completion is). fio here does no fsync, so both are 0 on the loop device.
+# One case would part them: a zero-byte completion of a request whose last
+# completion went unseen, its record still there (an empty preflush write
+# reusing it), is taken by truestat for that completion (counted in ios).
+# 10-counts-vs-diskstats.sh, with fsync, counts those; here the loop device
+# has none (checked), and on vda it would take another program's empty
+# flush reusing, within milliseconds, a read whose completion was dropped.
 #
 # Windows. The witness's window W runs from its start (after it attached)
 # to its end, after truestat's: it reads diskstats itself at both ends,
@@ -52,32 +58,15 @@ set -euo pipefail
 need fio python3
 
 WITNESS=$TS_ROOT/.output/witness
-W_PID=
-if [[ ! -x $WITNESS ]]; then
-	check witness_built 1 "$WITNESS missing (make test builds it)"
-	finish
-fi
+[[ -x $WITNESS ]] || { check witness_built 1 "$WITNESS missing (make test builds it)"; finish; }
 
-# witness_start OUT DEV: the witness on DEV, JSON to OUT; once it counts
+# witness_start OUT DEV: the witness on DEV, its JSON to OUT, once it counts
 witness_start() {
-	local i
-	"$WITNESS" "$2" >"$1" 2>"$1.err" &
+	exec {W_FD}< <(exec "$WITNESS" "$2" 2>&1 >"$1")
 	W_PID=$!
 	on_exit "kill -9 $W_PID"
-	for ((i = 0; i < 200; i++)); do
-		grep -q "^witness: counting" "$1.err" && return 0
-		kill -0 "$W_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "witness did not attach:"
-	tail -3 "$1.err"
-	return 1
-}
-
-witness_stop() {
-	kill -INT "$W_PID"
-	W_RC=0
-	wait "$W_PID" || W_RC=$?
+	read -r -t 10 -u "$W_FD" W_SAID && [[ $W_SAID == "witness: counting"* ]] ||
+		{ echo "witness did not attach: ${W_SAID:-}"; return 1; }
 }
 
 # reads_of DEV: completed reads, then reads in flight
@@ -109,7 +98,7 @@ run() {
 	shift 4
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
 	wout=$(mktemp /tmp/truestat-test.XXXXXX)
-	on_exit "rm -f $out $out.err $wout $wout.err"
+	on_exit "rm -f $out $out.err $wout"
 	[[ $scope == read ]] && read_quiet "$dev"
 	witness_start "$wout" "$dev"
 	d0=$(diskstats "$dev")
@@ -125,7 +114,9 @@ run() {
 	r2=$(reads_of "$dev")
 	ts_stop INT
 	d1=$(diskstats "$dev")
-	witness_stop
+	kill -INT "$W_PID"
+	W_RC=0
+	wait "$W_PID" || W_RC=$?
 	check "${name}_exit" $((TS_RC || W_RC)) "truestat exit $TS_RC, witness exit $W_RC"
 	check_lines < <(py "
 import math
@@ -167,6 +158,11 @@ for g in ('read', 'write'):
         got, want = op(g, 'bytes') + op(g, 'missed_bytes'), wd['bytes'][g]
         print('%s_%s_bytes' % (n, g), int(got != want),
               'truestat bytes + missed_bytes %d, diskstats sectors x 512 %d' % (got, want))
+if scope == 'all':
+    # a zero-byte completion whose request's last completion went unseen is
+    # taken for that one (10-counts-vs-diskstats.sh): none without fsync
+    x = wb['complete_empty']['all'] - ev['completed_unissued'] - ev['flush_sequence_ends']
+    print(n + '_zero_byte_ends', int(x != 0), '%d zero-byte completions taken for a request\'s' % x)
 if not every:
     print(n + '_missed', int(missed != short),
           'truestat missed %d, witness shortfall %d (of %d completions)' % (missed, short, done))
