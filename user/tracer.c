@@ -370,6 +370,30 @@ void ts_tracer_sweep(struct ts_tracer *t)
 	bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.ts_sweep), &opts);
 }
 
+/* Requests the last sweep found idle but too young to repair. */
+static unsigned int suspects(const struct ts_tracer *t)
+{
+	unsigned int qid, n = 0;
+
+	for (qid = 0; qid < TS_MAX_QUEUES; qid++)
+		if (t->state[qid].queue && t->state[qid].mode == TS_DEV_TRACED)
+			n += t->state[qid].suspects;
+	return n;
+}
+
+void ts_tracer_settle(struct ts_tracer *t)
+{
+	const struct timespec age = { 0, TS_SWEEP_MIN_AGE_NS + 1000000 };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		ts_tracer_sweep(t);
+		if (!suspects(t))
+			return;
+		nanosleep(&age, NULL);
+	}
+}
+
 /*
  * The repairs logged since the last read. A record still being written, or
  * overwritten before this read, makes the bounds fall back to counts.

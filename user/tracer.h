@@ -39,6 +39,12 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end);
 /* Repairs the depth of requests whose completion was never seen. */
 void ts_tracer_sweep(struct ts_tracer *t);
+/*
+ * Before the last snapshot: sweeps until no idle request is too young to
+ * repair (at most 3 times, 11 ms apart), so that the totals count every
+ * unseen completion.
+ */
+void ts_tracer_settle(struct ts_tracer *t);
 /* A device's recent mean service time, used to date unseen completions. */
 void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
 				__u64 service_ns);

@@ -343,6 +343,7 @@ int main(int argc, char **argv)
 		tmp = prev, prev = cur, cur = tmp;
 	}
 	if (out_ok) {
+		ts_tracer_settle(tracer);
 		take(tracer, first, prev, cur, gone);
 		/* disks that went away during the run keep their row */
 		for (int i = 0; i < gone->ndev && cur->ndev < TS_MAX_QUEUES; i++)
