@@ -33,14 +33,14 @@ i=0
 while [ ! -b /dev/nullb0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 say guest nr_requests "$(cat /sys/block/nullb0/queue/nr_requests)"
 
-# run_case NAME SCHEDULER [TRUESTAT ARGS...]
+# run_case NAME SCHEDULER [TRUESTAT ARGS...]; $TS_ENV: its environment
 run_case() {
 	name=$1 sched=$2
 	shift 2
 	echo "$sched" >/sys/block/nullb0/queue/scheduler
 	say "$name" scheduler "$(cat /sys/block/nullb0/queue/scheduler)"
 	: >/tmp/$name.err
-	/truestat -j -v -d nullb0 "$@" >/tmp/$name.json 2>>/tmp/$name.err &
+	env $TS_ENV /truestat -j -v -d nullb0 "$@" >/tmp/$name.json 2>>/tmp/$name.err &
 	pid=$!
 	i=0
 	while ! grep -q "attached with" /tmp/$name.err && [ $i -lt 600 ]; do
@@ -77,5 +77,8 @@ run_case() {
 run_case none none
 run_case deadline mq-deadline
 run_case rawtp none --raw-tp
+TS_ENV=TRUESTAT_TEST_MISS_EVERY=20
+run_case missed none
+TS_ENV=
 say guest done
 poweroff -f

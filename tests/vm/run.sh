@@ -13,8 +13,9 @@
 # failure, timeout or a signal. One guest at a time.
 #
 # Per kernel, the guest (tests/vm/guest-init.sh) loads null_blk with K=4,
-# S=1 ms and offers depth 16 (16 psync jobs, fio) for 2 s, three times:
-# scheduler none, mq-deadline, and none again with --raw-tp. Each run is
+# S=1 ms and offers depth 16 (16 psync jobs, fio) for 2 s, four times:
+# scheduler none, mq-deadline, none again with --raw-tp, and none with one
+# completion in 20 dropped (TRUESTAT_TEST_MISS_EVERY=20). Each run is
 # checked here: how truestat attached, its counts against the guest's
 # /proc/diskstats, its service time against S, its device depth against K,
 # the depth the device could not take showing up as OS queue time, and its
@@ -180,7 +181,7 @@ print(kv + '/boot', int(g.get('kernel') != [kv] or 'done' not in g),
       'guest ran kernel %s (btf: %s) to the end%s' % (g.get('kernel', ['?'])[0], g.get('btf', ['?'])[0],
       '' if 'done' in g else ': it did NOT finish'))
 for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
-                               ('rawtp', 'raw_tp', 'none')):
+                               ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')):
     c = cases.get(name)
     tag = '%s/%s' % (kv, name)
     if not c:
@@ -223,21 +224,35 @@ for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf'
     svc = al['service_ms']
     print(tag + '_service', int(not (S_ms <= svc <= 1.02 * S_ms)),
           'mean service %.4f ms, S %.4f ms (%+.2f%%; S to S + 2%%)' % (svc, S_ms, (svc / S_ms - 1) * 100))
-    print(tag + '_max_depth', int(conc['max'] > K or not conc['max_exact']),
-          'max in-device depth %d <= K %d' % (conc['max'], K))
-    print(tag + '_reached', int(conc['max'] != K), 'the device held all K=%d at times' % K)
+    # TRUESTAT_TEST_MISS_EVERY=20 (case missed): one tracked completion in
+    # 20 dropped, as if the platform had; at least that many counted missed
+    n, missed = r.get('ios', 0) + r.get('missed', 0), r.get('missed', 0)
+    if name == 'missed':
+        print(tag + '_dropped', int(missed < (n + 19) // 20),
+              '%d completions counted missed, >= 1 in 20 of %d dropped' % (missed, n))
+    # the device holds at most K; with completions missed the max is only a
+    # range, which must say so and hold K (the device was full at times)
+    if conc['max_exact']:
+        print(tag + '_max_depth', int(conc['max'] != K or missed),
+              'max in-device depth %d = K %d, exact with %d missed' % (conc['max'], K, missed))
+    else:
+        print(tag + '_max_depth', int(not (missed and conc['max_min'] <= K <= conc['max'])),
+              'max not exact after %d missed: K %d in [%d, %d]' % (missed, K, conc['max_min'], conc['max']))
     # offered more than K, the device is full whenever it is busy, except
     # between a completion and the guest waking the next waiting job to
     # issue: measured 3.76-3.91 of 4 (a refill gap of 2-6% of S), so the
-    # held depth must be within K - 10% and K
+    # held depth must be within K - 10% and K. A missed request leaves the
+    # depth at its issue + the mean service (a repair): with null_blk's
+    # fixed S, off by at most the service's own spread (S to S + 2%)
     held = conc['mean'] / (conc['busy_pct'] / 100) if conc['busy_pct'] else 0
-    print(tag + '_parallel', int(not (0.9 * K <= held <= K)),
+    print(tag + '_parallel', int(not (0.9 * K <= held <= K * (1 + 0.02 * missed / max(n, 1)))),
           'mean in-device depth while busy %.2f, K %d (K - 10%% to K)' % (held, K))
     # Little's law between the depth registers and the per-request service
-    # times (two separate paths through the BPF side), as in 30-depth: 2%
-    area, svc_sum = conc['mean'] * span_ms, al['ios'] * al['service_ms']
+    # times (two separate paths through the BPF side), as in 30-depth: 2%;
+    # a missed request is in the depth for the mean service time
+    area, svc_sum = conc['mean'] * span_ms, n * al['service_ms']
     print(tag + '_little', int(not within(area, svc_sum, 0.02)),
-          'in-device depth x time %.0f ms, sum of service times %.0f ms (2%%)' % (area, svc_sum))
+          'in-device depth x time %.0f ms, (ios + missed) x mean service %.0f ms (2%%)' % (area, svc_sum))
     # the D-K jobs the device cannot take wait in the OS (scheduler or tag
     # wait), after Q: queue time > 0, and up to D-K (+1 while a completed
     # job's next bio and a waiting one overlap) at once, never above D
