@@ -19,11 +19,12 @@ struct client {
 	size_t in_len;
 	char *out; /* reply, malloc'd; NULL while reading */
 	size_t out_len, out_off;
-	long long since_ms;
+	long long since_ns; /* accepted, CLOCK_MONOTONIC */
 };
 
 struct ts_httpd {
 	int fd;
+	long long accept_after_ns; /* out of fds: wait before accepting */
 	struct client c[TS_HTTP_MAX_CLIENTS];
 };
 
@@ -139,12 +140,20 @@ enum ts_http_route ts_http_route(const char *buf, size_t len, int *status)
 	return error(status, 404);
 }
 
-static long long now_ms(void)
+#define NS_PER_S 1000000000LL
+#define TIMEOUT_NS (TS_HTTP_TIMEOUT_MS * 1000000LL)
+
+static long long ns_of(const struct timespec *t)
+{
+	return t->tv_sec * NS_PER_S + t->tv_nsec;
+}
+
+static long long now_ns(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+	return ns_of(&t);
 }
 
 static const char *reason(int status)
@@ -272,10 +281,15 @@ static void accept_clients(struct ts_httpd *h)
 		if (h->c[i].fd >= 0)
 			continue;
 		fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			/* the connection stays queued: not again at once */
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM)
+				h->accept_after_ns = now_ns() + NS_PER_S / 10;
 			return;
+		}
 		h->c[i].fd = fd;
-		h->c[i].since_ms = now_ms();
+		h->c[i].since_ns = now_ns();
 	}
 }
 
@@ -308,64 +322,96 @@ struct ts_httpd *ts_httpd_open(const char *spec, char *err, size_t errlen)
 	return h;
 }
 
-static int ms_until(const struct timespec *deadline)
+/*
+ * Drops the clients whose time is up, pulls *wake (ns) in to the first
+ * moment another one's will be, and says whether to accept more: only
+ * with a slot free, else the listening socket stays readable and poll()
+ * returns at once, over and over.
+ */
+static bool expire(struct ts_httpd *h, long long now, long long *wake)
 {
-	struct timespec t;
-	long long ms;
+	bool slot_free = false;
+	int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	ms = (deadline->tv_sec - t.tv_sec) * 1000LL +
-	     (deadline->tv_nsec - t.tv_nsec) / 1000000;
-	return ms < 0 ? 0 : ms > 1000 ? 1000 : (int)ms;
+	for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++) {
+		struct client *c = &h->c[i];
+
+		if (c->fd >= 0 && now - c->since_ns >= TIMEOUT_NS)
+			close_client(c); /* slow or stuck: drop it */
+		if (c->fd < 0)
+			slot_free = true;
+		else if (c->since_ns + TIMEOUT_NS < *wake)
+			*wake = c->since_ns + TIMEOUT_NS;
+	}
+	if (now < h->accept_after_ns) {
+		*wake = h->accept_after_ns < *wake ? h->accept_after_ns : *wake;
+		return false;
+	}
+	return slot_free;
 }
 
-static bool past(const struct timespec *deadline)
+/* p[0]: the listening socket when @accept, p[1 + i]: client i. */
+static void watch(const struct ts_httpd *h, bool accept, struct pollfd *p)
 {
-	struct timespec t;
+	int i;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec > deadline->tv_sec ||
-	       (t.tv_sec == deadline->tv_sec && t.tv_nsec >= deadline->tv_nsec);
+	p[0] = (struct pollfd){ .fd = accept ? h->fd : -1, .events = POLLIN };
+	for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++)
+		p[i + 1] = (struct pollfd){
+			.fd = h->c[i].fd,
+			.events = h->c[i].out ? POLLOUT : POLLIN,
+		};
+}
+
+static void serve_ready(struct ts_httpd *h, const struct pollfd *p,
+			ts_http_render_fn render, void *ctx)
+{
+	int i;
+
+	for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++) {
+		struct client *c = &h->c[i];
+
+		if (c->fd < 0 || !p[i + 1].revents)
+			continue;
+		if (p[i + 1].revents & (POLLERR | POLLNVAL))
+			close_client(c);
+		else if (c->out)
+			on_writable(c);
+		else
+			on_readable(c, render, ctx);
+	}
+	if (p[0].revents & POLLIN)
+		accept_clients(h);
 }
 
 int ts_httpd_serve(struct ts_httpd *h, const struct timespec *deadline,
-		   volatile sig_atomic_t *stop, ts_http_render_fn render,
-		   void *ctx)
+		   volatile sig_atomic_t *stop, const sigset_t *wait_mask,
+		   ts_http_render_fn render, void *ctx)
 {
 	struct pollfd p[TS_HTTP_MAX_CLIENTS + 1];
-	int i, n;
+	long long now, wake;
+	struct timespec left;
+	nfds_t n = 0;
 
-	while (!*stop && !past(deadline)) {
-		p[0] = (struct pollfd){ .fd = h->fd, .events = POLLIN };
-		for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++) {
-			struct client *c = &h->c[i];
-
-			if (c->fd >= 0 && now_ms() - c->since_ms > TS_HTTP_TIMEOUT_MS)
-				close_client(c); /* slow or stuck: drop it */
-			p[i + 1] = (struct pollfd){
-				.fd = c->fd,
-				.events = c->out ? POLLOUT : POLLIN,
-			};
+	while (!*stop) {
+		now = now_ns();
+		wake = ns_of(deadline);
+		if (now >= wake)
+			return 0;
+		if (h) {
+			watch(h, expire(h, now, &wake), p);
+			n = TS_HTTP_MAX_CLIENTS + 1;
 		}
-		n = poll(p, TS_HTTP_MAX_CLIENTS + 1, ms_until(deadline));
-		if (n < 0 && errno != EINTR)
-			return -1;
-		if (n <= 0)
+		left = (struct timespec){ .tv_sec = (wake - now) / NS_PER_S,
+					  .tv_nsec = (wake - now) % NS_PER_S };
+		/* @wait_mask lets the stop signals in here, and only here */
+		if (ppoll(p, n, &left, wait_mask) < 0) {
+			if (errno != EINTR)
+				return -1;
 			continue;
-		for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++) {
-			struct client *c = &h->c[i];
-
-			if (c->fd < 0 || !p[i + 1].revents)
-				continue;
-			if (p[i + 1].revents & (POLLERR | POLLNVAL))
-				close_client(c);
-			else if (c->out)
-				on_writable(c);
-			else
-				on_readable(c, render, ctx);
 		}
-		if (p[0].revents & POLLIN)
-			accept_clients(h);
+		if (h)
+			serve_ready(h, p, render, ctx);
 	}
 	return 0;
 }

@@ -14,7 +14,7 @@
 
 #define TS_HTTP_MAX_REQUEST 4096 /* bytes of request head: more is 431 */
 #define TS_HTTP_MAX_CLIENTS 16	 /* connections at once: more wait */
-#define TS_HTTP_TIMEOUT_MS 5000	 /* to send the request and read the reply */
+#define TS_HTTP_TIMEOUT_MS 5000	 /* from accept to the reply read: then closed */
 
 enum ts_http_route {
 	TS_HTTP_INCOMPLETE, /* keep reading */
@@ -45,12 +45,14 @@ typedef char *(*ts_http_render_fn)(void *ctx, size_t *len);
 struct ts_httpd *ts_httpd_open(const char *spec, char *err, size_t errlen);
 
 /*
- * Serves until @deadline (CLOCK_MONOTONIC) or until *stop is set. Returns
- * 0, or -1 when the listening socket failed.
+ * Serves until @deadline (CLOCK_MONOTONIC) or until *stop is set; with @h
+ * NULL, only waits. The caller blocks the signals that set *stop, and
+ * @wait_mask is the mask while waiting (ppoll): one cannot come between
+ * the check of *stop and the wait. Returns 0, or -1 when polling failed.
  */
 int ts_httpd_serve(struct ts_httpd *h, const struct timespec *deadline,
-		   volatile sig_atomic_t *stop, ts_http_render_fn render,
-		   void *ctx);
+		   volatile sig_atomic_t *stop, const sigset_t *wait_mask,
+		   ts_http_render_fn render, void *ctx);
 
 void ts_httpd_close(struct ts_httpd *h);
 

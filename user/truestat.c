@@ -125,7 +125,7 @@ static struct exporter exporter;
 static bool sleep_until(const struct timespec *deadline)
 {
 	if (exporter.httpd) {
-		if (ts_httpd_serve(exporter.httpd, deadline, &stop_signal,
+		if (ts_httpd_serve(exporter.httpd, deadline, &stop_signal, NULL,
 				   render_metrics, &exporter))
 			return false;
 		return !stop_signal;
