@@ -734,6 +734,24 @@ static __always_inline void depth_hist_add(u32 slot, u8 depth_class,
 	__sync_fetch_and_add(&h->service[c][b], 1);
 }
 
+/* A request completed straight from the OS queue: counted by direction. */
+static __always_inline void count_unissued(struct request *rq, u32 qid,
+					   bool direct)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	u32 cmd_flags;
+	u64 op;
+
+	if (!ds)
+		return;
+	ds->events[TS_EV_UNISSUED]++;
+	LOAD(direct, cmd_flags, rq->cmd_flags);
+	op = op_of(cmd_flags);
+	barrier_var(op); /* see hist_count */
+	if (op < TS_NR_OPS)
+		ds->op[op].unissued++;
+}
+
 /* A completion with no record of its request: what it was, counted. */
 static __always_inline void complete_unknown(struct request *rq, u32 qid,
 					     u32 data_len, bool direct, u64 now)
@@ -742,7 +760,7 @@ static __always_inline void complete_unknown(struct request *rq, u32 qid,
 
 	LOAD(direct, bio, rq->bio);
 	if (bio && !light && bio_leave(qid, (u64)bio, now))
-		count_event(qid, TS_EV_UNISSUED);
+		count_unissued(rq, qid, direct);
 	else if (!data_len)
 		count_event(qid, TS_EV_FLUSH_SEQ);
 	else
@@ -884,6 +902,28 @@ static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 	st = device_of(queue_of_bio(bio, direct), NULL, direct, &qid);
 	if (st)
 		bio_leave(qid, (u64)bio, bpf_ktime_get_ns());
+	return 0;
+}
+
+/*
+ * The scheduler merged request @next into another one: its bios go with
+ * that request, which is issued with its own first bio's Q; @next's first
+ * recorded bio leaves the OS queue here, as a merged bio does.
+ */
+static __always_inline int on_rq_merge(struct request *next, bool direct)
+{
+	struct request_queue *q;
+	struct ts_dev_state *st;
+	struct bio *bio;
+	u32 qid;
+
+	LOAD(direct, q, next->q);
+	st = device_of(q, next, direct, &qid);
+	if (!st)
+		return 0;
+	LOAD(direct, bio, next->bio);
+	if (bio)
+		bios_leave(qid, bio, false, direct, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -1118,6 +1158,13 @@ int ts_depth_check(void *ctx)
 		if (bench_empty)                                            \
 			return 0;                                           \
 		return on_bio_merge((struct bio *)ctx[A], direct);          \
+	}                                                                   \
+	SEC(#kind "/block_rq_merge")                                        \
+	int ts_rq_merge_##name(u64 *ctx)                                    \
+	{                                                                   \
+		if (bench_empty)                                            \
+			return 0;                                           \
+		return on_rq_merge((struct request *)ctx[A], direct);       \
 	}                                                                   \
 	SEC(#kind "/block_split")                                           \
 	int ts_split_##name(u64 *ctx)                                       \

@@ -81,6 +81,8 @@ struct ts_op_stats {
 	__u64 missed;	  /* completed untimed: unseen (TS_EV_MISSED_C), or
 			   * issued with the request table full (TS_EV_RQ_FULL) */
 	__u64 missed_bytes; /* their size at issue */
+	__u64 unissued;	    /* completed without being issued (TS_EV_UNISSUED:
+			     * e.g. an empty write with a preflush), untimed */
 };
 
 /* PERCPU_ARRAY dev_stats, index = queue id. */

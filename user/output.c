@@ -288,7 +288,7 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		if (!d->active)
 			continue;
 		for (op = 0; op < TS_NR_OPS; op++) {
-			if (!d->op[op].ios && !d->op[op].missed)
+			if (!d->op[op].ios && !d->op[op].missed && !d->op[op].unissued)
 				continue;
 			put_op_row(f, d->name, ts_op_names[op], &d->op[op]);
 			if (d->nops_active == 1) {
@@ -362,6 +362,7 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_u64(j, "queued_ios", o->queued_ios);
 	tj_u64(j, "missed", o->missed);
 	tj_u64(j, "missed_bytes", o->missed_bytes);
+	tj_u64(j, "unissued", o->unissued);
 	tj_num(j, "queue_ms", o->queue_ms, 6);
 	tj_num(j, "service_ms", o->service_ms, 6);
 	tj_num(j, "total_ms", o->total_ms, 6);
@@ -454,7 +455,7 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	tj_u64(j, "minor", d->minor);
 	tj_obj(j, "ops");
 	for (op = 0; op < TS_NR_OPS; op++)
-		if (d->op[op].ios || d->op[op].missed)
+		if (d->op[op].ios || d->op[op].missed || d->op[op].unissued)
 			json_op(j, ts_op_names[op], &d->op[op],
 				show_hist && d->hist ? &d->hist[op] : NULL);
 	tj_end_obj(j);

@@ -59,6 +59,7 @@ static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	f->queued_ios = b->queued_ios - a->queued_ios;
 	f->missed = b->missed - a->missed;
 	f->missed_bytes = b->missed_bytes - a->missed_bytes;
+	f->unissued = b->unissued - a->unissued;
 	f->iops = f->ios / span_s;
 	f->mbps = f->bytes / span_s / 1e6;
 	f->avg_kb = f->ios ? f->bytes / 1024.0 / f->ios : NAN;
@@ -163,7 +164,7 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		const struct ts_op_stats *x = &a->stats.op[i], *y = &b->stats.op[i];
 
 		op_figures(x, y, span_s, &r->op[i]);
-		if (r->op[i].ios || r->op[i].missed)
+		if (r->op[i].ios || r->op[i].missed || r->op[i].unissued)
 			r->nops_active++;
 		sum_a.ios += x->ios, sum_b.ios += y->ios;
 		sum_a.bytes += x->bytes, sum_b.bytes += y->bytes;
@@ -174,6 +175,7 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		sum_a.missed += x->missed, sum_b.missed += y->missed;
 		sum_a.missed_bytes += x->missed_bytes;
 		sum_b.missed_bytes += y->missed_bytes;
+		sum_a.unissued += x->unissued, sum_b.unissued += y->unissued;
 	}
 	op_figures(&sum_a, &sum_b, span_s, &r->all);
 	for (i = 0; i < TS_LEVEL_SLOTS; i++) {

@@ -43,6 +43,7 @@ struct ts_op_figures {
 	__u64 ios, bytes, queued_ios;
 	__u64 missed; /* completed without truestat seeing it: not in ios */
 	__u64 missed_bytes; /* their size at issue */
+	__u64 unissued; /* completed without being issued: not in ios */
 	double iops, mbps, avg_kb;
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
 	bool has_hist; /* the percentiles below are known */

@@ -105,7 +105,7 @@ static bool is_bio_program(const char *name)
 {
 	static const char *const bio_progs[] = {
 		"ts_bio_queue_", "ts_backmerge_", "ts_frontmerge_",
-		"ts_split_", "ts_bio_complete_",
+		"ts_rq_merge_", "ts_split_", "ts_bio_complete_",
 	};
 	size_t i;
 
@@ -169,7 +169,7 @@ static int attach_in_order(struct ts_tracer *t)
 {
 	static const char *const order[] = {
 		"ts_complete_", "ts_requeue_", "ts_bio_complete_",
-		"ts_backmerge_", "ts_frontmerge_", "ts_split_",
+		"ts_backmerge_", "ts_frontmerge_", "ts_rq_merge_", "ts_split_",
 		"ts_issue_", "ts_bio_queue_",
 	};
 	struct bpf_program *prog;
