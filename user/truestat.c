@@ -86,14 +86,32 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 	return o->ndevices;
 }
 
+/* The signal mask while waiting: the stop signals let in. */
+static sigset_t wait_mask;
+
+/*
+ * The stop signals are blocked but inside the waits (ppoll with
+ * wait_mask): one that comes between the check of stop_signal and the
+ * wait ends that wait, and none interrupts a write to stdout (SA_RESTART
+ * in case one ever does).
+ */
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+	const int n = sizeof(stop_signals) / sizeof(stop_signals[0]);
+	sigset_t block;
+	int i;
 
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	sigemptyset(&block);
+	for (i = 0; i < n; i++) {
+		sigaction(stop_signals[i], &sa, NULL);
+		sigaddset(&block, stop_signals[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, &wait_mask);
+	for (i = 0; i < n; i++)
+		sigdelset(&wait_mask, stop_signals[i]);
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout shows up as EPIPE */
 }
 
@@ -121,24 +139,16 @@ static char *render_metrics(void *ctx, size_t *len)
 
 static struct exporter exporter;
 
-/* Sleeps until @deadline (CLOCK_MONOTONIC); false when a signal came. */
+/*
+ * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile;
+ * false when a signal came.
+ */
 static bool sleep_until(const struct timespec *deadline)
 {
-	if (exporter.httpd) {
-		if (ts_httpd_serve(exporter.httpd, deadline, &stop_signal, NULL,
-				   render_metrics, &exporter))
-			return false;
-		return !stop_signal;
-	}
-	while (!stop_signal) {
-		int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
-					 deadline, NULL);
-		if (!rc)
-			return !stop_signal;
-		if (rc != EINTR)
-			return false;
-	}
-	return false;
+	if (ts_httpd_serve(exporter.httpd, deadline, &stop_signal, &wait_mask,
+			   render_metrics, &exporter))
+		return false;
+	return !stop_signal;
 }
 
 static void advance(struct timespec *t, double seconds)
