@@ -19,9 +19,15 @@
  *
  * The log has one line per request, in CLOCK_MONOTONIC ns (the clock of
  * bpf_ktime_get_ns), written within about 20 ms of its reply:
- *	arrival start finish reply op offset bytes unit
+ *	arrival start finish reply op offset bytes unit sent seq
  * arrival: the daemon received it; start/finish: the model's times;
- * reply: when the reply was sent (finish plus the timer's lateness).
+ * reply: when the reply began (finish plus the timer's lateness), before
+ * the write to /dev/fuse that lets the kernel complete the request;
+ * sent: when that write returned; unit: the unit that served it; seq: its
+ * place in arrival order, from 0, so that a reader can prove that no
+ * request is missing (the lines are in reply order). So the log holds what
+ * the device did, and the tests take their tolerances from it:
+ * arrival..reply lies inside the block layer's issue..completion.
  */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 34
@@ -50,6 +56,7 @@ struct pending {
 	uint64_t start;
 	uint64_t finish;
 	uint64_t reply;
+	uint64_t sent;
 	uint64_t off;
 	uint64_t seq;
 	uint32_t bytes;
@@ -209,6 +216,7 @@ static void reply(struct pending *p)
 		fuse_reply_buf(p->req, zeros, p->bytes);
 	else
 		fuse_reply_write(p->req, p->bytes);
+	p->sent = now_ns();
 }
 
 static void set_realtime(int prio)
@@ -260,12 +268,14 @@ static void write_log(const struct vec *q)
 	for (i = 0; i < q->n; i++) {
 		const struct pending *p = &q->v[i];
 
-		fprintf(logf, "%llu %llu %llu %llu %c %llu %u %u\n",
+		fprintf(logf, "%llu %llu %llu %llu %c %llu %u %u %llu %llu\n",
 			(unsigned long long)p->arrival,
 			(unsigned long long)p->start,
 			(unsigned long long)p->finish,
 			(unsigned long long)p->reply, p->op,
-			(unsigned long long)p->off, p->bytes, p->unit);
+			(unsigned long long)p->off, p->bytes, p->unit,
+			(unsigned long long)p->sent,
+			(unsigned long long)p->seq);
 	}
 	fflush(logf);
 }
@@ -449,7 +459,7 @@ static int init_state(void)
 	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu\n",
 		cfg.units, (unsigned long long)cfg.service_ns,
 		(unsigned long long)cfg.bytes_per_s);
-	fprintf(logf, "# arrival start finish reply op offset bytes unit\n");
+	fprintf(logf, "# arrival start finish reply op offset bytes unit sent seq\n");
 	fflush(logf);
 	/* the log thread runs at normal priority and must not hold up the
 	 * timer thread when it is preempted holding the lock */
