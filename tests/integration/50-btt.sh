@@ -56,38 +56,29 @@ t = dev(totals('$out'), '$dev')['ops']['read']
 n = '$name'
 import glob, math
 # Completions truestat never saw (u of n) are missing from its figures
-# wherever they fell (the platform's tend to be slow ones).
+# wherever they fell.
 u = t['missed']
 def samples(kind):
     return sorted(float(l.split()[1]) * 1e3 for f in glob.glob('$bttdir/btt_*_%s.dat' % kind) for l in open(f) if l.strip())
-# truestat's mean over n - u of btt's n samples: between the mean of the
-# n - u smallest and that of the n - u largest, in us, moved by what btt's
-# rounding of each sample to 1 us took off the mean of all (@table, in ns)
-def mean_range(kind, table):
+# truestat's mean over n - u of btt's n samples of @kind lies between the
+# mean of the n - u smallest and that of the n - u largest (in us, moved by
+# what btt's rounding of each sample to 1 us took off @table, the mean of
+# all from btt's table): @got within @tol of that range (of @table, u = 0)
+def mean_check(what, kind, table, got, tol):
     v = samples(kind)
-    k = len(v) - u
-    shift = table - sum(v) / len(v) * 1e3
-    return sum(v[:k]) / k * 1e3 + shift, sum(v[u:]) / k * 1e3 + shift
+    k, shift = len(v) - u, table - sum(v) / len(v) * 1e3
+    lo, hi = sum(v[:k]) / k * 1e3 + shift, sum(v[u:]) / k * 1e3 + shift
+    span = ', of all but %d: %.3f-%.3f us' % (u, lo, hi) if u else ''
+    print('%s_%s' % (n, what), int(not lo * (1 - tol) <= got <= hi * (1 + tol)),
+          'btt mean %s %.3f us%s; truestat mean %s %.3f us (%d%%)'
+          % (kind.upper(), table, span, what, got, tol * 100))
 print(n + '_capture', int(s.get('capture_ok') != '1'), 'blk tracer lost %s events' % s.get('lost'))
 # btt counts bios (merged ones too), blkparse requests, like truestat
 print(n + '_completions', int(int(s['reads_completed']) != t['ios'] + t['missed']),
       'blkparse %s reads completed, truestat %d (+%d unseen)' % (s['reads_completed'], t['ios'], t['missed']))
-d2c, svc = float(s['d2c_mean_us']), t['service_ms'] * 1000
-if not u:
-    print(n + '_service', int(not within(svc, d2c, 0.02)),
-          'btt mean D2C %.2f us, truestat mean service %.2f us (2%%)' % (d2c, svc))
-else:
-    lo, hi = mean_range('d2c', d2c)
-    print(n + '_service', int(not lo * 0.98 <= svc <= hi * 1.02),
-          'btt mean D2C %.2f us, of all but %d: %.2f-%.2f us; truestat mean service %.2f us (2%%)' % (d2c, u, lo, hi, svc))
-q2d, q = float(s['q2c_minus_d2c_us']), t['queue_ms'] * 1000
-if not u:
-    print(n + '_queue', int(not within(q, q2d, 0.05)),
-          'btt mean Q2D %.3f us, truestat mean queue %.3f us (5%%)' % (q2d, q))
-else:
-    lo, hi = mean_range('q2d', q2d)
-    print(n + '_queue', int(not lo * 0.95 <= q <= hi * 1.05),
-          'btt mean Q2D %.3f us, of all but %d: %.3f-%.3f us; truestat mean queue %.3f us (5%%)' % (q2d, u, lo, hi, q))
+q = t['queue_ms'] * 1000
+mean_check('service', 'd2c', float(s['d2c_mean_us']), t['service_ms'] * 1000, 0.02)
+mean_check('queue', 'q2d', float(s['q2c_minus_d2c_us']), q, 0.05)
 if n.startswith('deadline'):
     print(n + '_waits', int(q < 50), 'requests waited in the scheduler: %.1f us > 50 us' % q)
 # Percentiles: truestat's come from its histograms (buckets 1/16 of a power
