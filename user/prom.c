@@ -152,6 +152,23 @@ static void events(FILE *f, const struct ts_report *r,
 		}
 }
 
+/*
+ * The run's deepest in-device depth and whether the depth counter followed
+ * every request (README: exact or flagged); if not, the max is a bound.
+ */
+static void concurrency_bounds(FILE *f, const struct ts_report *r)
+{
+	PER_DEV(f, r, "truestat_device_concurrency_exact",
+		"1: the in-device depth followed every request over the run so far; 0: its figures are estimates",
+		d->device.exact);
+	PER_DEV(f, r, "truestat_device_concurrency_max",
+		"Most requests inside the device at once over the run; an upper bound when not exact",
+		d->device.max);
+	PER_DEV(f, r, "truestat_device_concurrency_max_min",
+		"The run's most requests inside the device at once is at least this (the max when exact)",
+		d->device.max_min);
+}
+
 /* Disk @d's counters over the run so far, as computed now. */
 static void totals_now(const struct ts_dev_report *d, double span, double *t)
 {
@@ -237,6 +254,7 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	if (!r->light) /* --light: the OS queue is not followed */
 		PER_DEV(f, r, "truestat_os_queued",
 			"Bios and requests waiting in the OS now", d->in_os_now);
+	concurrency_bounds(f, r);
 	per_dev_counter(f, r, p, "truestat_device_inflight_seconds_total",
 			"Integral of the in-device depth over time: its rate is the mean concurrency"
 			MONOTONIC, TS_PROM_INFLIGHT_S);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # --prometheus: the exposition passes promtool; its counters equal
-# /proc/diskstats; Debian's real Prometheus scrapes it, and a
-# histogram_quantile over truestat's buckets agrees with truestat's own p99;
-# the HTTP server answers bad requests with the right status, survives
-# oversized, slow and many connections, and binds to loopback by default.
+# /proc/diskstats, and its concurrency bounds hold together; Debian's real
+# Prometheus scrapes it, and a histogram_quantile over truestat's buckets
+# agrees with truestat's own p99; the HTTP server answers bad requests with
+# the right status, survives oversized, slow, many and idle connections
+# without spinning, and binds to loopback by default.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3 curl promtool prometheus
@@ -57,6 +58,11 @@ buckets = sorted((float(re.search(r'le=\"([^\"]+)\"', k).group(1)), v) for k, v 
                  if k.startswith('truestat_service_seconds_bucket{device=\"$dev\",op=\"read\"'))
 mono = all(x[1] <= y[1] for x, y in zip(buckets, buckets[1:]))
 print('buckets_cumulative', int(not mono or buckets[-1][1] != n), '%d buckets, non-decreasing, +Inf = count' % len(buckets))
+# fio offered depth 4: an exact max is at most that, a flagged one a bound
+ex, mx, mn = (m['truestat_device_concurrency_%s{device=\"$dev\"}' % k]
+              for k in ('exact', 'max', 'max_min'))
+ok = ex in (0, 1) and 1 <= mn <= mx and (not ex or mn == mx <= 4)
+print('concurrency_bounds', int(not ok), 'exact %d, max %d, max_min %d (exact: max = max_min <= 4)' % (ex, mx, mn))
 ")
 
 # Debian's Prometheus scrapes it once a second.

@@ -178,6 +178,34 @@ static void test_counters_never_go_down(void **state)
 	free(a), free(b), free(c), free(r), free(p);
 }
 
+/* A depth counter that missed requests: max is a bound, flagged. */
+static void test_concurrency_bounds(void **state)
+{
+	struct ts_report *r = calloc(1, sizeof(*r));
+	struct ts_prom *p = calloc(1, sizeof(*p));
+	char *text;
+
+	assert_non_null(r);
+	assert_non_null(p);
+	one_disk(r, 10.0, 1000, 4.0, 0.9);
+	r->dev[0].device.max = 9;
+	r->dev[0].device.max_min = 7;
+	text = render(p, r);
+	assert_true(series_value(text, "truestat_device_concurrency_exact"
+				       "{device=\"sda\"}") == 0);
+	assert_true(series_value(text, "truestat_device_concurrency_max"
+				       "{device=\"sda\"}") == 9);
+	assert_true(series_value(text, "truestat_device_concurrency_max_min"
+				       "{device=\"sda\"}") == 7);
+	free(text);
+	r->dev[0].device.exact = true;
+	r->dev[0].device.max_min = 9;
+	text = render(p, r);
+	assert_true(series_value(text, "truestat_device_concurrency_exact"
+				       "{device=\"sda\"}") == 1);
+	free(text), free(r), free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_counters_never_go_down),
+		cmocka_unit_test(test_concurrency_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
