@@ -36,7 +36,7 @@ int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, name);
 	if (strchr(name, '/') || !realpath(path, real)) {
-		ts_disk_list(sysroot, list, sizeof(list));
+		ts_disk_list(sysroot, false, list, sizeof(list));
 		snprintf(err, errlen, "unknown device '%s' (disks: %s)", name,
 			 list);
 		return -1;
@@ -51,6 +51,8 @@ int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 		out->was_partition = true;
 	}
 	snprintf(out->name, sizeof(out->name), "%s", base_name(real));
+	snprintf(path, sizeof(path), "%s/mq", real);
+	out->bio_based = access(path, F_OK) != 0;
 	snprintf(path, sizeof(path), "%s/dev", real);
 	if (read_dev(path, &out->major, &out->minor))
 		goto bad;
@@ -79,7 +81,16 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void ts_disk_list(const char *sysroot, char *buf, size_t len)
+/* Whether disk @name under @sysroot/block has no request queue. */
+static bool bio_based(const char *sysroot, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/block/%s/mq", sysroot, name);
+	return access(path, F_OK) != 0;
+}
+
+void ts_disk_list(const char *sysroot, bool bio_only, char *buf, size_t len)
 {
 	char path[PATH_MAX], *names[256];
 	struct dirent *e;
@@ -95,7 +106,8 @@ void ts_disk_list(const char *sysroot, char *buf, size_t len)
 		return;
 	}
 	while ((e = readdir(d)) && n < 256)
-		if (e->d_name[0] != '.')
+		if (e->d_name[0] != '.' &&
+		    (!bio_only || bio_based(sysroot, e->d_name)))
 			names[n++] = strdup(e->d_name);
 	closedir(d);
 	qsort(names, n, sizeof(names[0]), cmp_str);

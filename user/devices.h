@@ -10,6 +10,8 @@ struct ts_disk {
 	char name[64];
 	unsigned int major, minor;
 	bool was_partition; /* NAME was a partition of this disk */
+	bool bio_based;	    /* no request queue (zram, md, device-mapper):
+			     * the block_rq_* tracepoints never fire for it */
 };
 
 /* Resolves a disk or partition NAME to its whole disk. 0, or -1 + @err. */
@@ -20,8 +22,11 @@ int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 void ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		  char *buf, size_t len);
 
-/* The disks that exist, space separated and sorted, for error messages. */
-void ts_disk_list(const char *sysroot, char *buf, size_t len);
+/*
+ * The disks that exist (@bio_only: the bio-based ones), space separated and
+ * sorted, for messages.
+ */
+void ts_disk_list(const char *sysroot, bool bio_only, char *buf, size_t len);
 
 /* Kernel-internal dev_t (major << 20 | minor), as the BPF side sees it. */
 static inline unsigned int ts_kdev(unsigned int major, unsigned int minor)

@@ -247,6 +247,9 @@ static void put_notes(FILE *f, const struct ts_report *r)
 {
 	int i, e;
 
+	if (r->not_traced && r->not_traced[0])
+		fprintf(f, "  note: not traced, bio-based (no request queue): %s\n",
+			r->not_traced);
 	put_inexact(f, r);
 	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++)
@@ -479,6 +482,20 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	tj_end_obj(j);
 }
 
+/* The bio-based disks, as an array of names. */
+static void json_not_traced(struct tj *j, const char *names)
+{
+	char name[64];
+	int n;
+
+	tj_arr(j, "not_traced");
+	while (names && sscanf(names, " %63s%n", name, &n) == 1) {
+		tj_str(j, NULL, name);
+		names += n;
+	}
+	tj_end_arr(j);
+}
+
 void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 {
 	struct tj j;
@@ -493,6 +510,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_num(&j, "span_s", r->span_s, 6);
 	tj_u64(&j, "lost_events", r->lost_events);
 	tj_str(&j, "queue_from", r->light ? "request" : "bio");
+	json_not_traced(&j, r->not_traced);
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)

@@ -74,6 +74,7 @@ struct ts_report {
 	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
 	bool show_curve; /* print the parallelism curve (--depth) */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
+	const char *not_traced; /* bio-based disks, space separated, or NULL */
 	double span_s;
 	__u64 lost_events;
 	int ndev;

@@ -77,6 +77,12 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 		if (ts_disk_resolve("/sys", o->devices[i], &disk, err,
 				    sizeof(err)))
 			die(EXIT_USAGE, err);
+		if (disk.bio_based) {
+			snprintf(err, sizeof(err),
+				 "cannot trace %s: it is bio-based (no request queue, as zram, md and device-mapper disks): truestat traces request-based disks only",
+				 disk.name);
+			die(EXIT_USAGE, err);
+		}
 		if (disk.was_partition)
 			fprintf(stderr,
 				"truestat: %s is a partition: tracing its disk %s\n",
@@ -84,6 +90,18 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 		kdevs[i] = ts_kdev(disk.major, disk.minor);
 	}
 	return o->ndevices;
+}
+
+/* The disks no report can cover (bio-based), named in every report. */
+static char not_traced[512];
+
+static void find_untraceable(const struct ts_opts *o)
+{
+	if (o->ndevices)
+		return;
+	ts_disk_list("/sys", true, not_traced, sizeof(not_traced));
+	if (!strcmp(not_traced, "none") || !strncmp(not_traced, "none found", 10))
+		not_traced[0] = '\0';
 }
 
 /* The signal mask while waiting: the stop signals let in. */
@@ -211,6 +229,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->show_hist = o->hist;
 	r->show_curve = o->depth;
 	r->light = o->light;
+	r->not_traced = not_traced;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else
@@ -286,6 +305,7 @@ int main(int argc, char **argv)
 	}
 	check_privileges();
 	topts.nkdevs = resolve_devices(&o, kdevs);
+	find_untraceable(&o);
 	topts.kdevs = kdevs;
 	topts.btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
 	topts.raw_tp = o.raw_tp;

@@ -37,6 +37,17 @@ check_cmd unknown_device_lists_disks "the message names the disks that exist" \
 	grep -q "$(ls /sys/block | head -1)" "$tmp/err"
 
 # Each option that takes a value: malformed, empty, out of range, repeated.
+# a disk without a request queue (zram0 here: bio-based) is refused, never
+# reported as idle; without -d, it is named as not traced
+bio=$(for d in /sys/block/*; do [[ -e $d/mq ]] || echo "${d##*/}"; done | head -n 1)
+if [[ -n $bio ]]; then
+	expect bio_based_refused 2 "cannot trace $bio: it is bio-based" -- $T -d "$bio" 1 1
+	"$T" 0.1 1 >"$tmp/out" 2>/dev/null || true
+	check_cmd bio_based_named "without -d, every report names $bio as not traced" \
+		test "$(grep -c "note: not traced, bio-based (no request queue): .*$bio" "$tmp/out")" = 2
+else
+	check bio_based_refused 0 "no bio-based disk on this machine: nothing to refuse"
+fi
 expect flag_with_value 2 "option '--depth' takes no value" -- $T --depth=3
 expect bad_hist 2 "bad --hist 'coarse': only --hist=fine" -- $T --hist=coarse 1 1
 expect bad_prometheus_port 2 "bad --prometheus '0': port must be 1 to 65535" -- $T --prometheus=0

@@ -62,6 +62,10 @@ static void add_disk(const char *disk, const char *dev, const char *part,
 
 	snprintf(rel, sizeof(rel), "devices/virtual/block/%s", disk);
 	mkdirs(rel);
+	if (strcmp(disk, "zram0")) { /* request-based: a blk-mq queue */
+		snprintf(rel, sizeof(rel), "devices/virtual/block/%s/mq", disk);
+		mkdirs(rel);
+	}
 	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/dev", disk);
 	put_file(rel, dev);
 	snprintf(target, sizeof(target), "../../devices/virtual/block/%s", disk);
@@ -105,6 +109,8 @@ static int setup(void **state)
 	add_disk("nvme0n1", "259:0\n", "nvme0n1p2", "259:2\n");
 	/* a disk whose dev file cannot be parsed */
 	add_disk("broken", "garbage\n", NULL, NULL);
+	/* bio-based: no mq directory */
+	add_disk("zram0", "251:0\n", NULL, NULL);
 	return 0;
 }
 
@@ -128,6 +134,9 @@ static void test_resolve_disk(void **state)
 	assert_string_equal(d.name, "vda");
 	assert_int_equal(d.major, 253);
 	assert_int_equal(d.minor, 0);
+	assert_false(d.bio_based);
+	assert_int_equal(ts_disk_resolve(root, "zram0", &d, err, sizeof(err)), 0);
+	assert_true(d.bio_based);
 	assert_false(d.was_partition);
 
 	assert_int_equal(ts_disk_resolve(root, "loop0", &d, err, sizeof(err)),
@@ -166,13 +175,13 @@ static void test_resolve_unknown(void **state)
 
 	assert_int_equal(ts_disk_resolve(root, "sdz", &d, err, sizeof(err)), -1);
 	assert_string_equal(err, "unknown device 'sdz' "
-				 "(disks: broken loop0 nvme0n1 vda)");
+				 "(disks: broken loop0 nvme0n1 vda zram0)");
 	/* a path must not escape class/block */
 	assert_int_equal(ts_disk_resolve(root, "../block/vda", &d, err,
 					 sizeof(err)),
 			 -1);
 	assert_string_equal(err, "unknown device '../block/vda' "
-				 "(disks: broken loop0 nvme0n1 vda)");
+				 "(disks: broken loop0 nvme0n1 vda zram0)");
 }
 
 static void test_resolve_unreadable(void **state)
@@ -207,25 +216,27 @@ static void test_list(void **state)
 {
 	char buf[256], other[PATH_MAX], want[PATH_MAX + 32];
 
-	ts_disk_list(root, buf, sizeof(buf));
-	assert_string_equal(buf, "broken loop0 nvme0n1 vda");
+	ts_disk_list(root, false, buf, sizeof(buf));
+	assert_string_equal(buf, "broken loop0 nvme0n1 vda zram0");
+	ts_disk_list(root, true, buf, sizeof(buf));
+	assert_string_equal(buf, "zram0");
 
 	/* only whole names that fit */
 	memset(buf, 'x', sizeof(buf));
-	ts_disk_list(root, buf, 14);
+	ts_disk_list(root, false, buf, 14);
 	assert_string_equal(buf, "broken loop0");
 	assert_int_equal(buf[14], 'x'); /* nothing written past 14 */
 
 	/* no block/ directory at all */
 	snprintf(other, sizeof(other), "%s/devices", root);
-	ts_disk_list(other, buf, sizeof(buf));
+	ts_disk_list(other, false, buf, sizeof(buf));
 	snprintf(want, sizeof(want), "none found in %s/block", other);
 	assert_string_equal(buf, want);
 
 	/* an empty one */
 	mkdirs("empty/block");
 	snprintf(other, sizeof(other), "%s/empty", root);
-	ts_disk_list(other, buf, sizeof(buf));
+	ts_disk_list(other, false, buf, sizeof(buf));
 	assert_string_equal(buf, "none");
 }
 

@@ -165,7 +165,8 @@ static const char check_py[] =
 	"assert len(lines) == 2 and lines[1] == \"\", lines\n"
 	"d = json.loads(lines[0])\n"
 	"assert list(d) == [\"type\", \"time\", \"span_s\", \"lost_events\","
-	" \"queue_from\", \"devices\"], list(d)\n"
+	" \"queue_from\", \"not_traced\", \"devices\"], list(d)\n"
+	"assert d[\"not_traced\"] == [\"zram0\", \"md127\"]\n"
 	"assert d[\"queue_from\"] == \"bio\"\n"
 	"assert d[\"type\"] == \"interval\"\n"
 	"assert d[\"time\"] == \"2023-11-14T22:13:20Z\"\n"
@@ -201,6 +202,7 @@ static void test_print_json(void **state)
 	int status;
 
 	fill_report(&r);
+	r.not_traced = "zram0 md127";
 	ts_print_json(f, &r, WHEN);
 	done(f);
 	assert_non_null(strstr(out, "\"type\":\"interval\""));
@@ -234,7 +236,8 @@ static void test_print_json_totals_empty(void **state)
 	assert_string_equal(done(f),
 			    "{\"type\":\"totals\",\"time\":\"2023-11-14T22:13:20Z\","
 			    "\"span_s\":12.500000,\"lost_events\":7,"
-			    "\"queue_from\":\"bio\",\"devices\":[]}\n");
+			    "\"queue_from\":\"bio\",\"not_traced\":[],"
+			    "\"devices\":[]}\n");
 }
 
 static void test_table_idle(void **state)
