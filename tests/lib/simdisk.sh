@@ -14,8 +14,36 @@
 #	simdisk_down		tear it down now (loop detached, unmounted,
 #				daemon ended by pid, files removed); idempotent
 #	simdisk_sync		wait until every reply so far is in the log
+#	simdisk_lines		how many requests the log holds so far (after
+#				simdisk_sync: a run's requests are the lines
+#				between two counts)
+#	simdisk_py SCRIPT	py (common.sh) with the helpers below preloaded
+#	"${SIMDISK_FIO_PCT[@]}"	fio options: latency percentiles for fio_pct
 #
 # One simulated disk at a time. SIMDISK_BW (MB/s) adds size/bandwidth.
+#
+# What the daemon logged is what the tests measure truestat against: per
+# request its arrival A and reply R (CLOCK_MONOTONIC, as truestat's), which
+# lie inside the block layer's issue D and completion C, since loop passes
+# the request to FUSE after D and completes it after the reply. Python
+# helpers (simdisk_py):
+#	sd_read(path, skip, upto)	the log's requests [skip:upto] as tuples
+#					(A, start, finish, R, op, offset, bytes,
+#					unit, sent, seq)
+#	sd_replay(path, K, S_ns, Bps)	seqs whose start, finish or unit differ
+#					from the model replayed from the arrivals
+#	Sd(reqs)			n, bytes, ra (sorted R - A), A0, R1 (first
+#					arrival, last reply), held_max, busy and
+#					idle gaps (union of [A, R]), late (R -
+#					finish), contiguous (seqs without a gap)
+#	sd_inner(reqs, t0, t1)		those with t0 <= A and R <= t1
+#	pct_of(sorted, k)		the k-th smallest (1-based, clamped)
+#	fio_pct(job_op, level)		fio's lat percentile at the first listed
+#					level >= level (--lat_percentiles), or its
+#					max; as an upper bound of the exact value
+#	host_load(stat0, stat1)		CPU use between two /proc/stat 'cpu' lines
+#	sd_curve(name, conc, curve, P, reqs)	the checks of a -D curve against
+#					the daemon's own curve (65-curve, 66-knee)
 
 SIMDISK_BIN=$TS_ROOT/.output/simdisk
 SIMDISK_LOOP=
@@ -97,3 +125,278 @@ simdisk_down() {
 	SIMDISK_DIR=
 	return 0
 }
+
+simdisk_lines() {
+	grep -vc '^#' "$SIMDISK_LOG" || true
+}
+
+# fio's latency percentiles for the upper bounds of truestat's (fio_pct):
+# submit to reap contains issue to completion, per request
+SIMDISK_FIO_PCT=(--lat_percentiles=1
+	--percentile_list=1:5:10:50:51:52:53:55:60:90:91:92:93:95:99:99.5:99.9:99.95:99.99)
+
+# (quoted: the Python below may hold any quote)
+SIMDISK_PYLIB=$(cat <<'PY'
+import math
+
+def sd_read(path, skip=0, upto=None):
+    out = []
+    for l in open(path):
+        if l.startswith("#"):
+            continue
+        x = l.split()
+        out.append((int(x[0]), int(x[1]), int(x[2]), int(x[3]), x[4], int(x[5]),
+                    int(x[6]), int(x[7]), int(x[8]), int(x[9])))
+    return out[skip:upto]
+
+def sd_replay(path, K, S, Bps=0):
+    # the model: in arrival order, the unit free first (the lowest on a tie)
+    # starts the request at max(arrival, free), for S (+ bytes / Bps)
+    free, bad = [0] * K, set()
+    for x in sorted(sd_read(path), key=lambda x: x[9]):
+        u = min(range(K), key=lambda i: (free[i], i))
+        st = max(x[0], free[u])
+        fin = st + S + (x[6] * 1000000000 // Bps if Bps else 0)
+        if (x[7], x[1], x[2]) != (u, st, fin) or x[3] < x[2]:
+            bad.add(x[9])
+        free[u] = fin
+    return bad
+
+class Sd:
+    def __init__(self, reqs):
+        self.reqs = reqs
+        self.n = len(reqs)
+        self.bytes = sum(x[6] for x in reqs)
+        self.ra = sorted(x[3] - x[0] for x in reqs)
+        self.sum_ra = sum(self.ra)
+        self.late = sorted(x[3] - x[2] for x in reqs)
+        self.A0 = min(x[0] for x in reqs)
+        self.R1 = max(x[3] for x in reqs)
+        self.W = self.R1 - self.A0
+        seqs = sorted(x[9] for x in reqs)
+        self.contiguous = seqs == list(range(seqs[0], seqs[0] + self.n))
+        ev = sorted([(x[0], 1) for x in reqs] + [(x[3], -1) for x in reqs])
+        lvl = self.held_max = self.busy = 0
+        self.gaps = []
+        for i, (t, d) in enumerate(ev):
+            if lvl > 0:
+                self.busy += t - ev[i - 1][0]
+            elif i:
+                self.gaps.append(t - ev[i - 1][0])
+            lvl += d
+            self.held_max = max(self.held_max, lvl)
+
+    def top(self, m):
+        return sum(self.ra[len(self.ra) - m:]) if m > 0 else 0
+
+    def bottom(self, m):
+        return sum(self.ra[:m]) if m > 0 else 0
+
+def sd_inner(reqs, t0, t1):
+    return [x for x in reqs if x[0] >= t0 and x[3] <= t1]
+
+def pct_of(v, k):
+    return v[min(max(int(k), 1), len(v)) - 1]
+
+def fio_pct(op, level):
+    p = op["lat_ns"].get("percentile", {})
+    for key in sorted(p, key=float):
+        if float(key) >= level * 100 and p[key] > 0:
+            return p[key] * (1 + 1 / 128.0)
+    return op["lat_ns"]["max"]
+
+def host_load(a, b):
+    x = [int(v) for v in a.split()[1:]]
+    y = [int(v) for v in b.split()[1:]]
+    d = [q - p for p, q in zip(x, y)] + [0] * 8
+    tot = max(sum(d[:8]), 1)
+    return "host CPU during the run: %.0f%% busy, %.0f%% stolen by the hypervisor" % (
+        100.0 * (tot - d[3] - d[4] - d[7]) / tot, 100.0 * d[7] / tot)
+
+def sd_label(lo, hi):
+    # a depth class as truestat names it
+    return '%d' % lo if lo == hi else '%d-%d' % (lo, hi)
+
+def sd_curve(n, c, cv, P, allreq):
+    # truestat's -D curve (cv, with the concurrency c of the same report)
+    # against the daemon's: P maps each offered depth to (Sd of its
+    # requests, fio's read figures with --lat_percentiles), allreq all of
+    # them. Prints the checks; returns the daemon's rows by depth_lo.
+    # the counter may have been up to over levels too high: a row's requests
+    # were issued at depths lo - over .. hi, so they come from the phases that
+    # offered at least lo - over
+    over = c['max'] - c['max_min'] if not c['exact'] else 0
+    Q = sorted(P)
+    rows = cv['rows']
+    us = lambda ns: ns / 1000.0
+    ms = lambda ns: ns / 1e6
+
+    label = sd_label
+
+    def phases_from(lo):
+        return [q for q in Q if q >= lo]
+
+    def fio_union_pct(qs, level):
+        # fio's latency percentile of the phases qs together, as an upper bound:
+        # the lowest listed value v at which the phases listed at least level
+        N = sum(P[q][1]['total_ios'] for q in qs)
+        cands = sorted(set(v for q in qs for v in P[q][1]['lat_ns']['percentile'].values()))
+        for v in cands:
+            got = 0
+            for q in qs:
+                p = P[q][1]['lat_ns']['percentile']
+                got += P[q][1]['total_ios'] * max([float(k) / 100 for k in p if p[k] <= v] + [0])
+            if got >= level * N:
+                return v * (1 + 1 / 128.0)
+        return max(P[q][1]['lat_ns']['max'] for q in qs)
+
+    # each row: its k-th shortest service is at least the k-th shortest A..R of
+    # the phases it can hold, and at most their (k + the rest)-th fio latency
+    res = []
+    for r in rows:
+        if not r['ios']:
+            continue
+        qs = phases_from(r['depth_lo'] - over)
+        ra = sorted(v for q in qs for v in P[q][0].ra)
+        N = len(ra)
+        for key, qq in (('service_p50_ms', 0.5), ('service_p95_ms', 0.95)):
+            kk = math.ceil(qq * r['ios'])
+            lo = pct_of(ra, kk) / 1.0625
+            hi = fio_union_pct(qs, min(1.0, (N - r['ios'] + kk) / float(N))) * 1.0625
+            v = r[key] * 1e6
+            res.append((lo <= v <= hi, '%s %s %.3f in [%.3f, %.3f]' % (label(r['depth_lo'], r['depth_hi']), key[8:11], ms(v), ms(lo), ms(hi))))
+        # throughput by Little: at most hi requests over the shortest A..R
+        if r['iops']:
+            top = r['depth_hi'] / (ra[0] / 1e9) * 1.03125
+            res.append((r['iops'] <= top, '%s IOPS %.0f <= %.0f' % (label(r['depth_lo'], r['depth_hi']), r['iops'], top)))
+    print(n + '_rows', int(not all(x[0] for x in res)),
+          'rows (ms; the phases each can hold: A..R rank / 1.0625, fio rank x 1.0625; over %d): ' % over + '; '.join(x[1] for x in res))
+
+    # the daemon's own curve: requests by how many it held on their arrival
+    ev = sorted([(x[0], 1, i) for i, x in enumerate(allreq)] + [(x[3], -1, i) for i, x in enumerate(allreq)])
+    lvl, last, tl, at = 0, None, {}, {}
+    for tt, dd, i in ev:
+        if last is not None and lvl > 0:
+            tl[lvl] = tl.get(lvl, 0) + tt - last
+        last = tt
+        lvl += dd
+        if dd > 0:
+            at[i] = lvl
+    dspan = Sd(allreq).W
+    D = {}
+    for r in rows:
+        lo, hi = r['depth_lo'], r['depth_hi']
+        T = sum(tl.get(l, 0) for l in range(lo, hi + 1))
+        ra = sorted(allreq[i][3] - allreq[i][0] for i in at if lo <= at[i] <= hi)
+        if ra and T:
+            D[lo] = dict(lo=lo, hi=hi, T=T, ra=ra, mean=sum(l * tl.get(l, 0) for l in range(lo, hi + 1)) / T,
+                         svc=sum(ra) / len(ra), p95=pct_of(ra, math.ceil(0.95 * len(ra))),
+                         ev=T >= 0.01 * dspan and len(ra) >= 50)
+            D[lo]['iops'] = D[lo]['mean'] / (D[lo]['svc'] / 1e9)
+    # what FUSE and loop may add to a request of phase q on average, at most:
+    # the time its slots spent outside the daemon (Little: at most q in the
+    # device over the daemon's span and edges), and fio's latency beyond A..R
+    omax = {}
+    for q in Q:
+        Lq, fq = P[q]
+        e = max(fq['lat_ns']['max'] - Lq.ra[0], 0)
+        omax[q] = min(q * (Lq.W + 2 * e) - Lq.sum_ra, Lq.n * fq['lat_ns']['mean'] - Lq.sum_ra) / Lq.n
+
+    def omax_of(r):
+        # a row's requests run at its depths: the phases offering those
+        qs = [q for q in Q if r['depth_lo'] - over <= q <= r['depth_hi']] or Q
+        return max(omax[q] for q in qs)
+
+    def rows_of(r):
+        # the daemon's rows a truestat row may hold, with the counter's excess
+        return [D[x] for x in sorted(D) if D[x]['hi'] >= r['depth_lo'] - over and D[x]['lo'] <= r['depth_hi']]
+
+    def outcomes(ev_rows, test):
+        # every (parallelism_depths, still_growing) truestat's rule can give
+        # when each step's growth may lie on either side of +20%
+        out = set()
+        def walk(j, prev):
+            if j == len(ev_rows):
+                if len(ev_rows) < 2:
+                    out.add((None, False))
+                else:
+                    out.add((label(ev_rows[prev]['depth_lo'], ev_rows[prev]['depth_hi']), True))
+                return
+            if prev is None:
+                walk(j + 1, j)
+                return
+            for stop in test(ev_rows[prev], ev_rows[j]):
+                if stop:
+                    out.add((label(ev_rows[prev]['depth_lo'], ev_rows[prev]['depth_hi']), False))
+                else:
+                    walk(j + 1, j)
+        walk(0, None)
+        return out
+
+    ev_rows = [r for r in rows if r['evidence']]
+    idx = dict((r['depth_lo'], j) for j, r in enumerate(rows))
+
+    def iops_band(r):
+        ds = rows_of(r)
+        if not ds:
+            return (0, float('inf'))
+        # truestat's service is A..R plus FUSE+loop (0 to omax), its mean from
+        # bucket middles (1/32)
+        return (min(x['iops'] * x['svc'] / (x['svc'] + omax_of(r)) for x in ds) / 1.03125,
+                max(x['iops'] for x in ds) * 1.03125)
+
+    def growth_test(a, b):
+        la, ha = iops_band(a)
+        lb, hb = iops_band(b)
+        g = 1.0 / (idx[b['depth_lo']] - idx[a['depth_lo']])
+        glo = (lb / ha) ** g if ha else 0
+        ghi = (hb / la) ** g if la else float('inf')
+        return set([glo < 1.2, ghi < 1.2])
+
+    par_ok = outcomes(ev_rows, growth_test)
+    got = (cv['parallelism_depths'], cv['still_growing'])
+    print(n + '_parallelism', int(got not in par_ok),
+          'effective parallelism %s%s; the daemon curve allows %s (its rows widened by what FUSE+loop may add, %s us by phase, 1/32 for bucket means, and the counter %d too high)'
+          % (got[0], ' (still growing)' if got[1] else '', ', '.join('%s%s' % (a, ' (still growing)' if g else '') for a, g in sorted(par_ok, key=str)),
+             '/'.join('%.0f' % us(omax[q]) for q in Q), over))
+
+    def p95_band(r):
+        ds = rows_of(r)
+        if not ds:
+            return (0, float('inf'))
+        return (min(x['p95'] for x in ds) / 1.0625, (max(x['p95'] for x in ds) + omax_of(r)) * 1.0625)
+
+    sat_ok = set()
+    if rows and rows[0]['evidence']:
+        b0 = p95_band(rows[0])
+        choices = [None]
+        for r in rows[1:]:
+            if not r['evidence']:
+                continue
+            lo, hi = p95_band(r)
+            can_above, can_below = hi > 3 * b0[0], lo <= 3 * b0[1]
+            nxt = []
+            for ch in choices:
+                if ch is not None:
+                    nxt.append(ch)
+                    continue
+                if can_above:
+                    nxt.append(label(r['depth_lo'], r['depth_hi']))
+                if can_below:
+                    nxt.append(None)
+            choices = nxt
+        sat_ok = set(choices)
+    else:
+        sat_ok = {None}
+    print(n + '_saturation', int(cv['saturation_depths'] not in sat_ok),
+          'saturation %s; the daemon curve allows %s (p95 widened by what FUSE+loop may add and 1/16 for buckets)'
+          % (cv['saturation_depths'], ', '.join(str(x) for x in sorted(sat_ok, key=str))))
+    return D
+PY
+)
+
+simdisk_py() {
+	py "$SIMDISK_PYLIB
+$1"
+}
+
