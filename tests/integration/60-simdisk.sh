@@ -1,188 +1,216 @@
 #!/usr/bin/env bash
 # truestat against a device whose timing is known: tests/simdisk, a FUSE
 # file under a loop device, serves each request on the first of K units to
-# become free, in arrival order, for exactly S (tests/lib/simdisk.sh).
-# S = 2 ms; K = 1 at iodepth 1 and 4 (a serial device: at 4, requests wait
-# inside it), K = 8 at iodepth 8 and 16 (saturated at 16). 4 KiB random
-# reads with fio, 2 s each. Each run is checked three ways:
-#  - per request, against the daemon's log and fio: the same completions
-#    and bytes, exactly; and the daemon's arrival->reply lies inside
-#    D->C, which lies inside fio's submit->reap. So, over the same
-#    requests: daemon mean <= truestat mean service <= fio mean latency,
-#    and the same for depth x time (Little's law through the depth
-#    registers, a separate BPF path). These bounds need no tolerance.
-#  - against the model (K, S): service time, IOPS, mean depth while busy,
-#    maximum depth and busy time. Tolerances are derived from what FUSE and
-#    loop add per request (measured below) and stated next to each check.
-#  - the simulator itself followed its model (finish = start + S, units
-#    never overlap), so a failure points at truestat, not at simdisk.
+# become free, in arrival order, for exactly S (tests/lib/simdisk.sh), and
+# logs per request when it arrived (A), started, finished, and when it
+# replied (R). A..R lies inside the block layer's issue..completion (D..C).
+# Runs: S = 2 ms, K = 1 at iodepth 1 and 4 (a serial device: at 4, requests
+# wait inside it), K = 8 at iodepth 8 and 16 (saturated at 16), 4 KiB random
+# reads with fio for 2 s; K = 8 at 16 again with truestat told to ignore one
+# completion in 50 (TRUESTAT_TEST_MISS_EVERY); and the issue's 16 readers:
+# K = 4, S = 8 ms, 16 synchronous 16 KiB readers for 5 s, truestat with a
+# 6 s interval. Every tolerance comes from what this run logged, never from
+# a figure measured on some machine:
+#  - the daemon followed its model exactly (replayed from its arrivals);
+#  - counts and bytes equal the daemon's, fio's and /proc/diskstats',
+#    exactly, the unseen completions (missed, missed_bytes) included;
+#  - service, depth x time, busy time and percentiles lie between what the
+#    daemon held (A..R inside D..C) and what the offered depth allows over
+#    the daemon's own time span (Little's law: at most iodepth requests in
+#    the device), and fio's latency (submit..reap contains D..C);
+#  - the maximum depth lies between the daemon's and the offered depth, or
+#    truestat says it is not exact; Little's law between the depth registers
+#    and the per-request sums holds within what the unseen completions can
+#    move (each by at most the longest latency fio saw).
+# How this host compares with the model (IOPS against K/S, the daemon's
+# lateness, what FUSE and loop add) is printed as a table, not judged.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
 need fio python3 fusermount3
 
-S=2000	# µs per request
+bench=$(mktemp /tmp/truestat-test.XXXXXX)
+on_exit "rm -f $bench"
 
-# trace NAME QD: one traced fio run on the simulated disk; sets $out (truestat's
-# JSON), $fio_json, $skip (log lines of earlier runs and udev's probes)
+# trace NAME QD K S_US [FIO-ARGS...]: one traced fio run on the simulated
+# disk, then judge; TS_ARGS adds truestat arguments (e.g. an interval)
 trace() {
+	local name=$1 qd=$2 k=$3 s=$4 out fio_json skip upto ds0 ds1 cpu0 cpu1
+	shift 4
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
 	fio_json=$(mktemp /tmp/truestat-test.XXXXXX)
 	on_exit "rm -f $out $out.err $fio_json"
 	simdisk_sync
-	skip=$(grep -vc '^#' "$SIMDISK_LOG" || true)
-	ts_start "$out" -d "$SIMDISK_LOOP"
-	fio --name="$1" --filename="/dev/$SIMDISK_LOOP" --direct=1 \
-		--rw=randread --bs=4k --ioengine=io_uring --iodepth="$2" \
-		--runtime=2 --time_based --output-format=json --output="$fio_json"
+	skip=$(simdisk_lines)
+	ds0=$(diskstats "$SIMDISK_LOOP")
+	cpu0=$(head -1 /proc/stat)
+	# shellcheck disable=SC2086 # TS_ARGS: an interval for truestat
+	ts_start "$out" -d "$SIMDISK_LOOP" ${TS_ARGS:-}
+	fio --name="$name" --filename="/dev/$SIMDISK_LOOP" --direct=1 \
+		--rw=randread --bs=4k --ioengine=io_uring --iodepth="$qd" \
+		--runtime=2 --time_based "${SIMDISK_FIO_PCT[@]}" "$@" \
+		--output-format=json --output="$fio_json"
 	simdisk_sync
-	ts_stop INT
-}
-
-# run NAME K QD: trace, then the checks. Two things make a run worth
-# measuring again (up to three tries; the last is judged whatever it holds):
-#  - completions that truestat's program never sees (other software on
-#    this host: README) leave the maximum depth and busy time approximate
-#    around them, while counts and the depth x time area stay exact; as in
-#    30-depth, a run with any has its max and busy checks reported as not
-#    judged.
-#  - a host busy with other work: the simulator's timer, a SCHED_FIFO
-#    thread, is then late by more than 30 us on average (4-26 us on a quiet
-#    host, 50-85 us seen when others ran tests), and FUSE and loop add
-#    more to each request (up to 240 us instead of 90-150 us): a witness
-#    that the per-request overhead the model allows was exceeded.
-run() {
-	local name=$1 k=$2 qd=$3 attempt missed late
-	for attempt in 1 2 3; do
-		trace "$name" "$qd"
-		missed=$(py "print(dev(totals('$out'), '$SIMDISK_LOOP')['all']['missed'])")
-		late=$(py "
-l = [x.split() for x in open('$SIMDISK_LOG') if not x.startswith('#')][$skip:]
-print(int(sum(int(x[3]) - int(x[2]) for x in l) / max(len(l), 1) / 1000))")
-		[[ $missed -eq 0 && $late -le 30 ]] && break
-		echo "  ($name, attempt $attempt: $missed completions unseen, timer late by $late us on average: measuring again)"
+	# with an interval: its first report, as the issue's `6 1` printed it
+	while [[ -n ${TS_ARGS:-} && ! -s $out ]] && kill -0 "$TS_PID" 2>/dev/null; do
+		sleep 0.1
 	done
-	check_lines < <(py "
-n, K, QD, S = '$name', $k, $qd, $S * 1000.0   # ns
+	ts_stop INT
+	cpu1=$(head -1 /proc/stat)
+	ds1=$(diskstats "$SIMDISK_LOOP")
+	upto=$(simdisk_lines)
+	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
+	check_lines < <(simdisk_py "
+n, QD, K, S = '$name', $qd, $k, $s * 1000   # ns
+miss_every = int('${TRUESTAT_TEST_MISS_EVERY:-0}')
+reports = docs('$out')
 t = totals('$out')
 d = dev(t, '$SIMDISK_LOOP')
-rd, al, c = d['ops']['read'], d['all'], d['concurrency']
-missed = rd['missed']
+rd, c = d['ops']['read'], d['concurrency']
+ios, m = rd['ios'], rd['missed']
 f = json.load(open('$fio_json'))['jobs'][0]['read']
-log = [l.split() for l in open('$SIMDISK_LOG') if not l.startswith('#')][$skip:]
-arr = [int(x[0]) for x in log]
-fin = [int(x[2]) for x in log]
-rep = [int(x[3]) for x in log]
-nlog = len(log)
-nbytes = sum(int(x[6]) for x in log)
-span_ms = t['span_s'] * 1000
-run_ms = f['runtime']                   # fio's own run time, ms
+reqs = sd_read('$SIMDISK_LOG', $skip, $upto)
+L = Sd(reqs)
+bad = sd_replay('$SIMDISK_LOG', K, S) & set(x[9] for x in reqs)
+ds0, ds1 = [int(x) for x in '$ds0'.split()], [int(x) for x in '$ds1'.split()]
 us = lambda ns: ns / 1000.0
+slots = QD                              # fio never has more in flight
+span_ns = t['span_s'] * 1e9
+fmax, fmin, fmean = f['lat_ns']['max'], f['lat_ns']['min'], f['lat_ns']['mean']
+# the edges: the first request issued before the first arrival, the last
+# completed after the last reply, each by one request's overhead, which is
+# at most fio's longest latency less the shortest A..R
+e = max(fmax - L.ra[0], 0)
+mb = rd['missed_bytes']
 
-# the simulator: S per request, each unit serves one request at a time in
-# arrival order. Its timer replies a little late (measured 2-50 us on
-# average, depending on the host's load): the next start does not inherit
-# that, but the request's own time does, so the model below adds it.
-units = {}
-model_ok = True
-for x in log:
-    u = units.setdefault(x[7], [])
-    model_ok &= int(x[2]) - int(x[1]) == S and int(x[1]) >= int(x[0])
-    model_ok &= not u or int(x[1]) >= u[-1]
-    u.append(int(x[2]))
-late = sorted(r - e for r, e in zip(rep, fin))
-late_us = us(sum(late) / max(nlog, 1))
-print(n + '_simdisk', int(not model_ok or len(units) > K or late_us > 0.05 * us(S)),
-      '%d requests on %d of %d units, each S = %.0f us after its start; replies late by %.1f us on average (<= 5%% of S), p99 %.1f us'
-      % (nlog, len(units), K, us(S), late_us, us(late[int(0.99 * nlog)])))
+# the daemon: its model replayed from its own arrivals, every request logged
+print(n + '_simdisk', int(bool(bad) or not L.contiguous or L.held_max > slots),
+      '%d requests, %d off the model (unit, start = max(arrival, unit free), finish = start + S, reply >= finish), log %s; held %d at once (offered %d)'
+      % (L.n, len(bad), 'complete' if L.contiguous else 'with gaps', L.held_max, QD))
 
-# requests held by the daemon over time (arrival -> reply)
-ev = sorted([(a, 1) for a in arr] + [(r, -1) for r in rep])
-level = held = busy_ns = 0
-for i, (ts, dl) in enumerate(ev):
-    if level > 0:
-        busy_ns += ts - ev[i - 1][0]
-    level += dl
-    held = max(held, level)
-print(n + '_daemon_depth', int(held != QD),
-      'the daemon held up to %d requests at once for iodepth %d (nothing capped in FUSE or loop)' % (held, QD))
+# 1. the same requests, exactly
+print(n + '_count', int(not (ios + m == L.n == f['total_ios'] == ds1[0] - ds0[0])),
+      'completions: truestat %d + %d unseen, daemon log %d, fio %d, diskstats %d'
+      % (ios, m, L.n, f['total_ios'], ds1[0] - ds0[0]))
+print(n + '_bytes', int(not (rd['bytes'] + mb == L.bytes == f['io_bytes'] == (ds1[2] - ds0[2]) * 512)),
+      'bytes: truestat %d + %d unseen, daemon log %d, fio %d, diskstats %d'
+      % (rd['bytes'], mb, L.bytes, f['io_bytes'], (ds1[2] - ds0[2]) * 512))
+if miss_every:
+    print(n + '_misses_on_demand', int(m < (ios + m) // miss_every - 1),
+          '%d unseen of %d with TRUESTAT_TEST_MISS_EVERY=%d (at least %d)'
+          % (m, ios + m, miss_every, (ios + m) // miss_every - 1))
 
-# 1. the same requests, exactly (4 KiB each, also those never seen)
-print(n + '_count', int(not (rd['ios'] + missed == nlog == f['total_ios'] == al['ios'] + al['missed'])),
-      'completions: truestat %d (+%d unseen), daemon log %d, fio %d' % (rd['ios'], missed, nlog, f['total_ios']))
-print(n + '_bytes', int(not (rd['bytes'] + 4096 * missed == nbytes == f['io_bytes'])),
-      'bytes: truestat %d (+%d unseen), daemon log %d, fio %d' % (rd['bytes'], 4096 * missed, nbytes, f['io_bytes']))
+# 2. service: each D..C holds its A..R, so the mean over the requests timed
+# is at least the daemon's over all less the m longest; at most QD are in
+# the device, so the sum is at most QD x (the daemon's span + the edges),
+# and at most fio's latencies, less the m shortest
+svc = rd['service_ms'] * 1e6
+lo = (L.sum_ra - L.top(m)) / ios
+hi_little = (slots * (L.W + 2 * e) - m * L.ra[0]) / ios
+hi_fio = (L.n * fmean - m * fmin) / ios
+hi = min(hi_little, hi_fio)
+print(n + '_service', int(not lo <= svc <= hi),
+      'mean service %.1f us: >= %.1f (daemon A..R%s), <= %.1f (%d in the device over the daemon span %.1f ms + 2 x %.0f us edges: FUSE+loop at most %.1f us a request) and <= %.1f (fio latency%s)'
+      % (us(svc), us(lo), ', %d longest left out for the unseen' % m if m else '', us(hi_little), slots,
+         L.W / 1e6, us(e), us(hi_little - L.sum_ra / L.n), us(hi_fio), ', %d shortest out' % m if m else ''))
 
-# 2. nested per request: daemon arrival->reply inside D->C inside fio's
-# submit->reap, so their means (same requests) are ordered; no tolerance
-res = [r - a for a, r in zip(arr, rep)]
-res_us = us(sum(res) / nlog)
-svc_us = rd['service_ms'] * 1000
-lat_us = us(f['lat_ns']['mean'])
-print(n + '_service_bounds', int(not res_us <= svc_us <= lat_us),
-      'daemon arrival->reply %.1f us <= truestat service %.1f us <= fio latency %.1f us (FUSE+loop add %.1f us, fio side %.1f us)'
-      % (res_us, svc_us, lat_us, svc_us - res_us, lat_us - svc_us))
-area = c['mean'] * span_ms              # request-ms in the device
-d_area, f_area = sum(res) / 1e6, f['lat_ns']['mean'] * f['total_ios'] / 1e6
-print(n + '_area_bounds', int(not d_area <= area <= f_area),
-      'depth x time: daemon %.0f <= truestat %.0f <= fio %.0f request-ms' % (d_area, area, f_area))
-t_busy = c['busy_pct'] / 100 * span_ms
-if missed:
-    print(n + '_busy_bounds', 0, 'not judged: %d completions unseen' % missed)
-else:
-    print(n + '_busy_bounds', int(not busy_ns / 1e6 <= t_busy <= run_ms * 1.01),
-          'busy: daemon held a request %.0f ms <= truestat busy %.0f ms <= fio ran %d ms (+1%%)'
-          % (busy_ns / 1e6, t_busy, run_ms))
+# 3. depth x time, from the depth registers (a separate BPF path): the
+# timed requests' part is bounded as their service above; each unseen one
+# adds an estimate of its own, from 0 to the recent mean service, which is
+# below the longest latency fio saw
+rnd = 0.0005 * span_ns                  # mean printed to 3 decimals
+area = c['mean'] * span_ns
+a_lo = lo * ios - rnd
+a_hi = min(slots * (L.W + 2 * e), L.n * fmean) - m * L.ra[0] + m * fmax + rnd
+print(n + '_area', int(not a_lo <= area <= a_hi),
+      'depth x time %.1f request-ms: >= %.1f (the daemon), <= %.1f (Little, fio; %d unseen x fio max %.0f us; rounding)'
+      % (area / 1e6, a_lo / 1e6, a_hi / 1e6, m, us(fmax)))
+diff = area - svc * ios
+print(n + '_little', int(not -rnd - ios * 0.5 <= diff <= m * fmax + rnd + ios * 0.5),
+      'depth x time - sum of service = %.3f request-ms: 0 to %d unseen x %.0f us (their estimated service), +-%.3f (rounding)'
+      % (diff / 1e6, m, us(fmax), (rnd + ios * 0.5) / 1e6))
 
-# 3. the model. FUSE and loop add o to each request (_service_bounds
-# measures it: 60-160 us), fio needs z between a completion and its next
-# issue (10-70 us), the timer is late by L (above).
-s_us = us(S)
-iops = rd['ios'] / (run_ms / 1000)      # truestat's count over fio's run
-if QD <= K:
-    # no waiting in the device: service = S + L + o, o at most 10% of S
-    o = svc_us - s_us - late_us
-    print(n + '_service', int(not 0 <= o <= 0.10 * s_us),
-          'service %.1f us = S %.0f + late %.1f + %.1f us overhead (0 to 10%% of S)' % (svc_us, s_us, late_us, o))
-    # each of QD slots cycles in S + L + o + z: measured 100-260 us over
-    # S (5-13%), allowed 20%
-    print(n + '_iops', int(not QD / 1.20 <= iops * s_us / 1e6 <= QD * 1.01),
-          'IOPS %.1f (fio %.1f), QD/S = %.1f (-20%% for L + o + z, +1%%)' % (iops, f['iops'], QD / s_us * 1e6))
-else:
-    # K units always busy: IOPS = K/S (2%: the next start does not inherit
-    # L); requests wait inside the device, so by Little's law service =
-    # QD/IOPS less the z each cycle spends outside: 3% below QD x S/K
-    want = QD * s_us / K
-    print(n + '_service', int(not 0.97 * want <= svc_us <= 1.01 * want),
-          'service %.1f us, QD x S / K = %.0f us (-3%% for z, +1%%)' % (svc_us, want))
-    print(n + '_iops', int(not within(iops, K / s_us * 1e6, 0.02)),
-          'IOPS %.1f (fio %.1f), K/S = %.1f (2%%)' % (iops, f['iops'], K / s_us * 1e6))
-    # iostat's svctm (busy time / I/Os) is then S/K: what it shows is the
-    # device's capacity, not the time a request spends in it
-    if not missed:
-        svctm = d['iostat']['svctm_ms'] * 1000
-        print(n + '_svctm_is_s_over_k', int(not within(svctm, s_us / K, 0.02)),
-              'iostat svctm %.1f us = S/K %.1f us (2%%), while service is %.1f us' % (svctm, s_us / K, svc_us))
-# the device holds what fio offers, less the z of each cycle (5%; the
-# upper bound allows for the JSON's rounding of mean and busy_pct)
-conc = area / t_busy                    # mean depth while busy
-if missed:
-    print(n + '_depth', int(not QD * 0.95 <= area / run_ms <= QD * 1.005),
-          'mean depth over fio run %.2f, iodepth %d (-5%%; max not judged: %d unseen)' % (area / run_ms, QD, missed))
-else:
-    print(n + '_depth', int(not (QD * 0.95 <= conc <= QD * 1.005 and c['max'] == QD)),
-          'mean depth while busy %.2f, max %d, iodepth %d (-5%%, max exact)' % (conc, c['max'], QD))
+# 4. the deepest the device was: at least what the daemon held, at most
+# the offered depth; when truestat cannot know it, it says so (max_exact
+# false) and max_min, its lower bound, is still at most the offered depth
+mx, mmin, exact = c['max'], c['max_min'], c['max_exact']
+ok = L.held_max <= mx and mmin <= slots and (mx <= slots or not exact)
+print(n + '_max', int(not ok),
+      'max depth %d (%s, at least %d): daemon held %d, offered %d'
+      % (mx, 'exact' if exact else 'upper bound', mmin, L.held_max, slots))
+if m:
+    print(n + '_flagged', int(c['exact'] or exact),
+          '%d completions unseen: exact %s, max_exact %s (both must be false)' % (m, c['exact'], exact))
+for r in reports[:-1]:                  # each interval report too
+    for x in r['devices']:
+        if x['device'] != '$SIMDISK_LOOP':
+            continue
+        ci = x['concurrency']
+        ok = ci['max_min'] <= slots and (ci['max'] <= slots or not ci['max_exact'])
+        print(n + '_max_interval', int(not ok), 'interval of %.1f s: max %d (max_exact %s, at least %s), offered %d'
+              % (r['span_s'], ci['max'], ci['max_exact'], ci['max_min'], slots))
+
+# 5. busy time: at least the daemon's, at most its span with the edges.
+# An unseen completion leaves its request counted until it is found (by the
+# sweep, once a second or each interval, or when the request is issued
+# again): that can only add time while the device was idle within the run,
+# and its repair dates the end at most fio max late; but moving the repaired
+# time between depth levels may take from busy up to the time it was counted
+sweep = max([r['span_s'] for r in reports[:-1]] + [1.0]) * 1e9 + 2e7
+busy = c['busy_pct'] / 100 * span_ns
+bl = L.busy - m * (sweep + fmax) - 0.00005 * span_ns
+bh = L.W + 2 * e + (fmax if m else 0) + 0.00005 * span_ns
+print(n + '_busy', int(not bl <= busy <= bh),
+      'busy %.1f ms: >= %.1f (the daemon%s), <= %.1f (its span + edges%s)'
+      % (busy / 1e6, bl / 1e6, ', less %d unseen x (sweep %.2f s + fio max)' % (m, sweep / 1e9) if m else '',
+         bh / 1e6, ' + fio max' if m else ''))
+
+# 6. percentiles, each within its histogram bucket (6.25%): the k-th
+# shortest of the timed requests is at least the daemon's k-th A..R and at
+# most fio's (k + m)-th latency (fio's buckets: 1/128 more)
+p = rd['percentiles_ms']['service']
+seen, res = ios, []
+for q, key in ((0.5, 'p50'), (0.9, 'p90'), (0.99, 'p99')):
+    k = math.ceil(q * seen)
+    plo = pct_of(L.ra, k) / 1.0625
+    phi = fio_pct(f, (k + m) / float(L.n)) * 1.0625
+    v = p[key] * 1e6
+    res.append((plo <= v <= phi, '%s %.1f in [%.1f, %.1f]' % (key, us(v), us(plo), us(phi))))
+print(n + '_percentiles', int(not all(x[0] for x in res)),
+      'service us: ' + ', '.join(x[1] for x in res) + ' (daemon rank k / 1.0625, fio rank k+%d x 1.0625)' % m)
 print(n + '_idle_at_end', int(c['now'] != 0), 'depth at the end %d' % c['now'])
-print(n + '_svctm', 0, 'iostat svctm %.1f us, util %.1f%%; true service %.1f us'
-      % (d['iostat']['svctm_ms'] * 1000, d['iostat']['util_pct'], svc_us))
+
+# the benchmark: this host against the model (printed, not judged)
+model = min(QD, K) / (S / 1e9)
+b = open('$bench', 'a')
+b.write('| %s | %d | %d | %.0f | %.1f (%.0f%%) | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f (%.1f) | %s |\n' % (
+    n, K, QD, S / 1e3, ios / (f['runtime'] / 1e3), 100.0 * ios / (f['runtime'] / 1e3) / model,
+    us(L.sum_ra / L.n), us(sum(L.late) / L.n), us(svc),
+    us(svc) - us(L.sum_ra / L.n), area / busy if busy else 0, d['iostat']['svctm_ms'] * 1e3,
+    S / 1e3 / K, host_load('$cpu0', '$cpu1').replace('host CPU during the run: ', '')))
 ")
 }
 
-simdisk_up 1 "$S"
-run k1_qd1 1 1
-run k1_qd4 1 4
+simdisk_up 1 2000
+trace k1_qd1 1 1 2000
+trace k1_qd4 4 1 2000
 simdisk_down
-simdisk_up 8 "$S"
-run k8_qd8 8 8
-run k8_qd16 8 16
+simdisk_up 8 2000
+trace k8_qd8 8 8 2000
+trace k8_qd16 16 8 2000
+# misses on demand: the same run with one completion in 50 ignored
+TRUESTAT_TEST_MISS_EVERY=50 trace k8_qd16_miss50 16 8 2000
+simdisk_down
+# the issue's case: 16 synchronous readers on K = 4 units of 8 ms, truestat
+# with a 6 s interval (one sweep per interval): the device never holds more
+# than 16, whatever completions go unseen
+simdisk_up 4 8000
+TS_ARGS=6 trace readers16 16 4 8000 --ioengine=psync --iodepth=1 --numjobs=16 \
+	--group_reporting --bs=16k --runtime=5
+simdisk_down
+
+echo "# this host against the model (not judged): fio's IOPS over its run time against min(QD, K)/S;"
+echo "# the daemon's mean A..R and how late its timer replied; truestat's service and what FUSE+loop added"
+echo "# | run | K | QD | S us | IOPS (of model) | daemon A..R us | late us | service us | FUSE+loop us | depth while busy | svctm us (S/K) | host |"
+sed 's/^/# /' "$bench"
 finish
