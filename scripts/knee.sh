@@ -194,7 +194,7 @@ for qd in "${depths[@]}"; do
 	((i < 200)) || die 1 "truestat did not attach within 10 s"
 	fio --name=knee --filename="$target" --direct=1 --rw="$rw" --bs="$bs" \
 		--ioengine="$engine" --iodepth="$qd" --runtime="${runtime_ms}ms" \
-		--time_based --norandommap --randrepeat=0 \
+		--time_based --norandommap --randrepeat=0 --lat_percentiles=1 \
 		--output-format=json --output="$tmp/fio.$qd" 2>"$tmp/fio.$qd.err" &
 	fio_pid=$!
 	rc=0
@@ -215,19 +215,19 @@ depths = [int(d) for d in sys.argv[10:]]
 op = 'read' if rw == 'randread' else 'write'
 GROWTH, SATURATION = 1.20, 3.0   # user/curve.h: the rules of --depth
 
-def fio_iops(path):
+def fio_step(path):
     # fio may print warnings before its JSON
     text = open(path).read()
-    job = json.loads(text[text.index('{'):])['jobs'][0]
-    return job[op]['iops'], job[op]['total_ios']
+    return json.loads(text[text.index('{'):])['jobs'][0][op]
 
 def ts_step(path):
+    # the disk's totals, and their span
     docs = [json.loads(l) for l in open(path) if l.strip()]
     tot = [d for d in docs if d['type'] == 'totals']
     for d in (tot[-1]['devices'] if tot else []):
         if d['device'] == disk:
-            return d
-    return None
+            return d, tot[-1]['span_s']
+    return None, None
 
 def upper(lo):
     # include/hist.h: 16 buckets per power of two from 32 ns, 1 ns below
@@ -247,8 +247,9 @@ def quantile(buckets, q):
 
 rows = []
 for qd in depths:
-    iops, ios = fio_iops('%s/fio.%d' % (tmp, qd))
-    d = ts_step('%s/ts.%d' % (tmp, qd))
+    fo = fio_step('%s/fio.%d' % (tmp, qd))
+    iops, ios = fo['iops'], fo['total_ios']
+    d, span = ts_step('%s/ts.%d' % (tmp, qd))
     o = (d or {}).get('ops', {}).get(op)
     c = (d or {}).get('concurrency', {})
     pct = (o or {}).get('percentiles_ms', {}).get('service', {})
@@ -264,6 +265,11 @@ for qd in depths:
         'queue_ms': o and o['queue_ms'],
         'concurrency': c['mean'] * 100 / busy if busy else None,
         'busy_pct': busy,
+        # what the step's figures can be checked against: truestat's span
+        # and the range of the true maximum depth; fio's latencies, submit
+        # to reap, each of which holds a request's issue to completion
+        'span_s': span, 'depth_max': c.get('max'), 'depth_max_min': c.get('max_min'),
+        'depth_exact': c.get('exact'), 'fio_lat_ns': fo['lat_ns'],
     })
 
 # the knee: the same rules as truestat --depth, over the offered depths
