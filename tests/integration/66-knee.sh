@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # scripts/knee.sh, the active knee finder, against the simulated disk with
-# K = 4 units of S = 2 ms: fio offers depth 1, 2, 4, 8, 16 for 2 s each. The
-# knee must read parallelism 4 with throughput there near K/S, and
-# saturation at the first depth whose p95 service passes 3x depth 1's (16
-# by the model). Meanwhile a truestat -D of its own records the whole run,
-# and must find the same parallelism. Both SVG plots (knee.sh --svg and
-# scripts/curve-svg.py) must be well formed and render. Then its refusals:
-# writes to a mounted device or over a filesystem, a missing target, no fio.
+# K = 4 units of S = 2 ms: fio offers depth 1, 2, 4, 8, 16 for 2 s each,
+# then again for 1 s each with truestat told to ignore one completion in 50
+# (misses on demand). Each step is checked against what the daemon logged
+# for its requests: counts exactly; the p95 service between the daemon's
+# A..R and fio's latency; the mean depth while busy between what the daemon
+# held and what the offered depth allows; the maximum depth, or truestat
+# saying it is not exact. knee.sh's parallelism and saturation must follow
+# from its own table by its rules, and its saturation must be among the
+# answers the daemon's and fio's bounds allow; a truestat -D of its own
+# over the whole run is checked like 65-curve's. How near the knee comes to
+# the model (parallelism K, K/S there, saturation 16) is printed, not
+# judged. Both SVG plots (knee.sh --svg and scripts/curve-svg.py) must be
+# well formed and render. Then its refusals: writes to a mounted device or
+# over a filesystem, a missing target, no fio.
 # KNEE_PNG_DIR=DIR keeps the rendered PNGs there, to look at.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -45,77 +52,163 @@ expect_refusal() {
 	fi
 }
 
-# --- the knee of the simulated disk
-simdisk_up "$K" "$S_US"
-dev=$SIMDISK_LOOP
-ts_start "$tmp/curve.json" -D -d "$dev"
-rc=0
-"$KNEE" --max-depth 16 --runtime 2 --svg "$tmp/knee.svg" --json "$tmp/knee.json" \
-	"/dev/$dev" >"$tmp/table" 2>"$tmp/knee.err" || rc=$?
-ts_stop INT
-simdisk_down
-sed 's/^/# /' "$tmp/table"
-check knee_runs "$rc" "knee.sh --max-depth 16 --runtime 2 /dev/$dev: status $rc $(grep -v 'depth .* done' "$tmp/knee.err" | tail -1)"
-
-check_lines < <(py "
-k, s_ms = $K, $S_US / 1000
-d = json.load(open('$tmp/knee.json'))
-steps = {r['depth']: r for r in d['steps']}
-print('knee_depths', int(sorted(steps) != [1, 2, 4, 8, 16]), 'offered depths %s' % sorted(steps))
-# each step's requests are fio's, exactly: those truestat saw and those whose
-# completion it did not see (up to 0.5% on this disk, 60-simdisk.sh)
-for q, r in sorted(steps.items()):
-    ok = r['ios'] + r['missed'] == r['fio_ios'] and r['missed'] <= 0.005 * r['fio_ios']
-    print('knee_ios_%d' % q, int(not ok), 'depth %d: truestat %d requests + %d unseen completions, fio %d' % (
-        q, r['ios'], r['missed'], r['fio_ios']))
-print('knee_parallelism', int(d['parallelism'] != k),
-      'parallelism %s, K = %d' % (d['parallelism'], k))
-want = k / s_ms * 1000
-r = steps[k]
-print('knee_iops_at_k', int(not within(r['iops'], want, 0.15)),
-      '%.1f IOPS at depth %d, K/S = %.0f (15%%)' % (r['iops'], k, want))
-# the rule, from the table itself: the first depth whose p95 > 3x depth 1's
+# --- the knee of the simulated disk, and again with truestat told to ignore
+# one completion in 50 (misses on demand, 1 s steps)
+# knee_run NAME SECONDS: knee.sh with a truestat -D of its own over the run
+knee_run() {
+	local name=$1 secs=$2 skip rc=0
+	simdisk_up "$K" "$S_US"
+	dev=$SIMDISK_LOOP
+	simdisk_sync
+	skip=$(simdisk_lines)
+	ts_start "$tmp/$name.curve.json" -D -d "$dev"
+	"$KNEE" --max-depth 16 --runtime "$secs" --svg "$tmp/$name.svg" --json "$tmp/$name.json" \
+		"/dev/$dev" >"$tmp/$name.table" 2>"$tmp/$name.err" || rc=$?
+	ts_stop INT
+	simdisk_sync
+	grep -v '^#' "$SIMDISK_LOG" | tail -n +$((skip + 1)) >"$tmp/$name.log"
+	cp "$SIMDISK_LOG" "$tmp/$name.full"
+	simdisk_down
+	sed 's/^/# /' "$tmp/$name.table"
+	check "${name}_runs" "$rc" "knee.sh --max-depth 16 --runtime $secs /dev/$dev: status $rc $(grep -v 'depth .* done' "$tmp/$name.err" | tail -1)"
+	((rc == 0)) || return 0
+	check_lines < <(simdisk_py "
+n, k, S, miss_every = '$name', $K, $S_US * 1000, int('${TRUESTAT_TEST_MISS_EVERY:-0}')
+d = json.load(open('$tmp/$name.json'))
+steps = dict((r['depth'], r) for r in d['steps'])
+Q = sorted(steps)
+log = sd_read('$tmp/$name.log')
+us = lambda ns: ns / 1000.0
+ms = lambda ns: ns / 1e6
+print(n + '_depths', int(Q != [1, 2, 4, 8, 16]), 'offered depths %s' % Q)
+bad = sd_replay('$tmp/$name.full', k, S) & set(x[9] for x in log)
+# the daemon's requests of each step: the log is in reply order and each
+# step ends before the next begins, so fio's counts cut it
+P, pos = {}, 0
+for q in Q:
+    r = steps[q]
+    P[q] = (Sd(log[pos:pos + r['fio_ios']]), {'lat_ns': r['fio_lat_ns'], 'total_ios': r['fio_ios']})
+    pos += r['fio_ios']
+print(n + '_log', int(pos != len(log) or not Sd(log).contiguous or bool(bad)),
+      'the daemon served %d requests, fio %d, in %d steps; log %s, %d off the model (unit, start, finish = start + S, reply >= finish)'
+      % (len(log), pos, len(Q), 'complete' if Sd(log).contiguous else 'with gaps', len(bad)))
+res = []
+for q in Q:
+    r, (L, f) = steps[q], P[q]
+    m, ios = r['missed'], r['ios']
+    ok = ios + m == r['fio_ios'] == L.n
+    # each step is a truestat of its own: its requests are the step's, less
+    # the unseen; the k-th shortest service is at least the daemon's k-th
+    # A..R and at most fio's (k + m)-th latency, each in its bucket
+    kk = math.ceil(0.95 * ios)
+    p95 = r['service_p95_ms'] * 1e6
+    plo, phi = pct_of(L.ra, kk) / 1.0625, fio_pct(f, (kk + m) / float(L.n)) * 1.0625
+    # mean in the device while busy: its depth x time is the timed
+    # requests' service (at least the daemon's A..R, less the m longest)
+    # plus from 0 to fio max for each unseen; busy time is at most the
+    # daemon's span with its edges (+ fio max with misses), at least the
+    # daemon's, less what a repair may move (m x (1 s sweep + fio max))
+    fmax = f['lat_ns']['max']
+    e = max(fmax - L.ra[0], 0)
+    span = r['span_s'] * 1e9
+    busy = r['busy_pct'] / 100 * span
+    area = r['concurrency'] * busy
+    rnd = 0.0005 * span + 0.00005 * span * r['concurrency']
+    alo = L.sum_ra - L.top(m) - rnd
+    ahi = min(q * (L.W + 2 * e), L.n * f['lat_ns']['mean']) - m * L.ra[0] + m * fmax + rnd
+    bhi = L.W + 2 * e + (fmax if m else 0) + 0.00005 * span
+    blo = L.busy - m * (1.02e9 + fmax) - 0.00005 * span
+    clo, chi = alo / bhi, (ahi / blo if blo > 0 else float('inf'))
+    if r['depth_exact']:
+        chi = min(chi, q * 1.0005)
+    mx, mmin = r['depth_max'], r['depth_max_min']
+    ok_max = L.held_max <= mx and mmin <= q and (mx <= q or not r['depth_exact'])
+    print('%s_step_%d' % (n, q), int(not (ok and plo <= p95 <= phi and clo <= r['concurrency'] <= chi and ok_max)),
+          'depth %d: truestat %d + %d unseen, fio %d, daemon %d; p95 %.3f ms in [%.3f, %.3f] (daemon rank / 1.0625, fio rank + %d x 1.0625); mean in the device while busy %.2f in [%.2f, %.2f]; max %d (at least %d, %s): daemon held %d'
+          % (q, ios, m, r['fio_ios'], L.n, ms(p95), ms(plo), ms(phi), m, r['concurrency'], clo, chi,
+             mx, mmin, 'exact' if r['depth_exact'] else 'upper bound', L.held_max))
+    res.append((q, plo, phi))
+    if m:
+        print('%s_step_%d_flagged' % (n, q), int(r['depth_exact']),
+              'depth %d: %d completions unseen: its depth must be flagged not exact (exact %s)' % (q, m, r['depth_exact']))
+if miss_every:
+    tot_m, tot_n = sum(steps[q]['missed'] for q in Q), len(log)
+    print(n + '_misses_on_demand', int(tot_m < tot_n // miss_every - len(Q)),
+          '%d unseen of %d with TRUESTAT_TEST_MISS_EVERY=%d (at least %d)' % (tot_m, tot_n, miss_every, tot_n // miss_every - len(Q)))
+# the knee: knee.sh's rules over its own table
+GROWTH = 1.2
+par, still = None, False
+for a, b in zip(Q, Q[1:]):
+    g = (steps[b]['iops'] / steps[a]['iops']) ** (1 / math.log2(b / a))
+    if par is None and g < GROWTH:
+        par = a
+if par is None:
+    par, still = Q[-1], True
+print(n + '_parallelism_rule', int(d['parallelism'] != par or d['still_growing'] != still),
+      'parallelism %s%s, the first depth after which fio IOPS grows < 20%% a doubling: %s' % (
+          d['parallelism'], ' (still growing)' if d['still_growing'] else '', par))
 base = steps[1]['service_p95_ms']
-first = next((q for q, r in sorted(steps.items()) if q > 1 and r['service_p95_ms'] > 3 * base), None)
-print('knee_saturation_rule', int(d['saturation'] != first),
+first = next((q for q in Q if q > 1 and steps[q]['service_p95_ms'] > 3 * base), None)
+print(n + '_saturation_rule', int(d['saturation'] != first),
       'saturation %s, first depth with p95 > 3 x %.3f ms: %s' % (d['saturation'], base, first))
-# the model: p95 ~ max(1, d/K) S + overhead: 2 S at 8, 4 S at 16
-print('knee_saturation_model', int(d['saturation'] != 16),
-      'saturation %s, model 16 (p95 %.3f ms at 8, %.3f ms at 16)' % (
-          d['saturation'], steps[8]['service_p95_ms'], steps[16]['service_p95_ms']))
-# device concurrency while busy: the offered depth, less fio's reissue time.
-# An unseen completion leaves the depth registers one high until the step
-# ends (1.04-1.19 at depth 1 was seen): not judged then, as in 60-simdisk.sh
-for q, r in sorted(steps.items()):
-    ok = q * 0.95 <= r['concurrency'] <= q * 1.001
-    if r['missed']:
-        print('knee_conc_%d' % q, 0, 'depth %d: mean %.2f in the device while busy: not judged, %d unseen completions' % (
-            q, r['concurrency'], r['missed']))
-    else:
-        print('knee_conc_%d' % q, int(not ok), 'depth %d: mean %.2f in the device while busy (-5%%)' % (q, r['concurrency']))
-# the same run seen by truestat -D: the same parallelism
-c = dev(totals('$tmp/curve.json'), '$dev')['depth_curve']
-for r in c['rows']:
-    print('# -D depth %d-%d: %.2f s, mean %.2f, %d ios, %.0f IOPS, p95 %.3f ms%s' % (
-        r['depth_lo'], r['depth_hi'], r['time_s'], r['mean_depth'] or 0, r['ios'], r['iops'] or 0,
-        r['service_p95_ms'] or 0, '' if r['evidence'] else ' (little evidence)'), file=sys.stderr)
-# judged only without unseen completions, which leave the registers high
-# (once this read 8 for K = 4)
-missed = dev(totals('$tmp/curve.json'), '$dev')['ops']['read']['missed']
-print('curve_parallelism', int(c['parallelism'] != k and not missed),
-      'truestat -D over the whole run: parallelism %s (%s)%s' % (c['parallelism'], c['parallelism_depths'],
-      ', not judged: %d unseen completions' % missed if missed else ''))
+# saturation against the daemon: the answers the rule can give when each
+# step's p95 lies anywhere in its bounds above
+lo1, hi1 = res[0][1], res[0][2]
+choices = [None]
+for q, lo, hi in res[1:]:
+    nxt = []
+    for ch in choices:
+        if ch is not None:
+            nxt.append(ch)
+            continue
+        if hi > 3 * lo1:
+            nxt.append(q)
+        if lo <= 3 * hi1:
+            nxt.append(None)
+    choices = nxt
+print(n + '_saturation_daemon', int(d['saturation'] not in choices),
+      'saturation %s; the daemon and fio allow %s' % (d['saturation'], ', '.join(str(x) for x in sorted(set(choices), key=str))))
+
+# the same run seen by one truestat -D of its own
+t = totals('$tmp/$name.curve.json')
+dv = dev(t, '$dev')
+rd, c, cv = dv['ops']['read'], dv['concurrency'], dv['depth_curve']
+allreq = log
+Lall = Sd(log)
+print(n + '_curve_count', int(rd['ios'] + rd['missed'] != len(log)),
+      'truestat -D: %d + %d unseen, the daemon %d' % (rd['ios'], rd['missed'], len(log)))
+print(n + '_curve_max', int(not (Lall.held_max <= c['max'] and c['max_min'] <= 16 and (c['max'] <= 16 or not c['max_exact']))),
+      'max depth %d (at least %d, %s): daemon held %d, offered 16' % (c['max'], c['max_min'], 'exact' if c['max_exact'] else 'upper bound', Lall.held_max))
+if rd['missed']:
+    print(n + '_curve_flagged', int(c['exact'] or cv['exact']),
+          '%d completions unseen: exact %s, depth_curve exact %s (both must be false)' % (rd['missed'], c['exact'], cv['exact']))
+D = sd_curve(n + '_curve', c, cv, P, allreq)
+b = open('$tmp/bench', 'a')
+for q in Q:
+    r, (L, f) = steps[q], P[q]
+    b.write('| %s | %d | %.1f | %.1f | %.0f | %.3f | %.2f | %s |\n' % (
+        n, q, r['iops'], L.n / (L.W / 1e9), min(q, k) / (S / 1e9), r['service_p95_ms'], r['concurrency'] or 0,
+        'parallelism %s, saturation %s (model %d, 16); -D: %s' % (d['parallelism'], d['saturation'], k, cv['parallelism_depths']) if q == Q[-1] else ''))
 ")
-check_cmd knee_table_says "the table states the knee: '$(grep 'parallelism:' "$tmp/table" | sed 's/^ *//')'" \
-	grep -q "parallelism: 4: beyond depth 4" "$tmp/table"
+}
+
+knee_run knee 2
+knee_dev=$dev
+TRUESTAT_TEST_MISS_EVERY=50 knee_run knee_miss50 1
+echo "# this host against the model (not judged): fio's IOPS per step, the daemon's count over its span, min(d, K)/S"
+echo "# | run | depth | IOPS | daemon | model | p95 ms | in the device while busy | knee |"
+sed 's/^/# /' "$tmp/bench"
+par=$(python3 -c "import json; print(json.load(open('$tmp/knee.json'))['parallelism'])")
+check_cmd knee_table_says "the table states the knee of the JSON ($par): '$(grep 'parallelism:' "$tmp/knee.table" | sed 's/^ *//')'" \
+	grep -q "parallelism: $par\( or more\)\?:" "$tmp/knee.table"
 
 svg_ok knee "$tmp/knee.svg"
 rc=0
-"$CURVE_SVG" "$tmp/curve.json" "$dev" "$tmp/curve.svg" 2>"$tmp/err" || rc=$?
+"$CURVE_SVG" "$tmp/knee.curve.json" "$knee_dev" "$tmp/curve.svg" 2>"$tmp/err" || rc=$?
 check curve_svg_runs "$rc" "curve-svg.py on the run's totals: status $rc $(head -1 "$tmp/err")"
 svg_ok curve "$tmp/curve.svg"
 expect_refusal curve_svg_nodev 1 "no report of nosuchdev" "curve-svg.py, a device not in the file" \
-	-- "$CURVE_SVG" "$tmp/curve.json" nosuchdev "$tmp/x.svg"
+	-- "$CURVE_SVG" "$tmp/knee.curve.json" nosuchdev "$tmp/x.svg"
 
 # --- refusals
 loop_new 64
