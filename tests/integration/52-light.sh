@@ -30,16 +30,19 @@ loop_filled 256
 dev=$LOOP
 queue_set "$dev" nomerges 2 # one bio per request: btt's and our counts agree
 
-# ts_progs [ID:NAME...]: "ID:NAME" of the loaded ts_* programs, sorted by
-# name, less those given
+# ts_progs PID: the names of the BPF programs PID holds (prog_id in the
+# fdinfo of its program and link fds), sorted: others may run truestat
+# meanwhile, and this bpftool shows no pids
 ts_progs() {
-	# shellcheck disable=SC2086 # $1: the list, one argument each
 	bpftool -j prog show | python3 -c "
-import json, sys
-old = set(sys.argv[1:])
-ps = ['%d:%s' % (p['id'], p.get('name', '')) for p in json.load(sys.stdin)]
-print(' '.join(sorted((p for p in ps if p.split(':')[1].startswith('ts_') and p not in old),
-                      key=lambda p: p.split(':')[1])))" ${1:-}
+import glob, json, re, sys
+ids = set()
+for f in glob.glob('/proc/$1/fdinfo/*'):
+    try:
+        ids.update(int(m) for m in re.findall(r'^prog_id:\s*(\d+)', open(f).read(), re.M))
+    except OSError:
+        pass
+print(' '.join(sorted(p.get('name', '') for p in json.load(sys.stdin) if p['id'] in ids)))"
 }
 
 # run NAME EVERY IODEPTH: one fio run traced by truestat -L (with
@@ -49,15 +52,12 @@ run() {
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
 	bttdir=$(mktemp -d /tmp/truestat-test.XXXXXX)
 	on_exit "rm -rf $out $out.err $bttdir"
-	# the programs this truestat loaded: the ts_* ones new since it started
-	# (others may run meanwhile; this bpftool shows no pids)
-	progs=$(ts_progs)
 	if ((every)); then
 		TRUESTAT_TEST_MISS_EVERY=$every ts_start "$out" -L -d "$dev"
 	else
 		ts_start "$out" -L -d "$dev"
 	fi
-	progs=$(ts_progs "$progs")
+	progs=$(ts_progs "$TS_PID")
 	blk_trace_start "$dev" "$bttdir"
 	on_exit "blk_trace_stop"
 	before=$(diskstats "$dev")
@@ -89,7 +89,7 @@ def without_u(lo, hi, upper, lower):
     return (nreq * lo - top) / (nreq - u), (nreq * hi - bot) / (nreq - u)
 def span(lo, hi):
     return '%.2f-%.2f us' % (lo, hi) + (' (%d of %d unseen)' % (u, nreq) if u else '')
-progs = [p.split(':')[1] for p in '$progs'.split()]
+progs = '$progs'.split()
 print(n + '_programs', int(not progs or any(p.startswith(('ts_bio', 'ts_split', 'ts_backm', 'ts_frontm')) for p in progs)),
       'attached: ' + ' '.join(progs))
 print(n + '_says', int(doc.get('queue_from') != 'request' or t['os_queue'] is not None),
