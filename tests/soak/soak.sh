@@ -39,10 +39,14 @@ after=$(diskstats "$dev")
 # entries left in the tables once the I/O has ended and two reports' sweeps
 # have repaired the requests whose completion went unseen
 sleep 2.5
+# this truestat's own maps: the ids its file descriptors hold (another
+# truestat on the host has maps of the same names)
+mine=$(awk '/^map_id:/ { print $2 }' /proc/"$TS_PID"/fdinfo/* 2>/dev/null | tr '\n' ' ')
 for m in rq_slots bio_slots; do
 	id=$(bpftool map show -j | python3 -c "
 import json, sys
-ids = [m['id'] for m in json.load(sys.stdin) if m.get('name') == '$m']
+mine = set(int(x) for x in '$mine'.split())
+ids = [m['id'] for m in json.load(sys.stdin) if m.get('name') == '$m' and m['id'] in mine]
 print(ids[-1] if ids else '')")
 	n=$(bpftool map dump id "$id" -j | python3 -c "
 import json, sys
