@@ -767,6 +767,32 @@ static __always_inline void complete_unknown(struct request *rq, u32 qid,
 		count_event(qid, TS_EV_UNMATCHED);
 }
 
+/*
+ * Whether record @s is of an earlier life of @rq, completing now without
+ * having been issued since (an empty preflush write, ended by the flush
+ * machinery): the record's own completion went unseen. The request was
+ * allocated after the record's issue, or it ends with no data where the
+ * record had some.
+ */
+static __always_inline bool record_is_older(struct ts_rq_slot *s,
+					    struct request *rq, u32 data_len,
+					    bool direct)
+{
+	u64 alloc_ns = 0;
+
+	LOAD(direct, alloc_ns, rq->start_time_ns);
+	return alloc_ns > s->issue_ns || (!data_len && s->bytes);
+}
+
+/* Record @s of @rq ended unseen: held, forgotten, freed. */
+static __always_inline void forget_held(struct ts_rq_slot *s, u64 rq, u64 now)
+{
+	if (!rq_take(s, rq, rq + 1))
+		return;
+	forget_request(s, now);
+	__sync_val_compare_and_swap(&s->rq, rq + 1, 0);
+}
+
 /* TRUESTAT_TEST_MISS_EVERY: true for the completions to drop. */
 static __always_inline bool test_drop(void)
 {
@@ -797,6 +823,10 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	}
 	now = bpf_ktime_get_ns();
 	s = rq_find((u64)rq);
+	if (s && record_is_older(s, rq, data_len, direct)) {
+		forget_held(s, (u64)rq, now);
+		s = NULL;
+	}
 	if (!s) {
 		complete_unknown(rq, qid, data_len, direct, now);
 		return 0;
