@@ -141,6 +141,9 @@ static void depth_bounds(const struct ts_dev_snap *b, bool consecutive,
 
 	ts_depth_bound(&r->device,
 		       consecutive ? &b->device_span : &b->device_run);
+	/* a request completed in the span: the device held one at least */
+	if (r->all.ios && !r->device.max_min)
+		r->device.max_min = 1;
 	ts_depth_range_of(&os, consecutive ? b->os_peak : b->os_peak_run,
 			  ev[TS_EV_STALE_BIO] + ev[TS_EV_CONTENDED],
 			  ev[TS_EV_BIO_FULL] + ev[TS_EV_NO_QUEUE_TIME] +
