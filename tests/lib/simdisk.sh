@@ -18,6 +18,8 @@
 #				simdisk_sync: a run's requests are the lines
 #				between two counts)
 #	simdisk_py SCRIPT	py (common.sh) with the helpers below preloaded
+#	simdisk_judge NAME SCRIPT	its "NAME RC MESSAGE" lines as checks; a
+#				script that fails is a failed check
 #	"${SIMDISK_FIO_PCT[@]}"	fio options: latency percentiles for fio_pct
 #
 # One simulated disk at a time. SIMDISK_BW (MB/s) adds size/bandwidth.
@@ -42,7 +44,7 @@
 #					level >= level (--lat_percentiles), or its
 #					max; as an upper bound of the exact value
 #	host_load(stat0, stat1)		CPU use between two /proc/stat 'cpu' lines
-#	sd_curve(name, conc, curve, P, reqs)	the checks of a -D curve against
+#	sd_curve(name, conc, curve, missed, P, reqs)	the checks of a -D curve against
 #					the daemon's own curve (65-curve, 66-knee)
 
 SIMDISK_BIN=$TS_ROOT/.output/simdisk
@@ -217,15 +219,19 @@ def sd_label(lo, hi):
     # a depth class as truestat names it
     return '%d' % lo if lo == hi else '%d-%d' % (lo, hi)
 
-def sd_curve(n, c, cv, P, allreq):
-    # truestat's -D curve (cv, with the concurrency c of the same report)
-    # against the daemon's: P maps each offered depth to (Sd of its
-    # requests, fio's read figures with --lat_percentiles), allreq all of
-    # them. Prints the checks; returns the daemon's rows by depth_lo.
-    # the counter may have been up to over levels too high: a row's requests
-    # were issued at depths lo - over .. hi, so they come from the phases that
-    # offered at least lo - over
-    over = c['max'] - c['max_min'] if not c['exact'] else 0
+def sd_curve(n, c, cv, m, P, allreq):
+    # truestat's -D curve (cv, with the concurrency c of the same report and
+    # its m unseen completions) against the daemon's: P maps each offered
+    # depth to (Sd of its requests, fio's read figures with
+    # --lat_percentiles), allreq all of them. Prints the checks; returns the
+    # daemon's rows by depth_lo.
+    # How far too high the depth counter may have been when a request was
+    # issued: one for each unseen completion not yet found (m at most), and
+    # what else truestat's range allows (max - max_min: over a run it is the
+    # excess at the maximum only, so m is needed too). A row's requests were
+    # issued at depths lo - over .. hi: from the phases offering lo - over
+    # or more
+    over = c['max'] - c['max_min'] + m if not c['exact'] else 0
     Q = sorted(P)
     rows = cv['rows']
     us = lambda ns: ns / 1000.0
@@ -398,5 +404,17 @@ PY
 simdisk_py() {
 	py "$SIMDISK_PYLIB
 $1"
+}
+
+# simdisk_judge NAME SCRIPT: the "NAME RC MESSAGE" lines simdisk_py SCRIPT
+# prints, each a check; a script that fails midway is a failed check
+# (NAME_judged), never a few checks fewer
+simdisk_judge() {
+	local out err rc=0
+	err=$(mktemp /tmp/truestat-test.XXXXXX)
+	out=$(simdisk_py "$2" 2>"$err") || rc=$?
+	[[ -z $out ]] || check_lines <<<"$out"
+	((rc == 0)) || check "$1_judged" 1 "the checks stopped: $(grep -v '^ ' "$err" | tail -1)"
+	rm -f "$err"
 }
 
