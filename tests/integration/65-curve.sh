@@ -56,7 +56,7 @@ curve() {
 	cp "$SIMDISK_LOG" "$tmp/$name.log"
 	simdisk_down
 	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
-	check_lines < <(simdisk_py "
+	simdisk_judge "$name" "
 n, K, S, miss_every = '$name', $k, $S_US * 1000, int('${TRUESTAT_TEST_MISS_EVERY:-0}')
 t = totals('$tmp/$name.json')
 d = dev(t, '$dev')
@@ -106,7 +106,7 @@ print(n + '_max', int(not (L.held_max <= mx and mmin <= 16 and (mx <= 16 or not 
 if m:
     print(n + '_flagged', int(exact or c['max_exact'] or cv['exact']),
           '%d completions unseen: exact %s, max_exact %s, depth_curve exact %s (all must be false)' % (m, exact, c['max_exact'], cv['exact']))
-D = sd_curve(n, c, cv, P, allreq)
+D = sd_curve(n, c, cv, m, P, allreq)
 
 # the benchmark: the model, the daemon's curve and truestat's rows
 b = open('$tmp/bench', 'a')
@@ -120,7 +120,7 @@ for r in rows:
 b.write('| %s | knee | parallelism %s, saturation %s | model: K = %d, saturation %s | %s |\n' % (
     n, cv['parallelism_depths'], cv['saturation_depths'], K, {1: '3-4', 8: None}.get(K),
     host_load('$cpu0', '$cpu1').replace('host CPU during the run: ', '')))
-")
+"
 }
 
 curve k1 1 2

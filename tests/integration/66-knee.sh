@@ -72,7 +72,7 @@ knee_run() {
 	sed 's/^/# /' "$tmp/$name.table"
 	check "${name}_runs" "$rc" "knee.sh --max-depth 16 --runtime $secs /dev/$dev: status $rc $(grep -v 'depth .* done' "$tmp/$name.err" | tail -1)"
 	((rc == 0)) || return 0
-	check_lines < <(simdisk_py "
+	simdisk_judge "$name" "
 n, k, S, miss_every = '$name', $K, $S_US * 1000, int('${TRUESTAT_TEST_MISS_EVERY:-0}')
 d = json.load(open('$tmp/$name.json'))
 steps = dict((r['depth'], r) for r in d['steps'])
@@ -182,14 +182,14 @@ print(n + '_curve_max', int(not (Lall.held_max <= c['max'] and c['max_min'] <= 1
 if rd['missed']:
     print(n + '_curve_flagged', int(c['exact'] or cv['exact']),
           '%d completions unseen: exact %s, depth_curve exact %s (both must be false)' % (rd['missed'], c['exact'], cv['exact']))
-D = sd_curve(n + '_curve', c, cv, P, allreq)
+D = sd_curve(n + '_curve', c, cv, rd['missed'], P, allreq)
 b = open('$tmp/bench', 'a')
 for q in Q:
     r, (L, f) = steps[q], P[q]
     b.write('| %s | %d | %.1f | %.1f | %.0f | %.3f | %.2f | %s |\n' % (
         n, q, r['iops'], L.n / (L.W / 1e9), min(q, k) / (S / 1e9), r['service_p95_ms'], r['concurrency'] or 0,
         'parallelism %s, saturation %s (model %d, 16); -D: %s' % (d['parallelism'], d['saturation'], k, cv['parallelism_depths']) if q == Q[-1] else ''))
-")
+"
 }
 
 knee_run knee 2
