@@ -60,7 +60,7 @@ trace() {
 	ds1=$(diskstats "$SIMDISK_LOOP")
 	upto=$(simdisk_lines)
 	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
-	check_lines < <(simdisk_py "
+	simdisk_judge "$name" "
 n, QD, K, S = '$name', $qd, $k, $s * 1000   # ns
 miss_every = int('${TRUESTAT_TEST_MISS_EVERY:-0}')
 reports = docs('$out')
@@ -99,6 +99,12 @@ if miss_every:
     print(n + '_misses_on_demand', int(m < (ios + m) // miss_every - 1),
           '%d unseen of %d with TRUESTAT_TEST_MISS_EVERY=%d (at least %d)'
           % (m, ios + m, miss_every, (ios + m) // miss_every - 1))
+
+# IOPS is the count over truestat's span, which holds the daemon's: at most
+# what the daemon served over its own span (JSON rounding: 0.05)
+print(n + '_iops', int(not (rd['iops'] - 0.05) * (ios + m) / ios <= L.n / (L.W / 1e9)),
+      'IOPS %.1f (+%d unseen) over %.3f s; the daemon served %d in %.3f s: %.1f' % (
+          rd['iops'], m, t['span_s'], L.n, L.W / 1e9, L.n / (L.W / 1e9)))
 
 # 2. service: each D..C holds its A..R, so the mean over the requests timed
 # is at least the daemon's over all less the m longest; at most QD are in
@@ -188,7 +194,7 @@ b.write('| %s | %d | %d | %.0f | %.1f (%.0f%%) | %.1f | %.1f | %.1f | %.1f | %.2
     us(L.sum_ra / L.n), us(sum(L.late) / L.n), us(svc),
     us(svc) - us(L.sum_ra / L.n), area / busy if busy else 0, d['iostat']['svctm_ms'] * 1e3,
     S / 1e3 / K, host_load('$cpu0', '$cpu1').replace('host CPU during the run: ', '')))
-")
+"
 }
 
 simdisk_up 1 2000
