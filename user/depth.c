@@ -103,6 +103,7 @@ void ts_depth_range_of(struct ts_depth_range *r, __s64 peak, __u64 over,
 	if (peak < 0)
 		peak = 0;
 	r->exact = !over && !under;
+	r->excess = over;
 	r->hi = peak + (__s64)under;
 	r->lo = peak > (__s64)over ? peak - (__s64)over : 0;
 }
@@ -114,6 +115,8 @@ void ts_depth_range_join(struct ts_depth_range *r,
 		r->lo = other->lo;
 	if (other->hi > r->hi)
 		r->hi = other->hi;
+	if (other->excess > r->excess)
+		r->excess = other->excess;
 	r->exact = r->exact && other->exact;
 }
 
@@ -125,6 +128,7 @@ void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r)
 	s->max_exact = r->exact;
 	s->max = hi;
 	s->max_min = r->exact ? hi : r->lo;
+	s->excess = r->excess;
 }
 
 static int by_time(const void *a, const void *b)

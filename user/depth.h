@@ -11,6 +11,7 @@ struct ts_depth_summary {
 	double busy_share; /* share of time with depth >= 1: iostat's %util */
 	unsigned int max;  /* deepest level reached; an upper bound if !exact */
 	unsigned int max_min; /* the true max is at least this (== max if exact) */
+	unsigned int excess; /* most requests counted at once after they left */
 	bool max_exact;	   /* max is the true one */
 	bool exact;	   /* the counter followed every request in the span */
 	unsigned int p50, p90, p99; /* time-weighted percentiles */
@@ -30,7 +31,8 @@ void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
 /* Bounds of the true maximum depth over a span. */
 struct ts_depth_range {
 	__s64 lo, hi;
-	bool exact; /* the counter followed every request: lo == hi */
+	__u64 excess; /* most requests counted at once after they had left */
+	bool exact;   /* the counter followed every request: lo == hi */
 };
 
 /*

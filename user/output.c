@@ -205,7 +205,7 @@ static void put_curves(FILE *f, const struct ts_report *r)
 		}
 		if (!d->device.exact)
 			fprintf(f, "  not exact: while completions went unseen the depth counter was up to %u too high, so some requests sit in deeper classes than they were\n",
-				d->device.max - d->device.max_min);
+				d->device.excess);
 		put_curve_verdict(f, c);
 	}
 }
@@ -389,6 +389,7 @@ static void json_depth(struct tj *j, const char *key,
 	tj_u64(j, "max", s->max);
 	tj_bool(j, "max_exact", s->max_exact);
 	tj_u64(j, "max_min", s->max_min);
+	tj_u64(j, "excess", s->excess);
 	tj_bool(j, "exact", s->exact);
 	tj_u64(j, "p50", s->p50);
 	tj_u64(j, "p90", s->p90);

@@ -46,15 +46,18 @@ static void test_range(void **state)
 	assert_false(r.exact);
 	assert_int_equal(r.lo, 4);
 	assert_int_equal(r.hi, 9);
+	assert_int_equal(r.excess, 3);
 	ts_depth_range_of(&s, 2, 5, 0); /* never below 0 */
 	assert_int_equal(s.lo, 0);
 	ts_depth_range_join(&s, &r);
+	assert_int_equal(s.excess, 5);
 	assert_int_equal(s.lo, 4);
 	assert_int_equal(s.hi, 9);
 	assert_false(s.exact);
 	ts_depth_bound(&sum, &r);
 	assert_int_equal(sum.max, 9);
 	assert_int_equal(sum.max_min, 4);
+	assert_int_equal(sum.excess, 3);
 	assert_false(sum.max_exact || sum.exact);
 	ts_depth_range_of(&r, 5, 0, 0);
 	ts_depth_bound(&sum, &r);
