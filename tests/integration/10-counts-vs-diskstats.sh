@@ -11,18 +11,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio blkdiscard python3
 
-WITNESS=$TS_ROOT/.output/witness
-[[ -x $WITNESS ]] || { check witness_built 1 "$WITNESS missing (make test builds it)"; finish; }
+witness_need
 EVERY=61
-
-# witness_start OUT DEV: the witness on DEV, its JSON to OUT, once it counts
-witness_start() {
-	exec {W_FD}< <(exec "$WITNESS" "$2" 2>&1 >"$1")
-	W_PID=$!
-	on_exit "kill -9 $W_PID"
-	read -r -t 10 -u "$W_FD" W_SAID && [[ $W_SAID == "witness: counting"* ]] ||
-		{ echo "witness did not attach: ${W_SAID:-}"; return 1; }
-}
 
 loop_new 256
 dev=$LOOP

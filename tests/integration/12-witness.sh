@@ -67,17 +67,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3
 
-WITNESS=$TS_ROOT/.output/witness
-[[ -x $WITNESS ]] || { check witness_built 1 "$WITNESS missing (make test builds it)"; finish; }
-
-# witness_start OUT DEV: the witness on DEV, its JSON to OUT, once it counts
-witness_start() {
-	exec {W_FD}< <(exec "$WITNESS" "$2" 2>&1 >"$1")
-	W_PID=$!
-	on_exit "kill -9 $W_PID"
-	read -r -t 10 -u "$W_FD" W_SAID && [[ $W_SAID == "witness: counting"* ]] ||
-		{ echo "witness did not attach: ${W_SAID:-}"; return 1; }
-}
+witness_need
 
 # reads_of DEV: completed reads, reads in flight, sectors read
 reads_of() {

@@ -12,6 +12,10 @@
 #	ts_start OUT ARGS...	run ./truestat -j ARGS in the background, JSON to
 #				OUT; returns once it has attached
 #	ts_stop [SIG]		signal it (default INT) and wait; sets TS_RC
+#	witness_need		the witness (tests/tools/witness) is built, or a
+#				failed check ends the test
+#	witness_start OUT DEV	the witness on DEV in the background, its JSON
+#				to OUT; returns once it counts (W_PID: its pid)
 #	check NAME RC MSG	record one assertion (RC 0 passes): "ok"/"FAIL" + MSG
 #	check_cmd NAME MSG CMD	the same, passing when CMD succeeds
 #	check_lines		"NAME RC MSG" lines on stdin, each a check
@@ -115,6 +119,23 @@ ts_stop() {
 	kill "-${1:-INT}" "$TS_PID"
 	TS_RC=0
 	wait "$TS_PID" || TS_RC=$?
+}
+
+WITNESS=$TS_ROOT/.output/witness
+
+witness_need() {
+	[[ -x $WITNESS ]] && return 0
+	check witness_built 1 "$WITNESS missing (make test builds it)"
+	finish
+	exit 1
+}
+
+witness_start() {
+	exec {W_FD}< <(exec "$WITNESS" "$2" 2>&1 >"$1")
+	W_PID=$!
+	on_exit "kill -9 $W_PID"
+	read -r -t 10 -u "$W_FD" W_SAID && [[ $W_SAID == "witness: counting"* ]] ||
+		{ echo "witness did not attach: ${W_SAID:-}"; return 1; }
 }
 
 # check_lines: reads "NAME RC MESSAGE..." lines (e.g. from py) into check.
