@@ -67,6 +67,27 @@ expect not_root 1 "needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_
 
 expect no_btf 1 "no kernel BTF at $tmp/none: truestat needs a kernel built with CONFIG_DEBUG_INFO_BTF=y" -- \
 	env TRUESTAT_BTF="$tmp/none" "$T" 1 1
+
+# Older kernels, as their BTF describes them (TRUESTAT_BTF: compiled here
+# from stubs of the two things truestat needs): refused with one line
+btf_stub() { # NAME ARGS BIO_MEMBER: issue hook with ARGS, struct bio with it
+	printf '%s\n' 'struct request_queue { int id; };' \
+		'struct request { struct request_queue *q; };' \
+		"struct bio { void *$3; };" \
+		"typedef void (*btf_trace_block_rq_issue)(void *, $2);" \
+		'btf_trace_block_rq_issue hook; struct bio b;' >"$tmp/$1.c"
+	clang -g -target bpf -c "$tmp/$1.c" -o "$tmp/$1.o"
+}
+btf_stub pre511 "struct request_queue *, struct request *" bi_disk
+expect kernel_before_5_11 1 "its block tracepoints take the request_queue first (Linux before 5.11); truestat needs Linux 5.12 or later" -- \
+	env TRUESTAT_BTF="$tmp/pre511.o" "$T" 1 1
+btf_stub linux511 "struct request *" bi_disk
+expect kernel_5_11 1 "struct bio has no bi_bdev (Linux before 5.12); truestat needs Linux 5.12 or later" -- \
+	env TRUESTAT_BTF="$tmp/linux511.o" "$T" 1 1
+btf_stub linux512 "struct request *" bi_bdev
+env TRUESTAT_BTF="$tmp/linux512.o" "$T" 1 1 >/dev/null 2>"$tmp/err" || true
+check_cmd kernel_5_12_passes_the_check "a 5.12-like BTF passes the kernel check (it fails later, loading)" \
+	bash -c "! grep -q 'kernel too old' '$tmp/err'"
 expect load_failure 1 "cannot load the BPF programs: Permission denied (-v shows the verifier log)" -- \
 	env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" 1 1
 env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" -v 1 1 >/dev/null 2>"$tmp/err" || true
