@@ -56,10 +56,17 @@ done
 
 # A signal while the programs are still loading and attaching: the handler
 # is installed before the load, so it still ends with the totals and 0.
+# The delay counts from truestat's exec: a signal to the shell child before
+# it execs can be taken by bash's own handler and lost with the exec.
+exe=$(readlink -f "$T")
 for delay in 0.02 0.1 0.2; do
 	"$T" -j >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	on_exit "kill -9 $pid"
+	for ((i = 0; i < 200; i++)); do
+		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$exe" ]] && break
+		sleep 0.005
+	done
 	sleep "$delay"
 	kill -TERM "$pid"
 	rc=0
