@@ -50,6 +50,23 @@ enum ts_dev_mode {
 };
 
 /*
+ * What a traced device's figures are of. A request queue (disks: vda,
+ * nvme0n1, loop0, null_blk): Q -> D -> C, as above. A bio-based device
+ * (md, device-mapper, zram: no request queue) has no D and no OS queue:
+ * a bio is in its layer from Q (block_bio_queue on it) to C
+ * (block_bio_complete on it), and its figures are of that: service = total
+ * = Q -> C, queue = 0, in_device = bios in that layer. Where such a bio is
+ * sent on as one member bio of the same size (block_bio_remap: dm-linear,
+ * dm-crypt, a chunk-aligned raid0 bio), its time in the layer itself, Q ->
+ * C minus the member bio's own Q -> C, is the layer time (layer_ns,
+ * ts_hist.layer).
+ */
+enum ts_layer {
+	TS_LAYER_REQUEST,
+	TS_LAYER_BIO,
+};
+
+/*
  * Things that went differently from Q -> D -> C. Userspace prints every
  * non-zero one: none of them is silently folded into the figures.
  */
@@ -67,6 +84,8 @@ enum ts_event {
 	TS_EV_NO_HIST,	     /* completions of a device without histograms */
 	TS_EV_CLAIMING,	     /* events while the device's entry was set up */
 	TS_EV_CONTENDED,     /* depth update that lost its race 16 times */
+	TS_EV_FANOUT,	     /* bio layer: bio sent on as several member bios
+			      * (split, mirrored) or resized: no layer time */
 	TS_NR_EVENTS,
 };
 
@@ -83,6 +102,9 @@ struct ts_op_stats {
 	__u64 missed_bytes; /* their size at issue */
 	__u64 unissued;	    /* completed without being issued (TS_EV_UNISSUED:
 			     * e.g. an empty write with a preflush), untimed */
+	__u64 layer_ios;    /* bio layer: completed bios mapped one-to-one
+			     * onto a member bio whose C was seen */
+	__u64 layer_ns;	    /* their time in the layer itself */
 };
 
 /* PERCPU_ARRAY dev_stats, index = queue id. */
@@ -117,6 +139,7 @@ struct ts_hist {
 	__u64 service[TS_HIST_SLOTS]; /* D -> C */
 	__u64 total[TS_HIST_SLOTS];   /* Q -> C */
 	__u64 size[TS_SIZE_SLOTS];    /* bytes at issue, log2 buckets */
+	__u64 layer[TS_HIST_SLOTS];   /* bio layer: time in the layer itself */
 };
 
 #define TS_HIST_U64S (sizeof(struct ts_hist) / sizeof(__u64))
@@ -184,6 +207,9 @@ struct ts_dev_state {
 	__u32 mode;	 /* enum ts_dev_mode */
 	__u32 hist_slot; /* 1 + its histograms' index in hists, 0: none */
 	__u32 suspects;	 /* last sweep: idle requests too young to repair */
+	__u32 layer;	 /* enum ts_layer */
+	__u32 has_uppers; /* a member of a stacked device: its completions
+			   * end member bios (block_bio_remap seen to it) */
 	__u64 in_device; /* issued, not completed (ts_depth_of) */
 	__u64 in_os;	 /* entered (Q), not yet issued (ts_depth_of) */
 	__s64 device_peak; /* highest in_device since the last sweep */
@@ -210,6 +236,25 @@ struct ts_rq_slot {
 	__u16 qid;
 	__u8 op;
 	__u8 depth_class; /* ts_depth_class() of the depth it was issued at */
+	/* bio layer: the member bio it was sent on as (block_bio_remap) */
+	__u32 links;	   /* member bios seen, 2: not one-to-one */
+	__u32 pad;
+	__u64 sub_start_ns; /* the member bio's Q (its remap) */
+	__u64 sub_end_ns;   /* the member bio's C, 0: not yet */
+};
+
+/*
+ * Bio layer links (LRU_HASH, so that a link whose end went unseen ages
+ * out). layer_index: a stacked device's bio by where it starts, so that a
+ * remap (which names the device and sector it came from) finds it;
+ * member_links: the member bio -> the stacked device's bio.
+ */
+#define TS_LINK_SLOTS 16384
+
+struct ts_layer_key {
+	__u32 dev; /* dev_t of the stacked device (major << 20 | minor) */
+	__u32 pad;
+	__u64 sector;
 };
 
 /*

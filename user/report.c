@@ -12,6 +12,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"requeues", "partial_completions", "flush_sequence_ends",
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 	"no_histograms", "claim_races", "contended_depth_updates",
+	"fanned_out_bios",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -28,6 +29,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"completions of a device beyond the first 32 traced: not in the percentiles",
 	"events dropped while the device's entry was being set up (its first events)",
 	"depth updates that lost their race 16 times (made with the clock as read)",
+	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,

@@ -24,6 +24,7 @@ struct ts_dev_snap {
 	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
 	__u64 oldest_issue_ns; /* oldest request in flight at the sweep, 0: none */
 	unsigned int suspects;	/* idle requests too young to repair (sweep) */
+	unsigned int layer;	/* enum ts_layer */
 	/* the true maximum depth since the last span end, and since the start */
 	struct ts_depth_range device_span, device_run;
 	__s64 os_peak, os_peak_run; /* highest OS queue depths, likewise */

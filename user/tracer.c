@@ -475,6 +475,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 		d->qid = qid;
 		d->queue = st->queue;
 		d->kdev = st->dev;
+		d->layer = st->layer;
 		d->in_device = ts_depth_of(st->in_device);
 		d->in_os = ts_depth_of(st->in_os);
 		memcpy(raw_dev, (const void *)st->device_level, sizeof(raw_dev));
