@@ -191,7 +191,7 @@ static const char check_py[] =
 	"assert v[\"os_queue\"][\"now\"] == -1\n"
 	"assert v[\"iostat\"] == {\"util_pct\": 75, \"svctm_ms\": 7.5}\n"
 	"e = v[\"events\"]\n"
-	"assert len(e) == 13 and e[\"requeues\"] == 3, e\n"
+	"assert len(e) == 14 and e[\"requeues\"] == 3, e\n"
 	"assert sum(e.values()) == 3\n";
 
 static void test_print_json(void **state)
