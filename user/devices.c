@@ -27,6 +27,92 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* The first line of file @path, without its newline. 0, or -1. */
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char *ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, len, f);
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+#define TS_MAX_ENTRIES 256
+
+/*
+ * The names in directory @path (but . and ..), sorted, malloc'd into
+ * @names: at most TS_MAX_ENTRIES. How many, or -1 when it cannot be read.
+ */
+static int sorted_entries(const char *path, char **names)
+{
+	struct dirent *e;
+	int n = 0;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) && n < TS_MAX_ENTRIES)
+		if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
+			n++;
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	return n;
+}
+
+static void free_entries(char **names, int n)
+{
+	while (n > 0)
+		free(names[--n]);
+}
+
+/* The disk in @sysroot/block whose device-mapper name is @name, or false. */
+static bool dm_disk(const char *sysroot, const char *name, char *disk,
+		    size_t len)
+{
+	char path[PATH_MAX], dm[256], *names[TS_MAX_ENTRIES];
+	bool found = false;
+	int n, i;
+
+	snprintf(path, sizeof(path), "%s/block", sysroot);
+	n = sorted_entries(path, names);
+	for (i = 0; i < n && !found; i++) {
+		snprintf(path, sizeof(path), "%s/block/%s/dm/name", sysroot,
+			 names[i]);
+		found = !read_line(path, dm, sizeof(dm)) && !strcmp(dm, name);
+		if (found)
+			snprintf(disk, len, "%s", names[i]);
+	}
+	free_entries(names, n);
+	return found;
+}
+
+/* The sysfs directory of device @name (a kernel or device-mapper name). */
+static bool device_dir(const char *sysroot, const char *name, char *real)
+{
+	char path[PATH_MAX], disk[TS_STACK_NAME];
+
+	if (strchr(name, '/'))
+		return false; /* must not escape class/block */
+	snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, name);
+	if (realpath(path, real))
+		return true;
+	if (!dm_disk(sysroot, name, disk, sizeof(disk)))
+		return false;
+	snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, disk);
+	return realpath(path, real) != NULL;
+}
+
 int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 		    char *err, size_t errlen)
 {
@@ -34,8 +120,7 @@ int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 	char *slash;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(path, sizeof(path), "%s/class/block/%s", sysroot, name);
-	if (strchr(name, '/') || !realpath(path, real)) {
+	if (!device_dir(sysroot, name, real)) {
 		ts_disk_list(sysroot, false, list, sizeof(list));
 		snprintf(err, errlen, "unknown device '%s' (disks: %s)", name,
 			 list);
@@ -76,11 +161,6 @@ void ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		snprintf(buf, len, "%u:%u", major, minor);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Whether disk @name under @sysroot/block has no request queue. */
 static bool bio_based(const char *sysroot, const char *name)
 {
@@ -92,31 +172,56 @@ static bool bio_based(const char *sysroot, const char *name)
 
 void ts_disk_list(const char *sysroot, bool bio_only, char *buf, size_t len)
 {
-	char path[PATH_MAX], *names[256];
-	struct dirent *e;
+	char path[PATH_MAX], *names[TS_MAX_ENTRIES];
 	size_t used = 0;
-	int n = 0, i;
-	DIR *d;
+	int n, i;
 
 	snprintf(path, sizeof(path), "%s/block", sysroot);
 	buf[0] = '\0';
-	d = opendir(path);
-	if (!d) {
+	n = sorted_entries(path, names);
+	if (n < 0) {
 		snprintf(buf, len, "none found in %s", path);
 		return;
 	}
-	while ((e = readdir(d)) && n < 256)
-		if (e->d_name[0] != '.' &&
-		    (!bio_only || bio_based(sysroot, e->d_name)))
-			names[n++] = strdup(e->d_name);
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), cmp_str);
-	for (i = 0; i < n; i++) {
-		if (names[i] && used + strlen(names[i]) + 2 < len)
+	for (i = 0; i < n; i++)
+		if ((!bio_only || bio_based(sysroot, names[i])) &&
+		    used + strlen(names[i]) + 2 < len)
 			used += snprintf(buf + used, len - used, "%s%s",
 					 used ? " " : "", names[i]);
-		free(names[i]);
-	}
-	if (!n)
+	free_entries(names, n);
+	if (!used)
 		snprintf(buf, len, "none");
+}
+
+/* Member @name (a disk or a partition) and the whole disk of its figures. */
+static void member_of(const char *sysroot, const char *name,
+		      struct ts_member *m)
+{
+	struct ts_disk disk;
+	char err[64];
+
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	if (!ts_disk_resolve(sysroot, name, &disk, err, sizeof(err))) {
+		m->major = disk.major;
+		m->minor = disk.minor;
+	}
+}
+
+void ts_disk_stack(const char *sysroot, const char *disk, struct ts_stack *out)
+{
+	char path[PATH_MAX], *names[TS_MAX_ENTRIES];
+	int n, i;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "%s/block/%s/slaves", sysroot, disk);
+	n = sorted_entries(path, names);
+	for (i = 0; i < n && i < TS_STACK_MAX; i++)
+		member_of(sysroot, names[i], &out->member[out->nmembers++]);
+	free_entries(names, n);
+	snprintf(path, sizeof(path), "%s/block/%s/holders", sysroot, disk);
+	n = sorted_entries(path, names);
+	for (i = 0; i < n && i < TS_STACK_MAX; i++)
+		snprintf(out->holder[out->nholders++], TS_STACK_NAME, "%s",
+			 names[i]);
+	free_entries(names, n);
 }

@@ -14,13 +14,37 @@ struct ts_disk {
 			     * the block_rq_* tracepoints never fire for it */
 };
 
-/* Resolves a disk or partition NAME to its whole disk. 0, or -1 + @err. */
+/* A stacked device's name lists are cut at this many (sorted by name). */
+#define TS_STACK_MAX 32
+#define TS_STACK_NAME 32 /* the kernel's DISK_NAME_LEN */
+
+/* A device a stacked one sends its bios to (sysfs: slaves/NAME). */
+struct ts_member {
+	char name[TS_STACK_NAME]; /* as sysfs names it: vda1 for a partition */
+	unsigned int major, minor; /* its whole disk's, where its figures are;
+				    * 0:0 when it cannot be read */
+};
+
+/* What a device is stacked on (slaves/) and what is stacked on it (holders/). */
+struct ts_stack {
+	int nmembers, nholders;
+	struct ts_member member[TS_STACK_MAX];
+	char holder[TS_STACK_MAX][TS_STACK_NAME];
+};
+
+/*
+ * Resolves a disk or partition NAME, or a device-mapper name (as under
+ * /dev/mapper, from dm/name), to its whole disk. 0, or -1 + @err.
+ */
 int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 		    char *err, size_t errlen);
 
 /* Name of block device MAJOR:MINOR; "MAJOR:MINOR" when sysfs has none. */
 void ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		  char *buf, size_t len);
+
+/* The members and holders of whole disk @disk; none when it has none. */
+void ts_disk_stack(const char *sysroot, const char *disk, struct ts_stack *out);
 
 /*
  * The disks that exist (@bio_only: the bio-based ones), space separated and

@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -54,6 +55,13 @@ static void put_link(const char *target, const char *rel)
 	assert_int_equal(symlink(target, path), 0);
 }
 
+/* zram, md and device-mapper disks have no request queue. */
+static bool bio_based(const char *disk)
+{
+	return !strncmp(disk, "zram", 4) || !strncmp(disk, "md", 2) ||
+	       !strncmp(disk, "dm-", 3);
+}
+
 /* A disk, and a partition of it when @part is not NULL. */
 static void add_disk(const char *disk, const char *dev, const char *part,
 		     const char *partdev)
@@ -62,7 +70,7 @@ static void add_disk(const char *disk, const char *dev, const char *part,
 
 	snprintf(rel, sizeof(rel), "devices/virtual/block/%s", disk);
 	mkdirs(rel);
-	if (strcmp(disk, "zram0")) { /* request-based: a blk-mq queue */
+	if (!bio_based(disk)) { /* request-based: a blk-mq queue */
 		snprintf(rel, sizeof(rel), "devices/virtual/block/%s/mq", disk);
 		mkdirs(rel);
 	}
@@ -95,6 +103,30 @@ static void add_disk(const char *disk, const char *dev, const char *part,
 	put_link(target, rel);
 }
 
+/*
+ * @upper is stacked on @lower (sysfs directory @lower_dir, under
+ * devices/virtual/block): upper/slaves/lower and lower/holders/upper.
+ */
+static void stack_on(const char *upper, const char *lower, const char *lower_dir)
+{
+	char rel[PATH_MAX], target[PATH_MAX];
+
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/slaves", upper);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/slaves/%s", upper,
+		 lower);
+	snprintf(target, sizeof(target), "%s/devices/virtual/block/%s", root,
+		 lower_dir);
+	put_link(target, rel);
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/holders", lower_dir);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "devices/virtual/block/%s/holders/%s",
+		 lower_dir, upper);
+	snprintf(target, sizeof(target), "%s/devices/virtual/block/%s", root,
+		 upper);
+	put_link(target, rel);
+}
+
 static int setup(void **state)
 {
 	strcpy(root, "/tmp/truestat-sysfs-XXXXXX");
@@ -111,6 +143,14 @@ static int setup(void **state)
 	add_disk("broken", "garbage\n", NULL, NULL);
 	/* bio-based: no mq directory */
 	add_disk("zram0", "251:0\n", NULL, NULL);
+	/* dm-0 (vg0-lv0) on md0 on vda1 and nvme0n1: a stack */
+	add_disk("md0", "9:0\n", NULL, NULL);
+	add_disk("dm-0", "252:0\n", NULL, NULL);
+	mkdirs("devices/virtual/block/dm-0/dm");
+	put_file("devices/virtual/block/dm-0/dm/name", "vg0-lv0\n");
+	stack_on("md0", "vda1", "vda/vda1");
+	stack_on("md0", "nvme0n1", "nvme0n1");
+	stack_on("dm-0", "md0", "md0");
 	return 0;
 }
 
@@ -175,13 +215,13 @@ static void test_resolve_unknown(void **state)
 
 	assert_int_equal(ts_disk_resolve(root, "sdz", &d, err, sizeof(err)), -1);
 	assert_string_equal(err, "unknown device 'sdz' "
-				 "(disks: broken loop0 nvme0n1 vda zram0)");
+				 "(disks: broken dm-0 loop0 md0 nvme0n1 vda zram0)");
 	/* a path must not escape class/block */
 	assert_int_equal(ts_disk_resolve(root, "../block/vda", &d, err,
 					 sizeof(err)),
 			 -1);
 	assert_string_equal(err, "unknown device '../block/vda' "
-				 "(disks: broken loop0 nvme0n1 vda zram0)");
+				 "(disks: broken dm-0 loop0 md0 nvme0n1 vda zram0)");
 }
 
 static void test_resolve_unreadable(void **state)
@@ -194,6 +234,62 @@ static void test_resolve_unreadable(void **state)
 	snprintf(want, sizeof(want),
 		 "cannot read the device number of 'broken' in %s", root);
 	assert_string_equal(err, want);
+}
+
+/* A device-mapper name (dm/name, as under /dev/mapper) is its dm-N disk. */
+static void test_resolve_dm_name(void **state)
+{
+	struct ts_disk d;
+	char err[256];
+
+	assert_int_equal(ts_disk_resolve(root, "vg0-lv0", &d, err, sizeof(err)),
+			 0);
+	assert_string_equal(d.name, "dm-0");
+	assert_int_equal(d.major, 252);
+	assert_int_equal(d.minor, 0);
+	assert_true(d.bio_based);
+	assert_false(d.was_partition);
+	assert_int_equal(ts_disk_resolve(root, "dm-0", &d, err, sizeof(err)), 0);
+	assert_string_equal(d.name, "dm-0");
+	assert_int_equal(ts_disk_resolve(root, "vg0-nope", &d, err, sizeof(err)),
+			 -1);
+	assert_string_equal(err, "unknown device 'vg0-nope' "
+				 "(disks: broken dm-0 loop0 md0 nvme0n1 vda zram0)");
+}
+
+/*
+ * Members (slaves/) sorted, a partition named as such but mapped to its
+ * whole disk; holders (holders/); none for a plain disk or a name sysfs
+ * does not know.
+ */
+static void test_stack(void **state)
+{
+	struct ts_stack st;
+
+	memset(&st, 0x55, sizeof(st));
+	ts_disk_stack(root, "md0", &st);
+	assert_int_equal(st.nmembers, 2);
+	assert_string_equal(st.member[0].name, "nvme0n1");
+	assert_int_equal(st.member[0].major, 259);
+	assert_int_equal(st.member[0].minor, 0);
+	assert_string_equal(st.member[1].name, "vda1");
+	assert_int_equal(st.member[1].major, 253); /* vda, its whole disk */
+	assert_int_equal(st.member[1].minor, 0);
+	assert_int_equal(st.nholders, 1);
+	assert_string_equal(st.holder[0], "dm-0");
+
+	ts_disk_stack(root, "dm-0", &st);
+	assert_int_equal(st.nmembers, 1);
+	assert_string_equal(st.member[0].name, "md0");
+	assert_int_equal(st.member[0].major, 9);
+	assert_int_equal(st.nholders, 0);
+
+	ts_disk_stack(root, "vda", &st);
+	assert_int_equal(st.nmembers, 0);
+	assert_int_equal(st.nholders, 0);
+	ts_disk_stack(root, "8:16", &st);
+	assert_int_equal(st.nmembers, 0);
+	assert_int_equal(st.nholders, 0);
 }
 
 static void test_name(void **state)
@@ -217,14 +313,14 @@ static void test_list(void **state)
 	char buf[256], other[PATH_MAX], want[PATH_MAX + 32];
 
 	ts_disk_list(root, false, buf, sizeof(buf));
-	assert_string_equal(buf, "broken loop0 nvme0n1 vda zram0");
+	assert_string_equal(buf, "broken dm-0 loop0 md0 nvme0n1 vda zram0");
 	ts_disk_list(root, true, buf, sizeof(buf));
-	assert_string_equal(buf, "zram0");
+	assert_string_equal(buf, "dm-0 md0 zram0");
 
 	/* only whole names that fit */
 	memset(buf, 'x', sizeof(buf));
 	ts_disk_list(root, false, buf, 14);
-	assert_string_equal(buf, "broken loop0");
+	assert_string_equal(buf, "broken dm-0");
 	assert_int_equal(buf[14], 'x'); /* nothing written past 14 */
 
 	/* no block/ directory at all */
@@ -257,6 +353,8 @@ int main(void)
 		cmocka_unit_test(test_resolve_partition),
 		cmocka_unit_test(test_resolve_unknown),
 		cmocka_unit_test(test_resolve_unreadable),
+		cmocka_unit_test(test_resolve_dm_name),
+		cmocka_unit_test(test_stack),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_kdev),
