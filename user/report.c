@@ -56,6 +56,8 @@ static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	__u64 queue = b->queue_ns - a->queue_ns;
 	__u64 total = b->total_ns - a->total_ns;
 
+	f->layer_ios = b->layer_ios - a->layer_ios;
+	f->layer_ms = mean_ms(b->layer_ns - a->layer_ns, f->layer_ios);
 	f->ios = b->ios - a->ios;
 	f->bytes = b->bytes - a->bytes;
 	f->queued_ios = b->queued_ios - a->queued_ios;
@@ -76,6 +78,7 @@ static void op_percentiles(const struct ts_hist *h, struct ts_op_figures *f)
 	ts_hist_pct(h->queue, &f->queue_p);
 	ts_hist_pct(h->service, &f->service_p);
 	ts_hist_pct(h->total, &f->total_p);
+	ts_hist_pct(h->layer, &f->layer_p);
 }
 
 /* This span's histograms of @b, into @out[op]; NULL when it has none. */
@@ -153,36 +156,61 @@ static void depth_bounds(const struct ts_dev_snap *b, bool consecutive,
 	ts_depth_bound(&r->os, &os);
 }
 
+/* @sum += @x, counter by counter. */
+static void add_op_stats(struct ts_op_stats *sum, const struct ts_op_stats *x)
+{
+	__u64 *dst = (__u64 *)sum;
+	const __u64 *src = (const __u64 *)x;
+	size_t i;
+
+	for (i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+		dst[i] += src[i];
+}
+
+/* Each direction's figures, and all of them summed (r->all). */
+static void ops_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
+		       double span_s, struct ts_dev_report *r)
+{
+	struct ts_op_stats sum_a = { 0 }, sum_b = { 0 };
+	int i;
+
+	for (i = 0; i < TS_NR_OPS; i++) {
+		op_figures(&a->stats.op[i], &b->stats.op[i], span_s, &r->op[i]);
+		if (r->op[i].ios || r->op[i].missed || r->op[i].unissued)
+			r->nops_active++;
+		add_op_stats(&sum_a, &a->stats.op[i]);
+		add_op_stats(&sum_b, &b->stats.op[i]);
+	}
+	op_figures(&sum_a, &sum_b, span_s, &r->all);
+}
+
+/*
+ * A bio-based device has no OS queue: its bios go to the driver at Q, so
+ * there is no queue time to show (not a measured 0).
+ */
+static void no_queue(struct ts_dev_report *r)
+{
+	int i;
+
+	for (i = 0; i < TS_NR_OPS; i++)
+		r->op[i].queue_ms = NAN;
+	r->all.queue_ms = NAN;
+}
+
 static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		       __u64 span_ns, bool consecutive, struct ts_dev_report *r)
 {
 	static const struct ts_dev_snap zero;
-	struct ts_op_stats sum_a = { 0 }, sum_b = { 0 };
 	__s64 dt[TS_LEVEL_SLOTS], ot[TS_LEVEL_SLOTS];
-	double span_s = span_ns / 1e9;
 	__u64 busy_ns;
 	int i;
 
 	if (!a)
 		a = &zero;
-	for (i = 0; i < TS_NR_OPS; i++) {
-		const struct ts_op_stats *x = &a->stats.op[i], *y = &b->stats.op[i];
-
-		op_figures(x, y, span_s, &r->op[i]);
-		if (r->op[i].ios || r->op[i].missed || r->op[i].unissued)
-			r->nops_active++;
-		sum_a.ios += x->ios, sum_b.ios += y->ios;
-		sum_a.bytes += x->bytes, sum_b.bytes += y->bytes;
-		sum_a.service_ns += x->service_ns, sum_b.service_ns += y->service_ns;
-		sum_a.queued_ios += x->queued_ios, sum_b.queued_ios += y->queued_ios;
-		sum_a.queue_ns += x->queue_ns, sum_b.queue_ns += y->queue_ns;
-		sum_a.total_ns += x->total_ns, sum_b.total_ns += y->total_ns;
-		sum_a.missed += x->missed, sum_b.missed += y->missed;
-		sum_a.missed_bytes += x->missed_bytes;
-		sum_b.missed_bytes += y->missed_bytes;
-		sum_a.unissued += x->unissued, sum_b.unissued += y->unissued;
-	}
-	op_figures(&sum_a, &sum_b, span_s, &r->all);
+	ops_report(a, b, span_ns / 1e9, r);
+	r->bio_layer = b->layer == TS_LAYER_BIO;
+	if (r->bio_layer)
+		no_queue(r);
 	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
 		dt[i] = b->device_time[i] - a->device_time[i];
 		ot[i] = b->os_time[i] - a->os_time[i];
@@ -265,7 +293,7 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 
 		d->major = cur->kdev >> 20;
 		d->minor = cur->kdev & 0xfffff;
-		name(d->major, d->minor, d->name, sizeof(d->name));
+		name(d->major, d->minor, d->name, sizeof(d->name), &d->stack);
 		dev_report(find_dev(a, cur), cur, span_ns,
 			   b->seq && b->seq == a->seq + 1, d);
 		if (cur->oldest_issue_ns && cur->oldest_issue_ns < b->mono_ns)

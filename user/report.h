@@ -8,6 +8,7 @@
 #include <linux/types.h>
 
 #include "truestat.h"
+#include "devices.h"
 #include "depth.h"
 #include "histogram.h"
 #include "curve.h"
@@ -47,14 +48,18 @@ struct ts_op_figures {
 	__u64 unissued; /* completed without being issued: not in ios */
 	double iops, mbps, avg_kb;
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
+	__u64 layer_ios;  /* bio layer: bios mapped one-to-one onto a member */
+	double layer_ms;  /* their mean time in the layer itself; NaN: none */
 	bool has_hist; /* the percentiles below are known */
-	struct ts_pct queue_p, service_p, total_p;
+	struct ts_pct queue_p, service_p, total_p, layer_p;
 };
 
 struct ts_dev_report {
 	char name[64];
 	unsigned int major, minor;
 	bool active; /* did anything in the span */
+	bool bio_layer; /* bio-based (TS_LAYER_BIO): no OS queue, Q -> C */
+	struct ts_stack stack; /* its members and holders (sysfs) */
 	int nops_active;
 	struct ts_op_figures op[TS_NR_OPS];
 	struct ts_op_figures all;
@@ -75,7 +80,8 @@ struct ts_report {
 	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
 	bool show_curve; /* print the parallelism curve (--depth) */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
-	const char *not_traced; /* bio-based disks, space separated, or NULL */
+	const char *not_traced; /* disks no report covers (bio-based ones
+				 * under --light), space separated, or NULL */
 	double span_s;
 	__u64 lost_events;
 	int ndev;
@@ -85,8 +91,12 @@ struct ts_report {
 	struct ts_depth_hist depth_delta; /* scratch */
 };
 
+/*
+ * The name of disk MAJOR:MINOR into @buf, and its members and holders into
+ * @stack (zeroed before the call: left so, the disk is not stacked).
+ */
 typedef void (*ts_name_fn)(unsigned int major, unsigned int minor, char *buf,
-			   size_t len);
+			   size_t len, struct ts_stack *stack);
 
 /* Figures for what happened between snapshots @a and @b. */
 void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,

@@ -62,9 +62,10 @@ static void check_privileges(void)
 }
 
 static void sys_name(unsigned int major, unsigned int minor, char *buf,
-		     size_t len)
+		     size_t len, struct ts_stack *stack)
 {
 	ts_disk_name("/sys", major, minor, buf, len);
+	ts_disk_stack("/sys", buf, stack);
 }
 
 static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)

@@ -18,7 +18,7 @@ static struct ts_snapshot a, b;
 static struct ts_report r;
 
 static void name_fn(unsigned int major, unsigned int minor, char *buf,
-		    size_t len)
+		    size_t len, struct ts_stack *stack)
 {
 	snprintf(buf, len, "testdisk");
 }
@@ -267,6 +267,89 @@ static void test_idle_device(void **state)
 	b.ndev--;
 }
 
+/* md0 (9:0) is stacked on vda1 (a partition of 253:0) and held by dm-0. */
+static void stack_name_fn(unsigned int major, unsigned int minor, char *buf,
+			  size_t len, struct ts_stack *stack)
+{
+	snprintf(buf, len, "%s", major == 9 ? "md0" : "testdisk");
+	if (major != 9)
+		return;
+	stack->nmembers = 1;
+	snprintf(stack->member[0].name, TS_STACK_NAME, "vda1");
+	stack->member[0].major = 253;
+	stack->nholders = 1;
+	snprintf(stack->holder[0], TS_STACK_NAME, "dm-0");
+}
+
+/*
+ * A bio-based device: between the snapshots 100 reads of 4 KiB, Q->C 2 ms
+ * each, 80 of them mapped one-to-one with 0.02 ms in the layer; 20 writes
+ * mirrored (fanned out): no layer time. No OS queue: QUEUE is not a 0 but
+ * unknown (NaN). Its histograms are in slot 2.
+ */
+static void test_bio_layer(void **state)
+{
+	struct ts_dev_snap *x, *y;
+	struct ts_op_stats *rd, *wr;
+	const struct ts_dev_report *d;
+
+	x = add_dev(&a, 6, 0x6000, KDEV(9, 0));
+	x->layer = TS_LAYER_BIO;
+	x->hist_slot = 2;
+	x->stats.op[TS_OP_READ] = (struct ts_op_stats){
+		.ios = 10, .bytes = 40960, .service_ns = 10 * MS,
+		.queued_ios = 10, .total_ns = 10 * MS, .layer_ios = 8,
+		.layer_ns = 8 * MS,
+	};
+	y = add_dev(&b, 0, 0, 0);
+	*y = *x;
+	rd = &y->stats.op[TS_OP_READ];
+	rd->ios += 100, rd->bytes += 100 * 4096;
+	rd->queued_ios += 100;
+	rd->service_ns += 100 * 2 * MS, rd->total_ns += 100 * 2 * MS;
+	rd->layer_ios += 80, rd->layer_ns += 80 * MS / 50;
+	wr = &y->stats.op[TS_OP_WRITE];
+	wr->ios = wr->queued_ios = 20;
+	wr->service_ns = wr->total_ns = 20 * 4 * MS;
+	y->stats.events[TS_EV_FANOUT] = 20;
+	b.hist[1][TS_OP_READ].layer[ts_hist_bucket(20000)] = 80;
+	b.hist[1][TS_OP_READ].service[ts_hist_bucket(2 * MS)] = 100;
+
+	memset(&r, 0x55, sizeof(r));
+	ts_report_build(&a, &b, stack_name_fn, &r);
+	d = &r.dev[1];
+	assert_string_equal(d->name, "md0");
+	assert_true(d->bio_layer);
+	assert_false(r.dev[0].bio_layer);
+	assert_int_equal(d->op[TS_OP_READ].ios, 100);
+	assert_float_equal(d->op[TS_OP_READ].service_ms, 2.0, 1e-9);
+	assert_float_equal(d->op[TS_OP_READ].total_ms, 2.0, 1e-9);
+	assert_true(isnan(d->op[TS_OP_READ].queue_ms));
+	assert_true(isnan(d->all.queue_ms));
+	assert_int_equal(d->op[TS_OP_READ].layer_ios, 80);
+	assert_float_equal(d->op[TS_OP_READ].layer_ms, 0.02, 1e-9);
+	assert_int_equal(d->op[TS_OP_WRITE].layer_ios, 0);
+	assert_true(isnan(d->op[TS_OP_WRITE].layer_ms));
+	assert_int_equal(d->all.layer_ios, 80);
+	assert_float_equal(d->all.layer_ms, 0.02, 1e-9);
+	assert_int_equal(d->events[TS_EV_FANOUT], 20);
+	/* within a fine bucket (6.25%) of 20 us */
+	assert_float_equal(d->op[TS_OP_READ].layer_p.p99, 0.02, 0.02 * 0.0625);
+	assert_float_equal(d->all.layer_p.p50, 0.02, 0.02 * 0.0625);
+	assert_true(isnan(d->op[TS_OP_WRITE].layer_p.p50));
+	assert_int_equal(d->stack.nmembers, 1);
+	assert_string_equal(d->stack.member[0].name, "vda1");
+	assert_int_equal(d->stack.nholders, 1);
+	assert_string_equal(d->stack.holder[0], "dm-0");
+	/* the name function left the other disk's stack as zeroed */
+	assert_int_equal(r.dev[0].stack.nmembers, 0);
+	assert_int_equal(r.dev[0].stack.nholders, 0);
+
+	memset(&b.hist[1], 0, sizeof(b.hist[1]));
+	a.ndev--;
+	b.ndev--;
+}
+
 /* Every event has a name (JSON key) and a help text (table note). */
 static void test_event_names(void **state)
 {
@@ -385,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_event_names),
 		cmocka_unit_test(test_new_device),
 		cmocka_unit_test(test_idle_device),
+		cmocka_unit_test(test_bio_layer),
 		cmocka_unit_test(test_queue_taken_over),
 		cmocka_unit_test(test_depth_range_span_or_run),
 	};
