@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "json.h"
@@ -194,12 +195,56 @@ static const char check_py[] =
 	"assert len(e) == 14 and e[\"requeues\"] == 3, e\n"
 	"assert sum(e.values()) == 3\n";
 
+/* @text against schema/truestat.schema.json (run from the source tree). */
+static void validate(const char *text)
+{
+	char path[] = "/tmp/truestat-json-XXXXXX", cmd[160];
+	int fd = mkstemp(path), rc;
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	if (system("python3 -c \"import jsonschema\" 2>/dev/null") ||
+	    access("schema/truestat.schema.json", R_OK)) {
+		fprintf(stderr, "no jsonschema or schema: not validated\n");
+		unlink(path);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "python3 tests/tools/validate-json.py "
+		 "schema/truestat.schema.json %s >&2", path);
+	rc = system(cmd);
+	unlink(path);
+	assert_int_equal(rc, 0);
+}
+
+/* Pipes @text into python3 running @script: its exit status, 0 if none. */
+static int python(const char *script, const char *text)
+{
+	char cmd[4096];
+	FILE *py;
+	int status;
+
+	if (system("python3 -c pass >/dev/null 2>&1")) {
+		fprintf(stderr, "python3 missing: JSON not parsed\n");
+		return 0;
+	}
+	/* the script has no single quotes: it fits in '...' as is */
+	assert_null(strchr(script, '\''));
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s'", script);
+	py = popen(cmd, "w");
+	assert_non_null(py);
+	fputs(text, py);
+	status = pclose(py);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
 static void test_print_json(void **state)
 {
 	static struct ts_report r;
-	char cmd[sizeof(check_py) + 64];
-	FILE *f = start(), *py;
-	int status;
+	FILE *f = start();
 
 	fill_report(&r);
 	r.not_traced = "zram0 md127";
@@ -207,20 +252,8 @@ static void test_print_json(void **state)
 	done(f);
 	assert_non_null(strstr(out, "\"type\":\"interval\""));
 	assert_null(strstr(out, "sdb")); /* idle disks are left out */
-
-	if (system("python3 -c pass >/dev/null 2>&1")) {
-		fprintf(stderr, "python3 missing: JSON not parsed\n");
-		return;
-	}
-	/* the script has no single quotes: it fits in '...' as is */
-	assert_null(strchr(check_py, '\''));
-	snprintf(cmd, sizeof(cmd), "python3 -c '%s'", check_py);
-	py = popen(cmd, "w");
-	assert_non_null(py);
-	fputs(out, py);
-	status = pclose(py);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(python(check_py, out), 0);
+	validate(out);
 }
 
 static void test_print_json_totals_empty(void **state)
@@ -291,6 +324,7 @@ static void test_light(void **state)
 
 	fill_report(&r);
 	r.light = true;
+	r.not_traced = "zram0";
 	f = start();
 	ts_print_json(f, &r, WHEN);
 	done(f);
@@ -303,6 +337,8 @@ static void test_light(void **state)
 	assert_non_null(strstr(out, "  interval 2.00 s  (--light: QUEUE from request allocation)\n"));
 	/* CONC 1.00, CONC_MAX 2, OS_QD -, BUSY% 75.0 */
 	assert_non_null(strstr(out, "   1.00        2      -   75.0"));
+	/* bio-based devices are not followed under --light, and say so */
+	assert_non_null(strstr(out, "  note: not traced, bio-based (--light does not follow bios): zram0\n"));
 }
 
 /*
@@ -338,6 +374,126 @@ static void test_inexact_depth(void **state)
 	assert_non_null(strstr(text, "\"missed_completions\":12"));
 }
 
+/*
+ * fill_report's sda and idle sdb, and md0 (9:0), bio-based, stacked on sda,
+ * sdb and nvme9 (not traced): 812 reads at 8.013 ms, all mapped one-to-one
+ * onto a member bio, 0.012 ms in the layer on average.
+ */
+static void fill_stacked(struct ts_report *r)
+{
+	struct ts_dev_report *md = &r->dev[2];
+	struct ts_stack *st = &md->stack;
+	const struct ts_pct none = { NAN, NAN, NAN, NAN, NAN };
+
+	fill_report(r);
+	/* as ts_report_build leaves them: no sample is NaN */
+	r->dev[0].op[TS_OP_READ].layer_ms = r->dev[0].all.layer_ms = NAN;
+	r->dev[1].all.service_ms = NAN;
+	r->ndev = 3;
+	snprintf(md->name, sizeof(md->name), "md0");
+	md->major = 9;
+	md->active = md->bio_layer = true;
+	md->nops_active = 1;
+	md->op[TS_OP_READ] = (struct ts_op_figures){
+		.ios = 812, .bytes = 812 * 4096, .queued_ios = 812, .iops = 406,
+		.mbps = 1.663, .avg_kb = 4, .queue_ms = NAN,
+		.service_ms = 8.013, .total_ms = 8.013, .layer_ios = 812,
+		.layer_ms = 0.012, .has_hist = true, .queue_p = none,
+		.service_p = { 8, 8.1, 8.2, 8.3, 8.4 },
+		.total_p = { 8, 8.1, 8.2, 8.3, 8.4 },
+		.layer_p = { 0.011, 0.015, 0.020, 0.030, 0.040 },
+	};
+	md->all = md->op[TS_OP_READ];
+	md->device = (struct ts_depth_summary){
+		.mean = 3.9, .busy_share = 1, .max = 4, .max_exact = true,
+		.max_min = 4, .exact = true, .p50 = 4, .p90 = 4, .p99 = 4,
+	};
+	md->busy_pct = 100;
+	md->svctm_ms = 2.463;
+	st->nmembers = 3;
+	snprintf(st->member[0].name, TS_STACK_NAME, "sda");
+	st->member[0].major = 8;
+	snprintf(st->member[1].name, TS_STACK_NAME, "sdb");
+	st->member[1].major = 8;
+	st->member[1].minor = 16;
+	snprintf(st->member[2].name, TS_STACK_NAME, "nvme9");
+	st->member[2].major = 259;
+	st->member[2].minor = 9;
+	st->nholders = 1;
+	snprintf(st->holder[0], TS_STACK_NAME, "dm-3");
+}
+
+/*
+ * A bio-based device: QUEUE and OS_QD are "-", no queue percentile row, a
+ * layer row, and after its rows the line with its members (sdb idle, nvme9
+ * not traced) and its layer time.
+ */
+static void test_table_stacked(void **state)
+{
+	static struct ts_report r;
+	const char *text;
+	FILE *f;
+
+	fill_stacked(&r);
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	text = done(f);
+	assert_non_null(strstr(text,
+		"md0        read         406.0     1.66     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
+		"  md0: bio-based, members sda sdb nvme9 (CONC 1.00 0.00 -, SERVICE 0.500 - - ms); layer time 0.012 ms mean, 0.020 ms p99 over 812 bios\n"));
+	assert_null(strstr(text, "md0        read    queue"));
+	assert_non_null(strstr(text, "md0        read    service      8.013"));
+	assert_non_null(strstr(text, "md0        read    layer        0.012     0.011     0.015     0.020     0.030     0.040\n"));
+	/* the request-based disk keeps its numbers and gets no stack line */
+	assert_null(strstr(text, "  sda:"));
+
+	free(out);
+	r.dev[2].all.layer_ios = 0;
+	r.dev[2].all.layer_ms = NAN;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	assert_non_null(strstr(done(f),
+		" ms); layer time unknown (bios not mapped one-to-one)\n"));
+}
+
+/* The JSON of the same: layer, members, holders, layer time. */
+static const char stacked_py[] =
+	"import json, sys\n"
+	"d = json.loads(sys.stdin.read())\n"
+	"sda, md = d[\"devices\"]\n"
+	"assert list(md)[:7] == [\"device\", \"major\", \"minor\", \"layer\","
+	" \"members\", \"holders\", \"ops\"], list(md)\n"
+	"assert md[\"layer\"] == \"bio\" and sda[\"layer\"] == \"request\"\n"
+	"assert md[\"members\"] == [\"sda\", \"sdb\", \"nvme9\"]\n"
+	"assert md[\"holders\"] == [\"dm-3\"]\n"
+	"assert sda[\"members\"] == [] and sda[\"holders\"] == []\n"
+	"assert md[\"os_queue\"] is None and sda[\"os_queue\"] is not None\n"
+	"a = md[\"all\"]\n"
+	"assert a[\"layer_ios\"] == 812 and a[\"layer_ms\"] == 0.012, a\n"
+	"assert a[\"queue_ms\"] is None and a[\"service_ms\"] == 8.013\n"
+	"p = md[\"ops\"][\"read\"][\"percentiles_ms\"]\n"
+	"assert p[\"layer\"][\"p99\"] == 0.02 and p[\"queue\"][\"p99\"] is None\n"
+	"s = sda[\"all\"]\n"
+	"assert s[\"layer_ios\"] == 0 and s[\"layer_ms\"] is None\n"
+	"assert list(s)[11:14] == [\"total_ms\", \"layer_ios\", \"layer_ms\"]\n";
+
+static void test_json_stacked(void **state)
+{
+	static struct ts_report r;
+	FILE *f;
+
+	fill_stacked(&r);
+	r.show_hist = 1;
+	r.dev[2].hist = r.hist[0];
+	r.hist[0][TS_OP_READ].layer[100] = 812;
+	f = start();
+	ts_print_json(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "\"layer_ns\":[[" ));
+	assert_int_equal(python(stacked_py, out), 0);
+	validate(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +506,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_stuck, free_out),
 		cmocka_unit_test_teardown(test_light, free_out),
 		cmocka_unit_test_teardown(test_inexact_depth, free_out),
+		cmocka_unit_test_teardown(test_table_stacked, free_out),
+		cmocka_unit_test_teardown(test_json_stacked, free_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
