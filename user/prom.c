@@ -14,7 +14,8 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 static void labels(FILE *f, const struct ts_dev_report *d, const char *op)
 {
 	/* device names come from sysfs: no quotes or backslashes in them */
-	fprintf(f, "{device=\"%s\"", d->name);
+	fprintf(f, "{device=\"%s\",layer=\"%s\"", d->name,
+		d->bio_layer ? "bio" : "request");
 	if (op)
 		fprintf(f, ",op=\"%s\"", op);
 }
@@ -58,18 +59,22 @@ static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
 	fprintf(f, "} %llu\n", (unsigned long long)cum);
 }
 
-/* A gauge per device. */
-#define PER_DEV(f, r, name, text, expr)                                      \
+/* A gauge per device, of those for which @cond holds (d: the device). */
+#define PER_DEV_IF(f, r, name, text, cond, expr)                             \
 	do {                                                                 \
 		int i_;                                                      \
 		help(f, name, "gauge", text);                                \
 		for (i_ = 0; i_ < (r)->ndev; i_++) {                         \
 			const struct ts_dev_report *d = &(r)->dev[i_];       \
+			if (!(cond))                                         \
+				continue;                                    \
 			fputs(name, f);                                      \
 			labels(f, d, NULL);                                  \
 			fprintf(f, "} %.17g\n", (double)(expr));             \
 		}                                                            \
 	} while (0)
+
+#define PER_DEV(f, r, name, text, expr) PER_DEV_IF(f, r, name, text, 1, expr)
 
 /* A counter per device and direction: total[@first + op]. */
 static void per_op_counter(FILE *f, const struct ts_report *r,
@@ -91,24 +96,59 @@ static void per_op_counter(FILE *f, const struct ts_report *r,
 		}
 }
 
-/* A counter per device: total[@which]. */
+/*
+ * A counter per device: total[@which]; @os_queue: only of devices with an
+ * OS queue (a bio-based one has none).
+ */
 static void per_dev_counter(FILE *f, const struct ts_report *r,
 			    const struct ts_prom *p, const char *name,
-			    const char *text, int which)
+			    const char *text, int which, bool os_queue)
 {
 	int i;
 
 	help(f, name, "counter", text);
 	for (i = 0; i < r->ndev; i++) {
+		if (os_queue && r->dev[i].bio_layer)
+			continue;
 		fputs(name, f);
 		labels(f, &r->dev[i], NULL);
 		fprintf(f, "} %.17g\n", p->dev[i].total[which]);
 	}
 }
 
-static void histograms(FILE *f, const struct ts_report *r, int kind,
+enum hist_kind { QUEUE_HIST, SERVICE_HIST, TOTAL_HIST, LAYER_HIST };
+
+/*
+ * The histogram @kind of @d's direction @op and its sum in seconds; NULL
+ * when @d has none: no queue on a bio-based device, layer time only there.
+ */
+static const __u64 *hist_of(const struct ts_dev_report *d, int op,
+			    enum hist_kind kind, double *sum)
+{
+	const struct ts_op_figures *o = &d->op[op];
+	const struct ts_hist *h = &d->hist[op];
+
+	switch (kind) {
+	case QUEUE_HIST:
+		*sum = sum_s(o->queue_ms, o->queued_ios);
+		return d->bio_layer ? NULL : h->queue;
+	case SERVICE_HIST:
+		*sum = sum_s(o->service_ms, o->ios);
+		return h->service;
+	case TOTAL_HIST:
+		*sum = sum_s(o->total_ms, o->queued_ios);
+		return h->total;
+	default:
+		*sum = sum_s(o->layer_ms, o->layer_ios);
+		return d->bio_layer ? h->layer : NULL;
+	}
+}
+
+static void histograms(FILE *f, const struct ts_report *r, enum hist_kind kind,
 		       const char *name, const char *text)
 {
+	const __u64 *counts;
+	double sum;
 	int i, op;
 
 	help(f, name, "histogram", text);
@@ -118,20 +158,11 @@ static void histograms(FILE *f, const struct ts_report *r, int kind,
 		if (!d->hist)
 			continue;
 		for (op = 0; op < TS_NR_OPS; op++) {
-			const struct ts_op_figures *o = &d->op[op];
-			const struct ts_hist *h = &d->hist[op];
-
-			if (!o->ios)
+			if (!d->op[op].ios)
 				continue;
-			if (kind == 0)
-				histogram(f, name, d, ts_op_names[op], h->queue,
-					  sum_s(o->queue_ms, o->queued_ios));
-			else if (kind == 1)
-				histogram(f, name, d, ts_op_names[op], h->service,
-					  sum_s(o->service_ms, o->ios));
-			else
-				histogram(f, name, d, ts_op_names[op], h->total,
-					  sum_s(o->total_ms, o->queued_ios));
+			counts = hist_of(d, op, kind, &sum);
+			if (counts)
+				histogram(f, name, d, ts_op_names[op], counts, sum);
 		}
 	}
 }
@@ -243,28 +274,32 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	per_op_counter(f, r, p, "truestat_missed_completions_total",
 		       "Requests completed without truestat seeing it (not in requests)",
 		       TS_PROM_MISSED);
-	histograms(f, r, 0, "truestat_queue_seconds",
-		   "Q->D: bio entered the block layer to request issued");
-	histograms(f, r, 1, "truestat_service_seconds",
-		   "D->C: request issued to the driver to completed");
-	histograms(f, r, 2, "truestat_total_time_seconds",
+	histograms(f, r, QUEUE_HIST, "truestat_queue_seconds",
+		   "Q->D: bio entered the block layer to request issued (none on a bio-based device)");
+	histograms(f, r, SERVICE_HIST, "truestat_service_seconds",
+		   "D->C: request issued to the driver to completed; Q->C on a bio-based device");
+	histograms(f, r, TOTAL_HIST, "truestat_total_time_seconds",
 		   "Q->C: bio entered the block layer to completed");
+	histograms(f, r, LAYER_HIST, "truestat_layer_seconds",
+		   "Bio-based device: time of its bios mapped one-to-one onto a member bio in the layer itself (Q->C minus the member bio's Q->C)");
 	PER_DEV(f, r, "truestat_device_inflight",
-		"Requests inside the device now", d->in_device_now);
+		"Requests inside the device now (bios in the layer on a bio-based device)",
+		d->in_device_now);
 	if (!r->light) /* --light: the OS queue is not followed */
-		PER_DEV(f, r, "truestat_os_queued",
-			"Bios and requests waiting in the OS now", d->in_os_now);
+		PER_DEV_IF(f, r, "truestat_os_queued",
+			   "Bios and requests waiting in the OS now",
+			   !d->bio_layer, d->in_os_now);
 	concurrency_bounds(f, r);
 	per_dev_counter(f, r, p, "truestat_device_inflight_seconds_total",
 			"Integral of the in-device depth over time: its rate is the mean concurrency"
-			MONOTONIC, TS_PROM_INFLIGHT_S);
+			MONOTONIC, TS_PROM_INFLIGHT_S, false);
 	if (!r->light)
 		per_dev_counter(f, r, p, "truestat_os_queued_seconds_total",
 				"Integral of the OS queue depth over time: its rate is the mean OS queue depth"
-				MONOTONIC, TS_PROM_OS_QUEUED_S);
+				MONOTONIC, TS_PROM_OS_QUEUED_S, true);
 	per_dev_counter(f, r, p, "truestat_device_busy_seconds_total",
 			"Time with at least one request in the device (iostat's %util is its rate)"
-			MONOTONIC, TS_PROM_BUSY_S);
+			MONOTONIC, TS_PROM_BUSY_S, false);
 	events(f, r, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");

@@ -49,17 +49,17 @@ for l in open('$tmp/metrics'):
     m[k] = float(v)
 b = [int(x) for x in '$before'.split()]
 a = [int(x) for x in '$after'.split()]
-lab = '{device=\"$dev\",op=\"read\"}'
+lab = '{device=\"$dev\",layer=\"request\",op=\"read\"}'
 got = m['truestat_requests_total' + lab] + m['truestat_missed_completions_total' + lab]
 print('requests_total', int(got != a[0] - b[0]), 'requests + missed %d, diskstats reads %d' % (got, a[0] - b[0]))
 n = m['truestat_service_seconds_count' + lab]
 print('histogram_count', int(n != m['truestat_requests_total' + lab]), 'service histogram count %d = requests %d' % (n, m['truestat_requests_total' + lab]))
 buckets = sorted((float(re.search(r'le=\"([^\"]+)\"', k).group(1)), v) for k, v in m.items()
-                 if k.startswith('truestat_service_seconds_bucket{device=\"$dev\",op=\"read\"'))
+                 if k.startswith('truestat_service_seconds_bucket' + lab[:-1]))
 mono = all(x[1] <= y[1] for x, y in zip(buckets, buckets[1:]))
 print('buckets_cumulative', int(not mono or buckets[-1][1] != n), '%d buckets, non-decreasing, +Inf = count' % len(buckets))
 # fio offered depth 4: an exact max is at most that, a flagged one a bound
-ex, mx, mn = (m['truestat_device_concurrency_%s{device=\"$dev\"}' % k]
+ex, mx, mn = (m['truestat_device_concurrency_%s{device=\"$dev\",layer=\"request\"}' % k]
               for k in ('exact', 'max', 'max_min'))
 ok = ex in (0, 1) and 1 <= mn <= mx and (not ex or mn == mx <= 4)
 print('concurrency_bounds', int(not ok), 'exact %d, max %d, max_min %d (exact: max = max_min <= 4)' % (ex, mx, mn))

@@ -3,6 +3,7 @@
  * The exporter: its request parsing and address parsing (user/httpd.c),
  * and the counters of its exposition (user/prom.c).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,9 +150,9 @@ static char *render(struct ts_prom *p, struct ts_report *r)
 static void test_counters_never_go_down(void **state)
 {
 	static const char *const names[] = {
-		"truestat_device_inflight_seconds_total{device=\"sda\"}",
-		"truestat_os_queued_seconds_total{device=\"sda\"}",
-		"truestat_device_busy_seconds_total{device=\"sda\"}",
+		"truestat_device_inflight_seconds_total{device=\"sda\",layer=\"request\"}",
+		"truestat_os_queued_seconds_total{device=\"sda\",layer=\"request\"}",
+		"truestat_device_busy_seconds_total{device=\"sda\",layer=\"request\"}",
 	};
 	struct ts_report *r = calloc(1, sizeof(*r));
 	struct ts_prom *p = calloc(1, sizeof(*p));
@@ -174,7 +175,7 @@ static void test_counters_never_go_down(void **state)
 		assert_true(series_value(c, names[i]) > first[i]);
 	}
 	assert_true(series_value(c, "truestat_device_inflight_seconds_total"
-				    "{device=\"sda\"}") == 80.0);
+				    "{device=\"sda\",layer=\"request\"}") == 80.0);
 	free(a), free(b), free(c), free(r), free(p);
 }
 
@@ -192,17 +193,54 @@ static void test_concurrency_bounds(void **state)
 	r->dev[0].device.max_min = 7;
 	text = render(p, r);
 	assert_true(series_value(text, "truestat_device_concurrency_exact"
-				       "{device=\"sda\"}") == 0);
+				       "{device=\"sda\",layer=\"request\"}") == 0);
 	assert_true(series_value(text, "truestat_device_concurrency_max"
-				       "{device=\"sda\"}") == 9);
+				       "{device=\"sda\",layer=\"request\"}") == 9);
 	assert_true(series_value(text, "truestat_device_concurrency_max_min"
-				       "{device=\"sda\"}") == 7);
+				       "{device=\"sda\",layer=\"request\"}") == 7);
 	free(text);
 	r->dev[0].device.exact = true;
 	r->dev[0].device.max_min = 9;
 	text = render(p, r);
 	assert_true(series_value(text, "truestat_device_concurrency_exact"
-				       "{device=\"sda\"}") == 1);
+				       "{device=\"sda\",layer=\"request\"}") == 1);
+	free(text), free(r), free(p);
+}
+
+/*
+ * A bio-based device: its series say layer="bio"; it has no OS queue and
+ * no queue histogram, and a layer-time histogram whose sum and count are
+ * its layer time and mapped bios.
+ */
+static void test_bio_layer_series(void **state)
+{
+	struct ts_report *r = calloc(1, sizeof(*r));
+	struct ts_prom *p = calloc(1, sizeof(*p));
+	struct ts_dev_report *d;
+	char *text;
+
+	assert_non_null(r);
+	assert_non_null(p);
+	one_disk(r, 10.0, 1000, 4.0, 0.9);
+	d = &r->dev[0];
+	snprintf(d->name, sizeof(d->name), "md0");
+	d->bio_layer = true;
+	d->op[0].layer_ios = 800;
+	d->op[0].layer_ms = 0.025;
+	d->op[0].queue_ms = NAN;
+	d->hist = r->hist[0];
+	r->hist[0][0].layer[ts_hist_bucket(25000)] = 800;
+	text = render(p, r);
+	assert_true(series_value(text, "truestat_device_inflight"
+				       "{device=\"md0\",layer=\"bio\"}") == 0);
+	assert_null(strstr(text, "truestat_os_queued{"));
+	assert_null(strstr(text, "truestat_os_queued_seconds_total{"));
+	assert_null(strstr(text, "truestat_queue_seconds_count{"));
+	assert_true(series_value(text, "truestat_layer_seconds_count"
+				       "{device=\"md0\",layer=\"bio\",op=\"read\"}") == 800);
+	assert_true(fabs(series_value(text, "truestat_layer_seconds_sum"
+					    "{device=\"md0\",layer=\"bio\",op=\"read\"}") -
+			 0.02) < 1e-9);
 	free(text), free(r), free(p);
 }
 
@@ -214,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_counters_never_go_down),
 		cmocka_unit_test(test_concurrency_bounds),
+		cmocka_unit_test(test_bio_layer_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
