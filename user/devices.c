@@ -225,3 +225,39 @@ void ts_disk_stack(const char *sysroot, const char *disk, struct ts_stack *out)
 			 names[i]);
 	free_entries(names, n);
 }
+
+/* Stacks deeper than this are cut (and a loop in sysfs ends). */
+#define TS_STACK_DEPTH 8
+
+static int add_stack(const char *sysroot, unsigned int major,
+		     unsigned int minor, unsigned int *kdevs, int n, int max,
+		     int depth)
+{
+	unsigned int kdev = ts_kdev(major, minor);
+	struct ts_stack stack;
+	char name[TS_STACK_NAME];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kdevs[i] == kdev)
+			return n;
+	if (n >= max)
+		return -1;
+	kdevs[n++] = kdev;
+	if (depth == TS_STACK_DEPTH)
+		return n;
+	ts_disk_name(sysroot, major, minor, name, sizeof(name));
+	ts_disk_stack(sysroot, name, &stack);
+	for (i = 0; i < stack.nmembers && n >= 0; i++)
+		if (stack.member[i].major || stack.member[i].minor)
+			n = add_stack(sysroot, stack.member[i].major,
+				      stack.member[i].minor, kdevs, n, max,
+				      depth + 1);
+	return n;
+}
+
+int ts_disk_add_stack(const char *sysroot, unsigned int major,
+		      unsigned int minor, unsigned int *kdevs, int n, int max)
+{
+	return add_stack(sysroot, major, minor, kdevs, n, max, 0);
+}

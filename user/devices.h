@@ -47,6 +47,14 @@ void ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 void ts_disk_stack(const char *sysroot, const char *disk, struct ts_stack *out);
 
 /*
+ * Adds the kernel dev_t of whole disk MAJOR:MINOR to the @n in @kdevs (room
+ * for @max), and when it is stacked those of its members, down to whole
+ * disks; each once. The new count, or -1 when @max is too small.
+ */
+int ts_disk_add_stack(const char *sysroot, unsigned int major,
+		      unsigned int minor, unsigned int *kdevs, int n, int max);
+
+/*
  * The disks that exist (@bio_only: the bio-based ones), space separated and
  * sorted, for messages.
  */

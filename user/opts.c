@@ -30,7 +30,10 @@ const char ts_usage[] =
 	"\n"
 	"Options:\n"
 	"  -d, --device=NAME  trace only this disk (repeatable); a partition\n"
-	"                     name traces its whole disk\n"
+	"                     name traces its whole disk; md, device-mapper\n"
+	"                     (dm-0, or its /dev/mapper name) and zram devices\n"
+	"                     are traced at their own layer, and a stacked one\n"
+	"                     (md, dm) with the disks it is made of\n"
 	"  -j, --json         one JSON object per report (see README)\n"
 	"  -H, --hist[=fine]  also print the latency histograms (queue, service,\n"
 	"                     total) and request sizes per disk and direction,\n"
@@ -55,7 +58,8 @@ const char ts_usage[] =
 	"                     older columns are merged (one column = 2, 4, ...\n"
 	"                     intervals)\n"
 	"  -L, --light        about a third cheaper per I/O: two BPF programs per\n"
-	"                     I/O instead of three (bios are not followed).\n"
+	"                     I/O instead of three (bios are not followed, so\n"
+	"                     md, dm and zram devices are not traced).\n"
 	"                     QUEUE then starts when the kernel allocated the\n"
 	"                     request, so time spent waiting for a free tag\n"
 	"                     before that is left out, and OS_QD is not known\n"
@@ -71,11 +75,15 @@ const char ts_usage[] =
 	"its maximum; OS_QD the same for requests waiting in the OS. BUSY% and\n"
 	"SVCTM are iostat's %util and svctm computed from the same events:\n"
 	"compare SVCTM with SERVICE to see what iostat hides.\n"
+	"Bio-based devices (md, dm, zram) have no OS queue: QUEUE and OS_QD\n"
+	"are \"-\", SERVICE = TOTAL = Q->C at their layer, CONC = bios in it;\n"
+	"after a stacked device's rows, one line shows its members and the\n"
+	"time bios spent in the stacking layer itself.\n"
 	"\n"
 	"Examples:\n"
 	"  truestat                 trace all disks until Ctrl-C, print totals\n"
 	"  truestat 1 10            ten 1-second reports, then the totals\n"
-	"  truestat -d nvme0n1 1    one disk, every second\n"
+	"  truestat -d nvme0n1 1    one disk, every second\n"	"  truestat -d md0 1        md0 and the disks it is made of\n"
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
@@ -184,6 +192,8 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			dev = optarg;
 			if (!strncmp(dev, "/dev/", 5))
 				dev += 5;
+			if (!strncmp(dev, "mapper/", 7)) /* a dm name */
+				dev += 7;
 			if (add_device(o, dev, err, errlen))
 				return -1;
 			break;

@@ -72,15 +72,15 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 {
 	struct ts_disk disk;
 	char err[768];
-	int i;
+	int i, n = 0;
 
 	for (i = 0; i < o->ndevices; i++) {
 		if (ts_disk_resolve("/sys", o->devices[i], &disk, err,
 				    sizeof(err)))
 			die(EXIT_USAGE, err);
-		if (disk.bio_based) {
+		if (disk.bio_based && o->light) {
 			snprintf(err, sizeof(err),
-				 "cannot trace %s: it is bio-based (no request queue, as zram, md and device-mapper disks): truestat traces request-based disks only",
+				 "cannot trace %s with --light: it is bio-based (no request queue, as zram, md and device-mapper disks), and --light does not attach the block_bio_* tracepoints that trace it",
 				 disk.name);
 			die(EXIT_USAGE, err);
 		}
@@ -88,17 +88,24 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 			fprintf(stderr,
 				"truestat: %s is a partition: tracing its disk %s\n",
 				o->devices[i], disk.name);
-		kdevs[i] = ts_kdev(disk.major, disk.minor);
+		/* a stacked device with its members: the report shows the stack */
+		n = ts_disk_add_stack("/sys", disk.major, disk.minor, kdevs, n,
+				      TS_MAX_QUEUES);
+		if (n < 0)
+			die(EXIT_USAGE, "too many disks to trace (the limit is 256)");
 	}
-	return o->ndevices;
+	return n;
 }
 
-/* The disks no report can cover (bio-based), named in every report. */
+/*
+ * The disks no report can cover, named in every report: bio-based ones
+ * under --light, which does not follow bios.
+ */
 static char not_traced[512];
 
 static void find_untraceable(const struct ts_opts *o)
 {
-	if (o->ndevices)
+	if (o->ndevices || !o->light)
 		return;
 	ts_disk_list("/sys", true, not_traced, sizeof(not_traced));
 	if (!strcmp(not_traced, "none") || !strncmp(not_traced, "none found", 10))
@@ -281,7 +288,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 
 int main(int argc, char **argv)
 {
-	unsigned int kdevs[TS_MAX_DEVICE_ARGS];
+	unsigned int kdevs[TS_MAX_QUEUES];
 	struct ts_snapshot *first, *prev, *cur, *gone, *tmp;
 	struct ts_tracer_opts topts = { 0 };
 	struct ts_tracer *tracer;

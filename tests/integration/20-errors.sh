@@ -36,18 +36,33 @@ expect unknown_device 2 "unknown device 'nosuchdisk' (disks: " -- $T -d nosuchdi
 check_cmd unknown_device_lists_disks "the message names the disks that exist" \
 	grep -q "$(ls /sys/block | head -1)" "$tmp/err"
 
-# Each option that takes a value: malformed, empty, out of range, repeated.
-# a disk without a request queue (zram0 here: bio-based) is refused, never
-# reported as idle; without -d, it is named as not traced
+# A disk without a request queue (zram0 here: bio-based) is traced at its
+# own layer, so no report names it as not traced. --light leaves out the
+# block_bio_* programs that trace it: then -d refuses it (a disk truestat
+# cannot trace is never reported as idle), and without -d every report
+# names it as not traced.
 bio=$(for d in /sys/block/*; do [[ -e $d/mq ]] || echo "${d##*/}"; done | head -n 1)
 if [[ -n $bio ]]; then
-	expect bio_based_refused 2 "cannot trace $bio: it is bio-based" -- $T -d "$bio" 1 1
-	"$T" 0.1 1 >"$tmp/out" 2>/dev/null || true
-	check_cmd bio_based_named "without -d, every report names $bio as not traced" \
-		test "$(grep -c "note: not traced, bio-based (no request queue): .*$bio" "$tmp/out")" = 2
+	expect bio_based_light_refused 2 "cannot trace $bio with --light: it is bio-based" -- \
+		$T --light -d "$bio" 1 1
+	"$T" --light 0.1 1 >"$tmp/out" 2>/dev/null || true
+	check_cmd bio_based_light_named "with --light, every report names $bio as not traced" \
+		test "$(grep -c "note: not traced, bio-based (--light does not follow bios): .*$bio" "$tmp/out")" = 2
+	rc=0
+	"$T" -j -d "$bio" 0.1 1 >"$tmp/out" 2>"$tmp/err" || rc=$?
+	check bio_based_accepted "$rc" "-d $bio exits $rc: $(head -1 "$tmp/err")"
+	"$T" -j 0.1 1 >"$tmp/out" 2>/dev/null || true
+	py "
+d = docs('$tmp/out')
+bad = [x['type'] for x in d if '$bio' in x['not_traced']]
+print('bio_based_traced', int(len(d) != 2 or bool(bad)),
+      'without --light, %d reports, %d name $bio as not traced' % (len(d), len(bad)))
+" | check_lines
 else
-	check bio_based_refused 0 "no bio-based disk on this machine: nothing to refuse"
+	check bio_based_light_refused 0 "no bio-based disk on this machine: nothing to refuse"
 fi
+
+# Each option that takes a value: malformed, empty, out of range, repeated.
 expect flag_with_value 2 "option '--depth' takes no value" -- $T --depth=3
 expect bad_hist 2 "bad --hist 'coarse': only --hist=fine" -- $T --hist=coarse 1 1
 expect bad_prometheus_port 2 "bad --prometheus '0': port must be 1 to 65535" -- $T --prometheus=0

@@ -292,6 +292,26 @@ static void test_stack(void **state)
 	assert_int_equal(st.nholders, 0);
 }
 
+/* -d dm-0: dm-0, then md0 under it, then md0's members as whole disks. */
+static void test_add_stack(void **state)
+{
+	unsigned int kdevs[8] = { 0 };
+	int n;
+
+	n = ts_disk_add_stack(root, 252, 0, kdevs, 0, 8);
+	assert_int_equal(n, 4);
+	assert_int_equal(kdevs[0], ts_kdev(252, 0));
+	assert_int_equal(kdevs[1], ts_kdev(9, 0));
+	assert_int_equal(kdevs[2], ts_kdev(259, 0)); /* nvme0n1 */
+	assert_int_equal(kdevs[3], ts_kdev(253, 0)); /* vda, for vda1 */
+	/* each once: md0 again adds nothing, a plain disk only itself */
+	assert_int_equal(ts_disk_add_stack(root, 9, 0, kdevs, n, 8), 4);
+	assert_int_equal(ts_disk_add_stack(root, 7, 0, kdevs, n, 8), 5);
+	assert_int_equal(kdevs[4], ts_kdev(7, 0));
+	/* no room for the members */
+	assert_int_equal(ts_disk_add_stack(root, 9, 0, kdevs, 0, 2), -1);
+}
+
 static void test_name(void **state)
 {
 	char buf[64];
@@ -355,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_unreadable),
 		cmocka_unit_test(test_resolve_dm_name),
 		cmocka_unit_test(test_stack),
+		cmocka_unit_test(test_add_stack),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_kdev),

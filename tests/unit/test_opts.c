@@ -78,12 +78,15 @@ static void test_interval_and_count(void **state)
 static void test_devices(void **state)
 {
 	assert_int_equal(PARSE("-d", "sda", "--device=/dev/nvme0n1", "-dsda",
-			       "--device", "vdb1", "-d", "/dev/sda"),
+			       "--device", "vdb1", "-d", "/dev/sda",
+			       "-d", "/dev/mapper/vg0-lv0", "-d", "vg0-lv0"),
 			 0);
-	assert_int_equal(o.ndevices, 3);
+	assert_int_equal(o.ndevices, 4);
 	assert_string_equal(o.devices[0], "sda");
 	assert_string_equal(o.devices[1], "nvme0n1");
 	assert_string_equal(o.devices[2], "vdb1");
+	/* a device-mapper name, resolved later (user/devices.c) */
+	assert_string_equal(o.devices[3], "vg0-lv0");
 }
 
 static void test_flags(void **state)
@@ -194,7 +197,8 @@ static void test_bad_device(void **state)
 	char longname[TS_NAME_LEN + 1], msg[128];
 
 	FAILS("bad device name 'a/b'", "-d", "a/b");
-	FAILS("bad device name 'mapper/x'", "-d", "/dev/mapper/x");
+	FAILS("bad device name 'x/y'", "-d", "/dev/mapper/x/y");
+	FAILS("bad device name ''", "-d", "/dev/mapper/");
 	FAILS("bad device name ''", "-d", "");
 	FAILS("bad device name ''", "-d", "/dev/");
 
