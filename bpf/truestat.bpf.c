@@ -10,6 +10,9 @@
 #include <bpf/bpf_core_read.h>
 #include "truestat.h"
 
+/* struct bvec_iter is packed; the reads of its fields are of whole fields */
+#pragma clang diagnostic ignored "-Waddress-of-packed-member"
+
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool filter_devices = false;
@@ -37,6 +40,14 @@ const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
  */
 const volatile __u32 test_miss_every = 0;
 __u64 test_miss_tick;
+/*
+ * The bit of bio->bi_flags that the kernel sets at Q and clears when it
+ * traces the bio's C (BIO_TRACE_COMPLETION: its value differs between
+ * kernels, so the loader reads it from the kernel's BTF). The sweep takes a
+ * bio-layer record whose bio has it clear for a completion it did not see.
+ * 0xff: unknown, never repaired that way.
+ */
+const volatile __u32 bio_traced_bit = 0xff;
 
 #define REQ_OP_BITS_ 8
 #define REQ_OP_MASK_ ((1U << REQ_OP_BITS_) - 1)
@@ -121,6 +132,21 @@ struct {
 	__type(key, u32);
 	__type(value, u64);
 } oldest_issue SEC(".maps");
+
+/* Bio layer links (include/truestat.h, struct ts_layer_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TS_LINK_SLOTS);
+	__type(key, struct ts_layer_key);
+	__type(value, u64);
+} layer_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TS_LINK_SLOTS);
+	__type(key, u64);
+	__type(value, u64);
+} member_links SEC(".maps");
 
 /* Whole-disk dev_t values chosen with -d (consulted once per device). */
 struct {
@@ -277,16 +303,24 @@ static __always_inline u64 estimated_end(u32 qid, u64 issue_ns, u64 now)
 	return end < now ? end : now;
 }
 
+/* The disk of @q, from the request or bio at hand before 5.16. */
 static __always_inline struct gendisk *disk_of(struct request_queue *q,
-					       struct request *rq, bool direct)
+					       struct request *rq,
+					       struct bio *bio, bool direct)
 {
 	struct gendisk *disk = NULL;
+	struct block_device *bdev;
 
-	if (bpf_core_field_exists(q->disk))
+	if (bpf_core_field_exists(q->disk)) {
 		LOAD(direct, disk, q->disk);
-	else if (rq)
+	} else if (rq) {
 		bpf_core_read(&disk, sizeof(disk),
 			      &((struct request___old *)rq)->rq_disk);
+	} else if (bio) {
+		LOAD(direct, bdev, bio->bi_bdev);
+		if (bdev)
+			LOAD(direct, disk, bdev->bd_disk);
+	}
 	return disk;
 }
 
@@ -354,7 +388,7 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	if ((old & 1) ||
 	    __sync_val_compare_and_swap(&st->queue, old, (u64)q + 1) != old)
 		return -1;
-	if (!disk_addr || !request_based)
+	if (!disk_addr)
 		mode = TS_DEV_IGNORED;
 	else if (filter_devices && !bpf_map_lookup_elem(&dev_filter, &dev))
 		mode = TS_DEV_IGNORED;
@@ -366,6 +400,8 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	st->device_peak = st->os_peak = 0;
 	st->device_peak_taken = st->os_peak_taken = 0;
 	st->suspects = 0;
+	st->layer = request_based ? TS_LAYER_REQUEST : TS_LAYER_BIO;
+	st->has_uppers = 0;
 	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
 		st->device_level[i] = 0;
 		st->os_level[i] = 0;
@@ -377,9 +413,10 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	return mode;
 }
 
-/* The traced device owning @q, or NULL. */
+/* The traced device owning @q (of @rq or @bio), or NULL. */
 static __always_inline struct ts_dev_state *
-device_of(struct request_queue *q, struct request *rq, bool direct, u32 *qid)
+device_of(struct request_queue *q, struct request *rq, struct bio *bio,
+	  bool direct, u32 *qid)
 {
 	struct ts_dev_state *st;
 	struct gendisk *disk;
@@ -395,7 +432,7 @@ device_of(struct request_queue *q, struct request *rq, bool direct, u32 *qid)
 		return NULL;
 	if (st->queue == (u64)q)
 		return st->mode == TS_DEV_TRACED ? st : NULL;
-	disk = disk_of(q, rq, direct);
+	disk = disk_of(q, rq, bio, direct);
 	if (!disk)
 		return NULL;
 	LOAD(direct, major, disk->major);
@@ -636,6 +673,42 @@ static __always_inline u64 request_queued_ns(struct request *rq,
 	return queued_ns;
 }
 
+/*
+ * A record for @addr (a request, or a bio of a bio layer) being issued:
+ * its old one, held, when its last completion went unseen (repaired
+ * here), else a free slot; NULL when the table has none.
+ */
+static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
+						      bool *held)
+{
+	struct ts_rq_slot *s = rq_find(addr);
+
+	*held = s && rq_take(s, addr, addr + 1);
+	if (!*held)
+		return rq_claim(addr);
+	forget_request(s, now);
+	return s;
+}
+
+/* Fills record @s of @addr and puts it in @st's depth. */
+static __always_inline void record_fill(struct ts_dev_state *st, u32 qid,
+					struct ts_rq_slot *s, u64 addr,
+					bool held, u64 queued_ns, u32 bytes,
+					u8 op, u64 now)
+{
+	s->queued_ns = queued_ns;
+	s->issue_ns = now;
+	s->bytes = bytes;
+	s->qid = qid;
+	s->op = op;
+	s->links = 0;
+	s->sub_start_ns = 0;
+	s->sub_end_ns = 0;
+	s->depth_class = ts_depth_class(device_up(st, qid, now));
+	if (held)
+		__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
+}
+
 static __always_inline int on_issue(struct request *rq, bool direct)
 {
 	struct request_queue *q;
@@ -643,12 +716,12 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	struct ts_rq_slot *s;
 	struct bio *bio;
 	u32 qid, cmd_flags, bytes;
+	u64 now, queued_ns;
 	bool held;
-	u64 now;
 	u8 op;
 
 	LOAD(direct, q, rq->q);
-	st = device_of(q, rq, direct, &qid);
+	st = device_of(q, rq, NULL, direct, &qid);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -656,25 +729,13 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	LOAD(direct, bytes, rq->__data_len);
 	LOAD(direct, bio, rq->bio);
 	op = op_of(cmd_flags);
-	s = rq_find((u64)rq);
-	held = s && rq_take(s, (u64)rq, (u64)rq + 1);
-	if (held) /* its last completion went unseen */
-		forget_request(s, now);
-	else
-		s = rq_claim((u64)rq);
-	if (!s) { /* not tracked: counted untimed, its bios leave */
+	s = record_open((u64)rq, now, &held);
+	queued_ns = request_queued_ns(rq, bio, qid, op, direct, now);
+	if (!s) { /* not tracked: counted untimed, its bios left */
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
-		request_queued_ns(rq, bio, qid, op, direct, now);
 		return 0;
 	}
-	s->queued_ns = request_queued_ns(rq, bio, qid, op, direct, now);
-	s->issue_ns = now;
-	s->bytes = bytes;
-	s->qid = qid;
-	s->op = op;
-	s->depth_class = ts_depth_class(device_up(st, qid, now));
-	if (held)
-		__sync_val_compare_and_swap(&s->rq, (u64)rq + 1, (u64)rq);
+	record_fill(st, qid, s, (u64)rq, held, queued_ns, bytes, op, now);
 	return 0;
 }
 
@@ -694,17 +755,31 @@ static __always_inline void hist_count(u64 *counts, u64 ns)
 		__sync_fetch_and_add(&counts[b], 1);
 }
 
+/* Histograms of device slot @slot (1 + index) for @op, or NULL: none. */
+static __always_inline struct ts_hist *hist_of(u32 slot, u8 op)
+{
+	u32 idx = (slot - 1) * TS_NR_OPS + op;
+
+	if (!slot)
+		return NULL;
+	return bpf_map_lookup_elem(&hists, &idx);
+}
+
+static __always_inline void size_count(struct ts_hist *h, u32 bytes)
+{
+	u64 b = ts_size_bucket(bytes);
+
+	barrier_var(b);
+	if (b < TS_SIZE_SLOTS)
+		__sync_fetch_and_add(&h->size[b], 1);
+}
+
 /* One completion into its device's histograms; false when it has none. */
 static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
 				     u64 queued_ns, u64 now, u32 bytes)
 {
-	u32 idx = (slot - 1) * TS_NR_OPS + op;
-	struct ts_hist *h;
-	u64 b;
+	struct ts_hist *h = hist_of(slot, op);
 
-	if (!slot)
-		return false;
-	h = bpf_map_lookup_elem(&hists, &idx);
 	if (!h)
 		return false;
 	hist_count(h->service, now - issue_ns);
@@ -712,10 +787,7 @@ static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
 		hist_count(h->queue, issue_ns - queued_ns);
 		hist_count(h->total, now - queued_ns);
 	}
-	b = ts_size_bucket(bytes);
-	barrier_var(b);
-	if (b < TS_SIZE_SLOTS)
-		__sync_fetch_and_add(&h->size[b], 1);
+	size_count(h, bytes);
 	return true;
 }
 
@@ -800,20 +872,256 @@ static __always_inline bool test_drop(void)
 	       __sync_fetch_and_add(&test_miss_tick, 1) % test_miss_every == 0;
 }
 
+static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
+							  bool direct)
+{
+	struct block_device *bdev;
+	struct request_queue *q = NULL;
+
+	LOAD(direct, bdev, bio->bi_bdev);
+	if (bdev)
+		LOAD(direct, q, bdev->bd_queue);
+	return q;
+}
+
+/*
+ * Takes the record of @addr for its completion, copied to @rec first:
+ * false when there is none. A record that the sweep held and ended
+ * meanwhile was of an older life; this one's may be in another slot (its
+ * issue found that one held): looked for once more.
+ */
+static __always_inline bool record_end(u64 addr, struct ts_rq_slot *rec)
+{
+	struct ts_rq_slot *s;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s = rq_find(addr);
+		if (!s)
+			return false;
+		*rec = *s;
+		if (rq_take(s, addr, 0))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Bio layer (md, dm, zram). A bio is in the layer from Q to C: its record
+ * is kept in the request table under the bio's address, with Q as both
+ * its queue and issue time. layer_index finds it by where it starts, for
+ * the remap of its member bio.
+ */
+static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
+					struct bio *bio, bool direct, u64 now)
+{
+	struct ts_layer_key key = { .dev = st->dev };
+	struct ts_rq_slot *s;
+	u32 opf, bytes;
+	u64 addr = (u64)bio;
+	bool held;
+	u8 op;
+
+	LOAD(direct, opf, bio->bi_opf);
+	LOAD(direct, bytes, bio->bi_iter.bi_size);
+	LOAD(direct, key.sector, bio->bi_iter.bi_sector);
+	op = op_of(opf);
+	s = record_open(addr, now, &held);
+	if (!s) {
+		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
+		return;
+	}
+	record_fill(st, qid, s, addr, held, now, bytes, op, now);
+	bpf_map_update_elem(&layer_index, &key, &addr, BPF_ANY);
+}
+
+/* Member bio @bio completed: its stacked bio's record notes when. */
+static __always_inline void member_done(u64 bio, u64 now)
+{
+	struct ts_rq_slot *s;
+	u64 *upper = bpf_map_lookup_elem(&member_links, &bio);
+	u64 addr;
+
+	if (!upper)
+		return;
+	addr = *upper;
+	bpf_map_delete_elem(&member_links, &bio);
+	s = rq_find(addr);
+	if (s && s->rq == addr)
+		s->sub_end_ns = now;
+}
+
+/* The bios of member request @rq completed. */
+static __always_inline void members_done(struct request *rq, bool direct,
+					 u64 now)
+{
+	struct bio *bio;
+	int i;
+
+	LOAD(direct, bio, rq->bio);
+	for (i = 0; i < TS_BIO_WALK && bio; i++) {
+		member_done((u64)bio, now);
+		LOAD(direct, bio, bio->bi_next);
+	}
+}
+
+/*
+ * Time of record @s's bio in its layer itself, ending at @now, or 0 when
+ * it is not known: not sent on as exactly one member bio of its size
+ * (counted), or the member's C not seen.
+ */
+static __always_inline u64 layer_time(const struct ts_rq_slot *s, u32 qid,
+				      u64 now)
+{
+	u32 links = s->links;
+	u64 start = s->sub_start_ns, end = s->sub_end_ns;
+
+	if (links > 1)
+		count_event(qid, TS_EV_FANOUT);
+	if (links != 1 || !end || start < s->issue_ns || end < start ||
+	    end > now)
+		return 0;
+	return (start - s->issue_ns) + (now - end) + 1;
+}
+
+/* A bio layer's figures for one completion (its record already ended). */
+static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
+					  u8 op, u32 bytes, u64 q_to_c,
+					  u64 layer_ns, u8 depth_class)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	struct ts_op_stats *os;
+	struct ts_hist *h;
+
+	if (!ds || op >= TS_NR_OPS)
+		return;
+	os = &ds->op[op];
+	os->ios++;
+	os->bytes += bytes;
+	os->service_ns += q_to_c;
+	os->queued_ios++;
+	os->total_ns += q_to_c;
+	if (layer_ns) { /* 1 ns over, so that 0 means none */
+		os->layer_ios++;
+		os->layer_ns += layer_ns - 1;
+	}
+	h = hist_of(st->hist_slot, op);
+	if (!h) {
+		ds->events[TS_EV_NO_HIST]++;
+		return;
+	}
+	hist_count(h->service, q_to_c);
+	hist_count(h->total, q_to_c);
+	if (layer_ns)
+		hist_count(h->layer, layer_ns - 1);
+	size_count(h, bytes);
+	depth_hist_add(st->hist_slot, depth_class, q_to_c);
+}
+
+static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
+					   u64 bio, u64 now)
+{
+	struct ts_rq_slot rec;
+
+	if (st->has_uppers)
+		member_done(bio, now);
+	if (!rq_find(bio)) {
+		count_event(qid, TS_EV_UNMATCHED);
+		return;
+	}
+	if (test_drop())
+		return;
+	if (!record_end(bio, &rec)) { /* the sweep ended it meanwhile */
+		count_event(qid, TS_EV_UNMATCHED);
+		return;
+	}
+	device_down(st, qid, now, false);
+	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
+		      layer_time(&rec, qid, now), rec.depth_class);
+}
+
+/*
+ * @bio, on its way to a member device, came from sector @from of stacked
+ * device @dev (block_bio_remap; a partition's own remap, where the bio is
+ * still on the device it names, is not a stack). The stacked bio that
+ * starts there is linked to it when it is its first member bio and of its
+ * size; any other makes it fanned out.
+ */
+static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
+					bool direct)
+{
+	struct ts_layer_key key = { .dev = dev, .sector = from };
+	struct block_device *bdev;
+	struct ts_dev_state *member;
+	struct ts_rq_slot *s;
+	u64 *upper, addr, now;
+	u32 bd_dev, bytes, qid;
+
+	LOAD(direct, bdev, bio->bi_bdev);
+	if (!bdev)
+		return 0;
+	LOAD(direct, bd_dev, bdev->bd_dev);
+	if (bd_dev == dev)
+		return 0;
+	upper = bpf_map_lookup_elem(&layer_index, &key);
+	if (!upper)
+		return 0;
+	addr = *upper;
+	s = rq_find(addr);
+	if (!s || s->rq != addr)
+		return 0;
+	LOAD(direct, bytes, bio->bi_iter.bi_size);
+	if (__sync_fetch_and_add(&s->links, 1) || bytes != s->bytes) {
+		s->links = 2;
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	s->sub_start_ns = now;
+	bpf_map_update_elem(&member_links, &bio, &addr, BPF_ANY);
+	member = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
+	if (member && !member->has_uppers)
+		member->has_uppers = 1;
+	return 0;
+}
+
+/* A request's figures for one completion (its record already ended). */
+static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
+					    const struct ts_rq_slot *rec,
+					    u64 now)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	u64 issue_ns = rec->issue_ns, queued_ns = rec->queued_ns;
+	struct ts_op_stats *os;
+	u8 op = rec->op;
+
+	if (!ds || op >= TS_NR_OPS)
+		return;
+	os = &ds->op[op];
+	os->ios++;
+	os->bytes += rec->bytes;
+	os->service_ns += now - issue_ns;
+	if (queued_ns) {
+		os->queued_ios++;
+		os->queue_ns += issue_ns - queued_ns;
+		os->total_ns += now - queued_ns;
+	}
+	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, rec->bytes))
+		ds->events[TS_EV_NO_HIST]++;
+	else
+		depth_hist_add(st->hist_slot, rec->depth_class, now - issue_ns);
+}
+
 static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 				       bool direct)
 {
-	struct ts_op_stats *os;
-	struct ts_dev_stats *ds;
 	struct request_queue *q;
 	struct ts_dev_state *st;
-	struct ts_rq_slot *s;
-	u64 now, issue_ns, queued_ns;
-	u32 qid, data_len, bytes;
-	u8 op, depth_class;
+	struct ts_rq_slot *s, rec;
+	u32 qid, data_len;
+	u64 now;
 
 	LOAD(direct, q, rq->q);
-	st = device_of(q, rq, direct, &qid);
+	st = device_of(q, rq, NULL, direct, &qid);
 	if (!st)
 		return 0;
 	LOAD(direct, data_len, rq->__data_len);
@@ -833,33 +1141,14 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	}
 	if (test_drop())
 		return 0;
-	issue_ns = s->issue_ns;
-	queued_ns = s->queued_ns;
-	bytes = s->bytes;
-	op = s->op;
-	depth_class = s->depth_class;
-	if (!rq_take(s, (u64)rq, 0)) { /* the sweep ended it meanwhile */
+	if (!record_end((u64)rq, &rec)) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return 0;
 	}
 	device_down(st, qid, now, false);
-
-	ds = bpf_map_lookup_elem(&dev_stats, &qid);
-	if (!ds || op >= TS_NR_OPS)
-		return 0;
-	os = &ds->op[op];
-	os->ios++;
-	os->bytes += bytes;
-	os->service_ns += now - issue_ns;
-	if (queued_ns) {
-		os->queued_ios++;
-		os->queue_ns += issue_ns - queued_ns;
-		os->total_ns += now - queued_ns;
-	}
-	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, bytes))
-		ds->events[TS_EV_NO_HIST]++;
-	else
-		depth_hist_add(st->hist_slot, depth_class, now - issue_ns);
+	if (st->has_uppers)
+		members_done(rq, direct, now);
+	request_account(st, qid, &rec, now);
 	return 0;
 }
 
@@ -874,7 +1163,7 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	u32 qid;
 
 	LOAD(direct, q, rq->q);
-	st = device_of(q, rq, direct, &qid);
+	st = device_of(q, rq, NULL, direct, &qid);
 	if (!st)
 		return 0;
 	s = rq_find((u64)rq);
@@ -894,42 +1183,50 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	return 0;
 }
 
-static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
-							  bool direct)
-{
-	struct block_device *bdev;
-	struct request_queue *q = NULL;
-
-	LOAD(direct, bdev, bio->bi_bdev);
-	if (bdev)
-		LOAD(direct, q, bdev->bd_queue);
-	return q;
-}
-
 static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 {
 	struct ts_dev_state *st;
 	u32 qid;
 	u64 now;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, direct, &qid);
+	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
-	bio_enter(st, qid, (u64)bio, now, now);
+	if (st->layer == TS_LAYER_BIO)
+		layer_enter(st, qid, bio, direct, now);
+	else
+		bio_enter(st, qid, (u64)bio, now, now);
 	return 0;
 }
 
 /*
- * A bio merged into a waiting request leaves with that request; block_bio_complete
- * fires only for bios that end without an issued request carrying them.
+ * C of a bio: at a bio layer, its end there; on a request queue, a bio
+ * that ended without an issued request carrying it (the others' ends are
+ * traced as their requests' completion), which leaves the OS queue.
  */
+static __always_inline int on_bio_complete(struct bio *bio, bool direct)
+{
+	struct ts_dev_state *st;
+	u32 qid;
+
+	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
+	if (!st)
+		return 0;
+	if (st->layer == TS_LAYER_BIO)
+		layer_complete(st, qid, (u64)bio, bpf_ktime_get_ns());
+	else
+		bio_leave(qid, (u64)bio, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* A bio merged into a waiting request leaves with that request. */
 static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 {
 	struct ts_dev_state *st;
 	u32 qid;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, direct, &qid);
+	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
 	if (st)
 		bio_leave(qid, (u64)bio, bpf_ktime_get_ns());
 	return 0;
@@ -948,7 +1245,7 @@ static __always_inline int on_rq_merge(struct request *next, bool direct)
 	u32 qid;
 
 	LOAD(direct, q, next->q);
-	st = device_of(q, next, direct, &qid);
+	st = device_of(q, next, NULL, direct, &qid);
 	if (!st)
 		return 0;
 	LOAD(direct, bio, next->bio);
@@ -966,8 +1263,8 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 	u64 now, queued_ns;
 	u32 qid;
 
-	st = device_of(queue_of_bio(split, direct), NULL, direct, &qid);
-	if (!st)
+	st = device_of(queue_of_bio(split, direct), NULL, split, direct, &qid);
+	if (!st || st->layer == TS_LAYER_BIO) /* one Q and C for all parts */
 		return 0;
 	LOAD(direct, parent, split->bi_private);
 	parent_slot = bio_slot((u64)parent, false);
@@ -1007,6 +1304,41 @@ static __always_inline bool rq_idle(u64 rq)
 	return state == MQ_RQ_IDLE;
 }
 
+/*
+ * Whether bio @bio of device @st is done: traced to its C
+ * (BIO_TRACE_COMPLETION clear), or no longer a bio on that device at all
+ * (a synchronous direct read's bio lives on its task's stack, which other
+ * calls overwrite once it ended).
+ */
+static __always_inline bool bio_idle(u64 bio, struct ts_dev_state *st)
+{
+	struct bio *b = (struct bio *)bio;
+	struct block_device *bdev;
+	struct request_queue *q;
+	unsigned short flags;
+
+	if (bio_traced_bit >= 16 ||
+	    bpf_core_read(&flags, sizeof(flags), &b->bi_flags))
+		return false;
+	if (!(flags & (1U << (bio_traced_bit & 15))))
+		return true;
+	if (bpf_core_read(&bdev, sizeof(bdev), &b->bi_bdev) ||
+	    bpf_core_read(&q, sizeof(q), &bdev->bd_queue))
+		return true;
+	return (u64)q != st->queue;
+}
+
+/* Whether the request or bio of record @s is done (its C may be unseen). */
+static __always_inline bool record_idle(struct ts_rq_slot *s, u64 addr)
+{
+	u32 qid = s->qid;
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	if (st && st->layer == TS_LAYER_BIO)
+		return bio_idle(addr, st);
+	return rq_idle(addr);
+}
+
 static __always_inline void note_in_flight(struct ts_rq_slot *s)
 {
 	u32 qid = s->qid;
@@ -1029,23 +1361,29 @@ static __always_inline void note_suspect(struct ts_rq_slot *s)
 static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 {
 	struct ts_rq_slot *s = bpf_map_lookup_elem(&rq_slots, &idx);
-	u64 rq;
+	u64 rq, issue_ns;
 
 	if (!s || !(rq = s->rq) || (rq & 1))
 		return 0;
-	if (!rq_idle(rq)) {
+	issue_ns = s->issue_ns;
+	if (!record_idle(s, rq)) {
 		note_in_flight(s);
 		return 0;
 	}
-	if (ctx->now - s->issue_ns < TS_SWEEP_MIN_AGE_NS) {
+	if ((s64)(ctx->now - issue_ns) < (s64)TS_SWEEP_MIN_AGE_NS) {
 		note_suspect(s);
 		return 0;
 	}
 	if (__sync_val_compare_and_swap(&s->rq, rq, rq + 1) != rq)
 		return 0;
-	if (!rq_idle(rq) || ctx->now - s->issue_ns < TS_SWEEP_MIN_AGE_NS) {
+	/*
+	 * Idle and old, its life ended unseen: whatever the request or bio
+	 * does now is a new life, recorded in another slot (its issue found
+	 * this one held) unless it refilled this one before the hold.
+	 */
+	if (s->issue_ns != issue_ns) {
 		__sync_val_compare_and_swap(&s->rq, rq + 1, rq);
-		return 0; /* re-issued meanwhile */
+		return 0;
 	}
 	forget_request(s, ctx->now);
 	__sync_val_compare_and_swap(&s->rq, rq + 1, 0);
@@ -1208,7 +1546,15 @@ int ts_depth_check(void *ctx)
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_bio_merge((struct bio *)ctx[1], direct);          \
+		return on_bio_complete((struct bio *)ctx[1], direct);       \
+	}                                                                   \
+	SEC(#kind "/block_bio_remap")                                       \
+	int ts_remap_##name(u64 *ctx)                                       \
+	{                                                                   \
+		if (bench_empty)                                            \
+			return 0;                                           \
+		return on_bio_remap((struct bio *)ctx[0], (u32)ctx[1],      \
+				    ctx[2], direct);                        \
 	}
 
 TS_PROGS(tp_btf, true, btf, 0)

@@ -40,6 +40,8 @@ struct ts_tracer {
 };
 
 static bool verbose;
+/* BIO_TRACE_COMPLETION in the kernel's BTF, 0xff: not found */
+static __u32 bio_traced_bit = 0xff;
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt,
 			va_list args)
@@ -63,6 +65,25 @@ static bool has_member(struct btf *btf, const char *type, const char *member)
 		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
 			return true;
 	return false;
+}
+
+/* Value of enumerator @name in BTF (in any enum, named or not), or -1. */
+static long long enum_value(struct btf *btf, const char *name)
+{
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id, n = btf__type_cnt(btf), i;
+
+	for (id = 1; id < n; id++) {
+		t = btf__type_by_id(btf, id);
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (i = 0; i < btf_vlen(t); i++, e++)
+			if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+				return e->val;
+	}
+	return -1;
 }
 
 /*
@@ -105,7 +126,7 @@ static bool is_bio_program(const char *name)
 {
 	static const char *const bio_progs[] = {
 		"ts_bio_queue_", "ts_backmerge_", "ts_frontmerge_",
-		"ts_rq_merge_", "ts_split_", "ts_bio_complete_",
+		"ts_rq_merge_", "ts_split_", "ts_bio_complete_", "ts_remap_",
 	};
 	size_t i;
 
@@ -149,6 +170,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	if (o->test_rq_slots)
 		skel->rodata->rq_mask = o->test_rq_slots - 1;
 	skel->rodata->test_miss_every = o->test_miss_every;
+	skel->rodata->bio_traced_bit = bio_traced_bit;
 	*error = -truestat_bpf__load(skel);
 	/* the filter must be in place before the first event claims a disk */
 	if (!*error && set_filter(skel, o))
@@ -170,7 +192,7 @@ static int attach_in_order(struct ts_tracer *t)
 	static const char *const order[] = {
 		"ts_complete_", "ts_requeue_", "ts_bio_complete_",
 		"ts_backmerge_", "ts_frontmerge_", "ts_rq_merge_", "ts_split_",
-		"ts_issue_", "ts_bio_queue_",
+		"ts_remap_", "ts_issue_", "ts_bio_queue_",
 	};
 	struct bpf_program *prog;
 	struct bpf_link *link;
@@ -232,6 +254,7 @@ static int check_kernel(struct btf *btf, char *err, size_t errlen)
 static int open_btf(const struct ts_tracer_opts *o, char *err, size_t errlen)
 {
 	struct btf *btf;
+	long long bit;
 	int rc;
 
 	if (access(o->btf_path, R_OK))
@@ -243,6 +266,9 @@ static int open_btf(const struct ts_tracer_opts *o, char *err, size_t errlen)
 		return fail(err, errlen, "cannot read kernel BTF at %s: %s",
 			    o->btf_path, strerror(errno));
 	rc = check_kernel(btf, err, errlen);
+	bit = enum_value(btf, "BIO_TRACE_COMPLETION");
+	if (bit >= 0 && bit < 32)
+		bio_traced_bit = bit;
 	btf__free(btf);
 	return rc;
 }

@@ -7,6 +7,8 @@
 #				LOOP_FLAGS adds losetup flags (-P: partitions)
 #	loop_filled SIZE_MB	loop_new, its whole file written once (real reads)
 #	queue_set DEV ATTR VAL	write /sys/block/DEV/queue/ATTR, restored at exit
+#	zram_new SIZE_MB	size zram0 (bio-based), reset at exit; skips the
+#				test when zram0 is missing or already in use
 #	diskstats DEV		the device's /proc/diskstats fields, 1-based after
 #				the name: "reads rmerged rsect rms writes ..."
 #	ts_start OUT ARGS...	run ./truestat -j ARGS in the background, JSON to
@@ -93,6 +95,14 @@ queue_set() {
 	[[ $2 == scheduler ]] && { old=${old#*[}; old=${old%%]*}; }
 	on_exit "queue_write $1 $2 '$old'"
 	queue_write "$1" "$2" "$3"
+}
+
+zram_new() {
+	local z=/sys/block/zram0
+	[[ -w $z/disksize ]] || { echo "SKIP: no zram0"; exit 77; }
+	[[ $(<"$z/disksize") == 0 ]] || { echo "SKIP: zram0 is in use"; exit 77; }
+	on_exit "echo 1 >$z/reset"
+	echo "${1}M" >"$z/disksize"
 }
 
 diskstats() {
