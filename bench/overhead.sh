@@ -17,6 +17,8 @@
 #
 #	bench/overhead.sh [TRACER...]	default: every tracer found
 #	PAIRS=5 COST_RUNS=3 RUNTIME=5 IODEPTH=32 BS=4k	knobs (environment)
+#	DEVICE=zram	the fast device is zram0 (bio-based: what truestat
+#			pays at a bio layer such as md or dm) instead of a loop
 #
 # Tracers: truestat, truestat-light (--light), truestat-raw_tp, truestat-base
 # (the truestat binary at $BASELINE, e.g. built from an older commit, for a
@@ -55,13 +57,23 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # the fast device
-file=$(mktemp /dev/shm/truestat-bench.XXXXXX)
-undo+=("rm -f $file")
-truncate -s 1G "$file"
-loopdev=$(losetup -f --show --direct-io=on "$file")
-undo+=("losetup -d $loopdev")
-dev=${loopdev#/dev/}
-dd if=/dev/zero of="$loopdev" bs=1M count=1024 oflag=direct status=none
+if [[ ${DEVICE:-loop} == zram ]]; then
+	z=/sys/block/zram0
+	[[ -w $z/disksize && $(<$z/disksize) == 0 ]] || die "zram0 missing or in use"
+	undo+=("echo 1 >$z/reset")
+	echo 1G >$z/disksize
+	devpath=/dev/zram0
+	what="zram0: bio-based, in memory"
+else
+	file=$(mktemp /dev/shm/truestat-bench.XXXXXX)
+	undo+=("rm -f $file")
+	truncate -s 1G "$file"
+	devpath=$(losetup -f --show --direct-io=on "$file")
+	undo+=("losetup -d $devpath")
+	what="loop on /dev/shm, direct I/O"
+fi
+dev=${devpath#/dev/}
+dd if=/dev/zero of="$devpath" bs=1M count=1024 oflag=direct status=none
 
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 undo+=("sysctl -qw kernel.bpf_stats_enabled=$old_stats")
@@ -139,7 +151,7 @@ run() {
 	[[ $tracer == truestat* ]] && c0=$(cpu_ticks "$TRACER_PID")
 	r0=$(reads)
 	t0=$(date +%s.%N)
-	iops=$(fio --name=bench --filename="$loopdev" --direct=1 --rw=randread \
+	iops=$(fio --name=bench --filename="$devpath" --direct=1 --rw=randread \
 		--bs="$BS" --ioengine=io_uring --iodepth="$IODEPTH" --runtime="$RUNTIME" \
 		--time_based --output-format=json | python3 -c \
 		'import json,sys; print(json.load(sys.stdin)["jobs"][0]["read"]["iops"])')
@@ -170,7 +182,7 @@ command -v bc >/dev/null || die "bc not installed"
 base_progs=$(prog_ids | wc -w)
 ((base_progs == 0)) || echo "note: $base_progs BPF programs already loaded; figures include their cost" >&2
 
-echo "fio ${BS} random reads, io_uring, iodepth $IODEPTH, ${RUNTIME} s per run, $PAIRS pairs per tracer, on $dev (loop on /dev/shm, direct I/O)"
+echo "fio ${BS} random reads, io_uring, iodepth $IODEPTH, ${RUNTIME} s per run, $PAIRS pairs per tracer, on $dev ($what)"
 echo "IOPS, bpf_stats off:"
 for ((pair = 1; pair <= PAIRS; pair++)); do
 	for t in "${tracers[@]}"; do

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ struct ts_tracer {
 	struct truestat_bpf *skel;
 	struct bpf_link *links[TS_MAX_LINKS];
 	int nlinks;
+	struct bpf_link *remap; /* block_bio_remap, once a stack exists */
 	const char *kind;
 	const struct ts_dev_state *state; /* mmap of dev_state */
 	size_t state_len;
@@ -183,6 +186,37 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 }
 
 /*
+ * Whether any disk is stacked on others (md, dm: a /sys/block/X/slaves
+ * entry). Only then is block_bio_remap followed: a partition's I/O fires
+ * it too, one program run per I/O that a host without stacks would pay
+ * for nothing. Looked at again at every snapshot.
+ */
+static bool has_stack(void)
+{
+	char path[PATH_MAX];
+	struct dirent *e, *m;
+	bool found = false;
+	DIR *d, *slaves;
+
+	d = opendir("/sys/block");
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/slaves", e->d_name);
+		slaves = opendir(path);
+		if (!slaves)
+			continue;
+		while (!found && (m = readdir(slaves)))
+			found = m->d_name[0] != '.';
+		closedir(slaves);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
  * Attaches the loaded programs, those that end a request's life first and
  * those that start one last: a request in flight at the start is then
  * either seen whole or its completion is counted as unmatched.
@@ -192,7 +226,7 @@ static int attach_in_order(struct ts_tracer *t)
 	static const char *const order[] = {
 		"ts_complete_", "ts_requeue_", "ts_bio_complete_",
 		"ts_backmerge_", "ts_frontmerge_", "ts_rq_merge_", "ts_split_",
-		"ts_remap_", "ts_issue_", "ts_bio_queue_",
+		"ts_issue_", "ts_bio_queue_",
 	};
 	struct bpf_program *prog;
 	struct bpf_link *link;
@@ -215,6 +249,22 @@ static int attach_in_order(struct ts_tracer *t)
 		}
 	}
 	return 0;
+}
+
+/* Attaches the block_bio_remap program once a stack exists (has_stack). */
+static void follow_stacks(struct ts_tracer *t)
+{
+	struct bpf_program *prog;
+
+	if (t->remap || !has_stack())
+		return;
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		if (!bpf_program__autoload(prog) ||
+		    strncmp(bpf_program__name(prog), "ts_remap_", 9))
+			continue;
+		t->remap = bpf_program__attach(prog);
+		return;
+	}
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -316,6 +366,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		     strerror(-error));
 		goto fail;
 	}
+	follow_stacks(t);
 	t->state = map_shared(t->skel->maps.dev_state, &t->state_len);
 	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
 	t->depth_hists = map_shared(t->skel->maps.depth_hists,
@@ -489,6 +540,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	unsigned int qid;
 	int i;
 
+	follow_stacks(t);
 	ts_tracer_sweep(t);
 	read_repairs(t);
 	s->ndev = 0;
@@ -540,6 +592,7 @@ void ts_tracer_close(struct ts_tracer *t)
 {
 	if (!t)
 		return;
+	bpf_link__destroy(t->remap);
 	while (t->nlinks > 0)
 		bpf_link__destroy(t->links[--t->nlinks]);
 	if (t->state)
