@@ -120,7 +120,8 @@ enum hist_kind { QUEUE_HIST, SERVICE_HIST, TOTAL_HIST, LAYER_HIST };
 
 /*
  * The histogram @kind of @d's direction @op and its sum in seconds; NULL
- * when @d has none: no queue on a bio-based device, layer time only there.
+ * when @d has none: no queue on a bio-based device, layer time only on a
+ * stacked one (zram has no layer above a member).
  */
 static const __u64 *hist_of(const struct ts_dev_report *d, int op,
 			    enum hist_kind kind, double *sum)
@@ -140,7 +141,7 @@ static const __u64 *hist_of(const struct ts_dev_report *d, int op,
 		return h->total;
 	default:
 		*sum = sum_s(o->layer_ms, o->layer_ios);
-		return d->bio_layer ? h->layer : NULL;
+		return d->bio_layer && d->stack.nmembers ? h->layer : NULL;
 	}
 }
 
@@ -281,7 +282,7 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	histograms(f, r, TOTAL_HIST, "truestat_total_time_seconds",
 		   "Q->C: bio entered the block layer to completed");
 	histograms(f, r, LAYER_HIST, "truestat_layer_seconds",
-		   "Bio-based device: time of its bios mapped one-to-one onto a member bio in the layer itself (Q->C minus the member bio's Q->C)");
+		   "Stacked bio-based device: time of its bios mapped one-to-one onto a member bio in the layer itself (Q->C minus the member bio's Q->C)");
 	PER_DEV(f, r, "truestat_device_inflight",
 		"Requests inside the device now (bios in the layer on a bio-based device)",
 		d->in_device_now);

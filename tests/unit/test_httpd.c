@@ -209,8 +209,8 @@ static void test_concurrency_bounds(void **state)
 
 /*
  * A bio-based device: its series say layer="bio"; it has no OS queue and
- * no queue histogram, and a layer-time histogram whose sum and count are
- * its layer time and mapped bios.
+ * no queue histogram, and when stacked a layer-time histogram whose sum and
+ * count are its layer time and mapped bios.
  */
 static void test_bio_layer_series(void **state)
 {
@@ -225,6 +225,8 @@ static void test_bio_layer_series(void **state)
 	d = &r->dev[0];
 	snprintf(d->name, sizeof(d->name), "md0");
 	d->bio_layer = true;
+	d->stack.nmembers = 1;
+	snprintf(d->stack.member[0].name, TS_STACK_NAME, "sda");
 	d->op[0].layer_ios = 800;
 	d->op[0].layer_ms = 0.025;
 	d->op[0].queue_ms = NAN;
@@ -241,6 +243,11 @@ static void test_bio_layer_series(void **state)
 	assert_true(fabs(series_value(text, "truestat_layer_seconds_sum"
 					    "{device=\"md0\",layer=\"bio\",op=\"read\"}") -
 			 0.02) < 1e-9);
+	free(text);
+	/* without members (zram) there is no layer above one: no layer time */
+	d->stack.nmembers = 0;
+	text = render(p, r);
+	assert_null(strstr(text, "truestat_layer_seconds_count{"));
 	free(text), free(r), free(p);
 }
 
