@@ -333,6 +333,20 @@ static void put_notes(FILE *f, const struct ts_report *r)
 			(unsigned long long)r->lost_events);
 }
 
+/* Said once a run, at the first idle interval: what to do about it. */
+static void put_idle_hint(FILE *f, const struct ts_report *r)
+{
+	static bool said;
+
+	if (said || r->totals)
+		return;
+	said = true;
+	fprintf(f, "  (waiting for I/O: run some, e.g. fio --name=try "
+		   "--filename=/var/tmp/truestat.try --size=256M --rw=randread "
+		   "--direct=1 --runtime=30 --time_based; or, in truestat's "
+		   "source tree, make demo: a simulated disk against iostat)\n");
+}
+
 void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 {
 	char stamp[32];
@@ -347,6 +361,7 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		fprintf(f, "  (--light: QUEUE from request allocation)");
 	if (!shown) {
 		fprintf(f, "  no I/O on the traced disks\n");
+		put_idle_hint(f, r);
 		put_notes(f, r);
 		return;
 	}

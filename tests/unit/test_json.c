@@ -285,6 +285,14 @@ static void test_table_idle(void **state)
 	r.dev[0].events[TS_EV_REQUEUE] = 0;
 	f = start();
 	ts_print_table(f, &r, WHEN);
+	assert_non_null(strstr(done(f),
+			       "22:13:20  interval 2.00 s  no I/O on the traced disks\n"
+			       "  (waiting for I/O: run some, e.g. fio "));
+	assert_non_null(strstr(out, "make demo"));
+
+	free(out); /* the hint is said once a run */
+	f = start();
+	ts_print_table(f, &r, WHEN);
 	assert_string_equal(done(f),
 			    "22:13:20  interval 2.00 s  no I/O on the traced disks\n");
 
