@@ -50,7 +50,7 @@ SIMDISK := $(OUTPUT)/simdisk
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
-.PHONY: all deps run test unit-test integration-test test-kernels soak install clean FORCE
+.PHONY: all deps deps-test run test unit-test integration-test test-kernels soak install clean FORCE
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -147,9 +147,14 @@ $(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/opts.c user/httpd.c $(wildcard 
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
-# Installs what is missing from Debian's packages; quiet and idempotent.
+# Install what is missing from Debian's packages, quiet and idempotent
+# (scripts/deps.sh): deps what building and running need, deps-test the
+# test tools on top.
 deps:
 	$(Q)scripts/deps.sh
+
+deps-test:
+	$(Q)scripts/deps.sh --test
 
 run: deps
 	$(Q)$(MAKE) truestat
@@ -161,7 +166,7 @@ unit-test: $(UNIT_TESTS)
 integration-test: truestat $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-integration.sh
 
-test: deps
+test: deps deps-test
 	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
@@ -173,7 +178,7 @@ soak: truestat
 # The same truestat on Debian's older kernels, in qemu (tests/vm/run.sh);
 # KERNELS names linux-image packages or meta-packages.
 KERNELS ?= linux-image-amd64 linux-image-6.12-amd64
-test-kernels: deps
+test-kernels: deps-test
 	$(Q)tests/vm/run.sh $(KERNELS)
 
 # The binary, the man page, the bash completion and the JSON Schema.

@@ -1,23 +1,60 @@
 #!/usr/bin/env bash
-# Installs the Debian packages truestat builds, runs and tests with, when
-# one is missing; arguments name more (tests/vm adds qemu's). Quiet and
-# idempotent: prints nothing when all are there.
+# SPDX-License-Identifier: GPL-2.0
+# deps.sh [--demo | --test] [PKG...]: installs the Debian packages that are
+# missing, from one of three sets, each holding the one before:
+#   (none)   building and running truestat (make, make run, make install)
+#   --demo   and make demo's simulated disk, its readers and its figures
+#   --test   and everything make test and the tools beside it call
+# Further arguments name more packages (tests/vm adds qemu's). Quiet and
+# idempotent: prints nothing, and runs no apt-get, when all are there.
 set -euo pipefail
 
-pkgs=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-	libcmocka-dev fio blktrace util-linux fdisk python3 curl prometheus
-	libclang-rt-14-dev libfuzzer-14-dev libfuse3-dev fuse3
-	python3-jsonschema groff-base valgrind libxml2-utils librsvg2-bin
-	sysstat libbpf-tools "$@")
+build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc)
+demo=(fio fuse3 libfuse3-dev python3)
+# clang's own sanitizer and libFuzzer runtimes, for the default clang
+clang_major() {
+	local v
+	if v=$(clang -dumpversion 2>/dev/null); then
+		echo "${v%%.*}"
+	else
+		v=$(apt-cache depends clang 2>/dev/null | grep -om1 'clang-[0-9]*' || true)
+		echo "${v#clang-}"
+	fi
+}
+test_only() {
+	local c
+	c=$(clang_major)
+	c=${c:-14}
+	# unit tests, fuzzers; the tools compared with (scripts/compare.sh,
+	# 12-witness, 68-compare); the exporter; schema, man page, SVG; disks
+	# and file systems; bench/overhead.sh; the older kernels (tests/vm)
+	echo libcmocka-dev "libclang-rt-$c-dev" "libfuzzer-$c-dev" \
+		blktrace sysstat libbpf-tools \
+		prometheus curl \
+		python3-jsonschema groff-base libxml2-utils librsvg2-bin valgrind \
+		util-linux fdisk e2fsprogs \
+		bc \
+		qemu-system-x86 busybox-static xz-utils zstd mdadm dmsetup
+}
 
+pkgs=("${build[@]}")
+case ${1:-} in
+--demo) shift; pkgs+=("${demo[@]}") ;;
+--test) shift; read -ra more <<<"$(test_only)"; pkgs+=("${demo[@]}" "${more[@]}") ;;
+-*) echo "usage: scripts/deps.sh [--demo | --test] [PACKAGE...]" >&2; exit 2 ;;
+esac
+pkgs+=("$@")
+
+# one dpkg-query for all: names it does not know are missing too
+mapfile -t have < <(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${pkgs[@]}" 2>/dev/null |
+	awk 'substr($1, 2, 1) == "i" { sub(/:.*/, "", $2); print $2 }')
 missing=()
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing+=("$p")
+	[[ " ${have[*]} " == *" $p "* ]] || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+((${#missing[@]})) || exit 0
 
-if [ "$(id -u)" -ne 0 ]; then
+if ((EUID != 0)); then
 	echo "truestat: missing packages: ${missing[*]} (run 'make deps' as root)" >&2
 	exit 1
 fi
