@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # truestat: `make` builds ./truestat, `make run` traces every disk for a few
-# seconds, `make test` runs every test. Quiet by default, V=1 for commands.
+# seconds, `make demo` shows iostat and truestat side by side on a simulated
+# disk, `make test` runs every test. Quiet by default, V=1 for commands.
 
 OUTPUT ?= .output
 CLANG ?= clang
@@ -50,7 +51,7 @@ SIMDISK := $(OUTPUT)/simdisk
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
-.PHONY: all deps deps-test run test unit-test integration-test test-kernels soak install clean FORCE
+.PHONY: all deps deps-test demo run test unit-test integration-test test-kernels soak install clean FORCE
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -159,6 +160,12 @@ deps-test:
 run: deps
 	$(Q)$(MAKE) truestat
 	./truestat 1 5
+
+# Under a minute, as root: iostat's figures beside truestat's on the
+# simulated disk (scripts/demo.sh installs and builds what it needs);
+# DEMO_ARGS='--keep DIR' keeps its raw material.
+demo:
+	$(Q)SIMDISK=$(SIMDISK) scripts/demo.sh $(DEMO_ARGS)
 
 unit-test: $(UNIT_TESTS)
 	$(Q)tests/run-unit.sh $(UNIT_TESTS)
