@@ -1,8 +1,8 @@
 #!/bin/sh
 # /init of the test guest (busybox sh). tests/vm/run.sh copies it into the
 # initramfs next to a file "params" that sets S_NS, K, DEPTH, RUNTIME,
-# MODULES and GUARD. Every line meant for the host starts with "@@TS "; the
-# host parses only those. The guest always powers off: at the end, or after
+# MODULES, GUARD, CASES and the raid0 case's settings (RAID_*, INTERVAL). Every line meant for the host starts with "@@TS "; the host
+# parses only those. The guest always powers off: at the end, or after
 # GUARD seconds whatever happens.
 export PATH=/bin
 . /params
@@ -11,12 +11,16 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
+mkdir -p /run && mount -t tmpfs tmpfs /run
 # kernel messages would land in the middle of our lines on the one console
 echo 1 >/proc/sys/kernel/printk
+# no udev here: mdadm makes its nodes itself
+export MDADM_NO_UDEV=1 LD_LIBRARY_PATH=/lib
 
 (sleep "$GUARD"; echo "@@TS guest guard_expired"; poweroff -f) &
 
 say() { echo "@@TS $*"; }
+now() { cut -d' ' -f1 /proc/uptime; }
 
 say guest kernel "$(uname -r)"
 say guest btf "$([ -r /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
@@ -24,25 +28,29 @@ say guest clocksource "$(cat /sys/devices/system/clocksource/clocksource0/curren
 for m in $MODULES; do
 	insmod "/modules/$m.ko" || say guest insmod_failed "$m"
 done
-# known service time S and parallelism K: one hardware queue with K tags,
-# each request completed by a timer S after it reaches the driver
-insmod /modules/null_blk.ko queue_mode=2 nr_devices=1 submit_queues=1 \
-	irqmode=2 completion_nsec="$S_NS" hw_queue_depth="$K" ||
-	say guest insmod_failed null_blk
-i=0
-while [ ! -b /dev/nullb0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-say guest nr_requests "$(cat /sys/block/nullb0/queue/nr_requests)"
 
-# run_case NAME SCHEDULER [TRUESTAT ARGS...]; $TS_ENV: its environment
-run_case() {
-	name=$1 sched=$2
-	shift 2
-	echo "$sched" >/sys/block/nullb0/queue/scheduler
-	say "$name" scheduler "$(cat /sys/block/nullb0/queue/scheduler)"
+# nullb_load N S_NS K: N null_blk disks (nullb0..), each one hardware queue
+# with K tags whose requests a timer completes S_NS after they reach the
+# driver: known service time S and parallelism K
+nullb_load() {
+	local i=0
+	rmmod null_blk 2>/dev/null
+	insmod /modules/null_blk.ko queue_mode=2 nr_devices="$1" submit_queues=1 \
+		irqmode=2 completion_nsec="$2" hw_queue_depth="$3" ||
+		say guest insmod_failed null_blk
+	while [ ! -b /dev/nullb$(($1 - 1)) ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
+# ts_start NAME ARGS...: truestat -j -v ARGS in the background ($TS_ENV: its
+# environment), JSON to /tmp/NAME.json; returns once it has attached, or
+# fails after saying why (its stderr, the verifier log's end)
+ts_start() {
+	local name=$1 i=0 t0
+	shift
+	t0=$(now)
 	: >/tmp/$name.err
-	env $TS_ENV /truestat -j -v -d nullb0 "$@" >/tmp/$name.json 2>>/tmp/$name.err &
+	env $TS_ENV /truestat -j -v "$@" >/tmp/$name.json 2>>/tmp/$name.err &
 	pid=$!
-	i=0
 	while ! grep -q "attached with" /tmp/$name.err && [ $i -lt 600 ]; do
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1
@@ -54,31 +62,156 @@ run_case() {
 		say "$name" attach_failed
 		# the verifier log: its last lines say what was rejected
 		tail -n 60 /tmp/$name.err | sed "s/^/@@TS $name log /"
-		return
+		return 1
 	fi
-	say "$name" attach_s "$((i / 10)).$((i % 10))"
+	say "$name" attach_s "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')"
+	# a fall back to raw_tp: what the verifier said to tp_btf
+	grep -q "tp_btf failed" /tmp/$name.err &&
+		sed -n '/tp_btf failed/q;p' /tmp/$name.err | tail -n 40 | sed "s/^/@@TS $name log /"
+	return 0
+}
+
+# ts_stop NAME: SIGINT, then its exit status and its JSON to the host
+ts_stop() {
+	kill -INT $pid
+	wait $pid
+	say "$1" exit "$?"
+	sed "s/^/@@TS $1 json /" /tmp/$1.json
+}
+
+# ds NAME TAG DEV...: the devices' /proc/diskstats lines ("ds TAG MAJ MIN
+# DEV FIELDS..."), after "at TAG UPTIME REPORTS": the time, and how many
+# reports truestat had printed to /tmp/NAME.json by then
+ds() {
+	local n=$1 tag=$2 d
+	shift 2
+	say "$n" at "$tag $(now) $(cat /tmp/$n.json 2>/dev/null | wc -l)"
+	for d in "$@"; do
+		say "$n" ds "$tag $(grep " $d " /proc/diskstats)"
+	done
+}
+
+# sampler NAME REGEX: every 0.25 s, until /tmp/NAME.sampling is removed,
+# the diskstats lines of the devices REGEX matches, tagged tickN (with
+# the time and truestat's reports so far, as ds gives them). Each
+# phase begins with fio setting its jobs up (64 threads: 2 s in this
+# guest) and ends with them stopping one by one: the host takes
+# iostat's figures from the ticks that lie where I/O ran all along.
+sampler() {
+	local n=$1 re=$2 k=0 up rest
+	while [ -e /tmp/$n.sampling ]; do
+		read -r up rest </proc/uptime
+		say "$n" at "tick$k $up $(wc -l </tmp/$n.json)"
+		grep -E "$re" /proc/diskstats | sed "s/^/@@TS $n ds tick$k /"
+		k=$((k + 1))
+		sleep 0.25
+	done
+}
+
+# fio_read DEV JOBS BS SECONDS OUT: JOBS synchronous readers (psync), each
+# with one bio in the block layer at a time, random and block-aligned.
+# --norandommap: without it each job first zeroes a map of the blocks it
+# has read (8 MiB for md0's 1 TB in 16 KiB blocks), and 64 jobs began
+# their I/O over a whole second of this guest's time
+fio_read() {
+	/bin/fio --name=vm --filename="/dev/$1" --direct=1 --rw=randread \
+		--norandommap --bs="$3" --ioengine=psync --numjobs="$2" --thread \
+		--group_reporting --runtime="$4" --time_based \
+		--output-format=terse --terse-version=3 >"$5" 2>&1
+}
+
+# remaps_start / remaps NAME: block_bio_remap as ftrace sees it (the
+# kernel's own record, independent of truestat): per stacked device, how
+# many bios it sent on ("dev,minor" of the device they came from)
+T=/sys/kernel/tracing
+remaps_start() {
+	[ -d $T/events ] || mount -t tracefs tracefs $T 2>/dev/null
+	echo 0 >$T/tracing_on
+	echo 8192 >$T/buffer_size_kb
+	echo >$T/trace
+	echo 1 >$T/events/block/block_bio_remap/enable
+	echo 1 >$T/tracing_on
+}
+remaps() {
+	local c from
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/block/block_bio_remap/enable
+	grep -o '<- ([0-9]*,[0-9]*)' $T/trace | sort | uniq -c |
+		while read -r c from; do say "$1" remaps "$from $c"; done
+	say "$1" remaps_lost "$(grep -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace)"
+}
+
+# run_case NAME SCHEDULER [TRUESTAT ARGS...]: nullb0 (K, S) offered DEPTH
+run_case() {
+	local name=$1 sched=$2
+	shift 2
+	echo "$sched" >/sys/block/nullb0/queue/scheduler
+	say "$name" scheduler "$(cat /sys/block/nullb0/queue/scheduler)"
+	ts_start "$name" -d nullb0 "$@" || return
 	say "$name" before "$(grep ' nullb0 ' /proc/diskstats)"
 	# DEPTH synchronous jobs: each has one bio in the block layer at a
 	# time, so the offered depth is exact and the jobs K cannot place in
 	# the device sleep in the OS (scheduler or tag wait), after Q
-	LD_LIBRARY_PATH=/lib /bin/fio --name=vm --filename=/dev/nullb0 \
-		--direct=1 --rw=randread --bs=4k --ioengine=psync \
-		--numjobs="$DEPTH" --thread --group_reporting \
-		--runtime="$RUNTIME" --time_based --output-format=terse \
-		--terse-version=3 >/tmp/$name.fio 2>&1 || say "$name" fio_failed
+	fio_read nullb0 "$DEPTH" 4k "$RUNTIME" /tmp/$name.fio || say "$name" fio_failed
 	say "$name" after "$(grep ' nullb0 ' /proc/diskstats)"
-	kill -INT $pid
-	wait $pid
-	say "$name" exit "$?"
+	ts_stop "$name"
 	sed "s/^/@@TS $name fio /" /tmp/$name.fio
-	sed "s/^/@@TS $name json /" /tmp/$name.json
 }
 
-run_case none none
-run_case deadline mq-deadline
-run_case rawtp none --raw-tp
-TS_ENV=TRUESTAT_TEST_MISS_EVERY=20
-run_case missed none
-TS_ENV=
+# case raid0: md raid0 over four serial null_blk disks (K = 1, S =
+# RAID_S_NS), chunk RAID_CHUNK KiB, read RAID_BS at a time (block-aligned:
+# no bio crosses a chunk) by 1, 4, 16, 64 jobs (RAID_JOBS) in turn, each
+# RAID_RUNTIME s, under one truestat -D -d md0 run with reports every
+# INTERVAL s. The host takes each phase's figures from the reports that
+# lie wholly inside it: the number of reports printed when it started and
+# ended is given ("at" lines).
+case_raid0() {
+	local c=raid0 devs="md0 nullb0 nullb1 nullb2 nullb3" t0 n spid
+	nullb_load 4 "$RAID_S_NS" 1
+	t0=$(now)
+	/bin/mdadm --build /dev/md0 --level=0 --chunk="$RAID_CHUNK" \
+		--raid-devices=4 /dev/nullb0 /dev/nullb1 /dev/nullb2 /dev/nullb3 2>&1 |
+		sed "s/^/@@TS $c setup /"
+	[ -b /dev/md0 ] || { say $c setup_failed; return; }
+	say $c setup "$(grep '^md0' /proc/mdstat) in $t0..$(now) s"
+	remaps_start
+	# without truestat (it did not attach) the I/O still runs: the host
+	# prints the guest's own figures
+	ts_start $c -D -d md0 "$INTERVAL" || pid=
+	ds $c start $devs
+	: >/tmp/$c.sampling
+	sampler $c ' (md0|nullb[0-3]) ' &
+	spid=$!
+	for n in $RAID_JOBS; do
+		ds $c "p$n-begin" $devs
+		fio_read md0 "$n" "$RAID_BS" "$RAID_RUNTIME" /tmp/$c.fio$n || say $c fio_failed "$n"
+		ds $c "p$n-end" $devs
+	done
+	rm /tmp/$c.sampling
+	wait $spid
+	ds $c end $devs
+	[ -z "$pid" ] || ts_stop $c
+	remaps $c
+	for n in $RAID_JOBS; do sed "s/^/@@TS $c fio p$n /" /tmp/$c.fio$n; done
+	/bin/mdadm --stop /dev/md0 >/dev/null 2>&1
+}
+
+for c in $CASES; do
+	say guest case "$c $(now)"
+	case $c in
+	base)
+		nullb_load 1 "$S_NS" "$K"
+		say guest nr_requests "$(cat /sys/block/nullb0/queue/nr_requests)"
+		run_case none none
+		run_case deadline mq-deadline
+		run_case rawtp none --raw-tp
+		TS_ENV=TRUESTAT_TEST_MISS_EVERY=20
+		run_case missed none
+		TS_ENV=
+		;;
+	raid0) case_raid0 ;;
+	esac
+done
+say guest case "end $(now)"
 say guest done
 poweroff -f

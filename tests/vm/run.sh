@@ -12,18 +12,26 @@
 # directory that is removed at exit, and qemu is ended by its pid, also on
 # failure, timeout or a signal. One guest at a time.
 #
-# Per kernel, the guest (tests/vm/guest-init.sh) loads null_blk with K=4,
-# S=1 ms and offers depth 16 (16 psync jobs, fio) for 2 s, four times:
-# scheduler none, mq-deadline, none again with --raw-tp, and none with one
-# completion in 20 dropped (TRUESTAT_TEST_MISS_EVERY=20). Each run is
-# checked here: how truestat attached, its counts against the guest's
-# /proc/diskstats, its service time against S, its device depth against K,
-# the depth the device could not take showing up as OS queue time, and its
-# Q->C against fio's own latency. The last line: "N passed, N failed".
+# Per kernel, the guest (tests/vm/guest-init.sh) runs these cases
+# (TS_VM_CASES, default both):
+#  base: null_blk with K=4, S=1 ms offered depth 16 (16 psync jobs, fio)
+#    for 2 s, four times: scheduler none, mq-deadline, none again with
+#    --raw-tp, and none with one completion in 20 dropped
+#    (TRUESTAT_TEST_MISS_EVERY=20). Each run is checked here: how truestat
+#    attached, its counts against the guest's /proc/diskstats, its service
+#    time against S, its device depth against K, the depth the device could
+#    not take showing up as OS queue time, and its Q->C against fio's own
+#    latency.
+#  raid0: md raid0 over four serial null_blk disks (S = 8 ms) read by 1, 4,
+#    16 and 64 jobs under one truestat -D -d md0 (md0 and its members);
+#    tests/vm/stacked.py judges it, and describes its checks.
+# The last line: "N passed, N failed".
 #
-# For experiments: TS_VM_S_NS, TS_VM_K, TS_VM_DEPTH set S, K and the depth
-# (the tolerances below were measured with the defaults), TS_VM_LIMIT the
-# seconds qemu may run, TS_VM_KEEP=DIR keeps each guest's console there.
+# For experiments: TS_VM_S_NS, TS_VM_K, TS_VM_DEPTH set the base cases' S,
+# K and depth (the tolerances below were measured with the defaults),
+# TS_VM_CASES the cases, TS_VM_LIMIT the seconds qemu may run,
+# TS_VM_KEEP=DIR keeps each guest's console there, TS_VM_INIT another
+# guest /init.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -32,8 +40,20 @@ S_NS=${TS_VM_S_NS:-1000000}	# null_blk completion_nsec: the device's service tim
 K=${TS_VM_K:-4}	# null_blk hw_queue_depth: requests the device serves at once
 DEPTH=${TS_VM_DEPTH:-16}	# fio jobs, each with one synchronous read in flight
 RUNTIME=2	# seconds of I/O per case
-GUARD=100	# the guest powers itself off after this many seconds
-LIMIT=${TS_VM_LIMIT:-120}	# qemu is killed after this many seconds
+# Stacked (bio-based) devices: see tests/vm/stacked.py for the checks.
+CASES=${TS_VM_CASES:-base raid0}	# base: the null_blk cases above
+RAID_S_NS=8000000	# raid0: four serial null_blk disks (K = 1), S = 8 ms
+RAID_CHUNK=64	# KiB
+RAID_BS=16k	# block-aligned reads: none crosses a chunk
+RAID_JOBS="1 4 16 64"
+RAID_RUNTIME=2	# seconds per job count
+INTERVAL=0.5	# truestat's reports during raid0: phases are cut from them
+# the guest powers itself off after GUARD seconds (its clock); qemu is
+# killed after LIMIT seconds (the host's): twice what each case took
+# here (6.1, 2 cores; base 91 s with the boot, raid0 35 s)
+GUARD=100 LIMIT=180
+[[ " $CASES " != *" raid0 "* ]] || { GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)); }
+LIMIT=${TS_VM_LIMIT:-$LIMIT}
 pkgs=("$@")
 ((${#pkgs[@]})) || pkgs=(linux-image-amd64 linux-image-6.12-amd64)
 
@@ -42,7 +62,7 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-"$TS_ROOT/scripts/deps.sh" qemu-system-x86 busybox-static xz-utils
+"$TS_ROOT/scripts/deps.sh" qemu-system-x86 busybox-static xz-utils mdadm
 make -C "$TS_ROOT" -s truestat-static
 
 tmp=$(mktemp -d /tmp/truestat-vm.XXXXXX)
@@ -122,13 +142,18 @@ initramfs() {
 	done
 	cp "$TS_ROOT/truestat-static" "$root/truestat"
 	copy_with_libs "$root" "$(command -v fio)"
+	copy_with_libs "$root" "$(command -v mdadm)"
 	mods=
-	add_module "$root" "$kdir/lib/modules/$kver" null_blk
+	for a in null_blk md-mod raid0; do
+		add_module "$root" "$kdir/lib/modules/$kver" "$a"
+	done
 	cat >"$root/params" <<-EOF
 		S_NS=$S_NS K=$K DEPTH=$DEPTH RUNTIME=$RUNTIME GUARD=$GUARD
-		MODULES="$mods"
+		MODULES="$mods" CASES="$CASES"
+		RAID_S_NS=$RAID_S_NS RAID_CHUNK=$RAID_CHUNK RAID_BS=$RAID_BS
+		RAID_JOBS="$RAID_JOBS" RAID_RUNTIME=$RAID_RUNTIME INTERVAL=$INTERVAL
 	EOF
-	cp "$TS_ROOT/tests/vm/guest-init.sh" "$root/init"
+	cp "${TS_VM_INIT:-$TS_ROOT/tests/vm/guest-init.sh}" "$root/init"
 	chmod +x "$root/init"
 	(cd "$root" && find . | /bin/busybox cpio -o -H newc 2>/dev/null) >"$out"
 	rm -rf "$root"
@@ -157,14 +182,24 @@ boot() {
 QPID=
 on_exit '[[ -z $QPID ]] || { kill $QPID; wait $QPID; }'
 
-# results CONSOLE KVER: the checks for one kernel
+# results CONSOLE KVER: the checks for one kernel (the stacked cases'
+# in tests/vm/stacked.py)
 results() {
 	local console=$1 kver=$2
 	tr -d '\r' <"$console" | sed -n 's/^.*@@TS //p' >"$tmp/ts"
 	local name rc msg
 	while read -r name rc msg; do
 		if [[ $name == "#" ]]; then echo "        $msg"; else check "$name" "$rc" "$msg"; fi
-	done < <(py "
+	done < <(base_results "$kver"
+		python3 "$TS_ROOT/tests/vm/stacked.py" "$tmp/ts" "$kver" CASES="$CASES" \
+			S_NS="$S_NS" K="$K" RAID_S_NS="$RAID_S_NS" RAID_JOBS="$RAID_JOBS" ||
+			echo "$kver/stacked 1 tests/vm/stacked.py ended with status $? (its error above)")
+}
+
+# base_results KVER: the boot, and the base cases when they ran
+base_results() {
+	local kver=$1
+	py "
 S_ms = $S_NS / 1e6
 K, D = $K, $DEPTH
 kv = '$kver'
@@ -180,8 +215,9 @@ g = cases.get('guest', {})
 print(kv + '/boot', int(g.get('kernel') != [kv] or 'done' not in g),
       'guest ran kernel %s (btf: %s) to the end%s' % (g.get('kernel', ['?'])[0], g.get('btf', ['?'])[0],
       '' if 'done' in g else ': it did NOT finish'))
+base = ' base ' in ' $CASES '
 for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
-                               ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')):
+                               ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')) if base else ():
     c = cases.get(name)
     tag = '%s/%s' % (kv, name)
     if not c:
@@ -198,6 +234,9 @@ for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf'
     print(tag + '_attach', int(kind != [want_kind] or bool(fell)),
           'attached with %s in %s s (wanted %s)%s' % (kind[0] if kind else '?', c['attach_s'][0], want_kind,
           '; ' + fell[0] if fell else ''))
+    # the verifier's last words to tp_btf (guest-init.sh keeps them)
+    for l in c.get('log', [])[-12:] if fell else []:
+        print('#', 0, l)
     print(tag + '_sched', int('[%s]' % sched not in c['scheduler'][0]), 'scheduler ' + c['scheduler'][0])
     print(tag + '_exit', int(c.get('exit') != ['0']), 'truestat exit status %s' % c.get('exit', ['?'])[0])
     docs = [json.loads(l) for l in c.get('json', [])]
@@ -271,7 +310,7 @@ for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf'
     print(tag + '_vs_fio', int(not (al['total_ms'] <= flat <= 1.05 * al['total_ms'])),
           'fio mean latency %.4f ms, truestat total %.4f ms = queue + service (0 to 5%% above)'
           % (flat, al['total_ms']))
-")
+"
 }
 
 start_all=$SECONDS

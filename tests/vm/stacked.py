@@ -1,0 +1,414 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The checks of tests/vm's stacked case (raid0), on the host.
+
+python3 stacked.py TS_FILE KVER KEY=VALUE...: TS_FILE holds the guest's
+"@@TS" lines without the prefix ("WHO KEY VALUE"); the KEY=VALUEs are the
+guest's parameters (CASES, S_NS, K, RAID_S_NS, RAID_JOBS). Prints one
+"NAME RC MESSAGE" line per check (RC 0: a pass) and "# 0 TEXT" lines to be
+shown as they are; run.sh reads them. Every message gives the measured
+value, its bound and where the bound comes from.
+
+raid0: md raid0 of four serial null_blk disks (K = 1, S = 8 ms), read by
+1, 4, 16, 64 psync jobs in turn under one truestat -D -d md0 run.
+ - counts: md0's reads and each member's (+ missed) equal the guest's
+   /proc/diskstats exactly; the kernel's own block_bio_remap count (ftrace)
+   says md0 sent each bio on once; truestat linked every one (layer_ios)
+ - members: service S to S + 2% and never more than one request at once
+ - per job count N, over the part of the phase where all N jobs ran (from
+   the guest's diskstats every 0.25 s: md0's in-flight count) and
+   truestat's reports that lie wholly inside it: md0's mean concurrency is
+   N less the jobs' time between a completion and their next read, its
+   maximum is N, busy nearly 100%, and its throughput is that of four
+   serial disks fed at random (a closed queueing model, simulated here with
+   the members' measured S), up to 4/S
+ - -D: the parallelism the curve reads is one the model's curve gives
+ - a table: iostat's %util and svctm (from the same diskstats, as sysstat
+   computes them) next to truestat's IOPS, CONC and SERVICE
+"""
+import bisect
+import heapq
+import json
+import math
+import random
+import re
+import sys
+
+TS_FILE, KV = sys.argv[1], sys.argv[2]
+P = dict(a.split('=', 1) for a in sys.argv[3:])
+OUT = []
+
+
+def check(name, bad, msg):
+    OUT.append('%s/%s %d %s' % (KV, name, 1 if bad else 0, msg))
+
+
+def note(msg):
+    OUT.append('# 0 ' + msg)
+
+
+def parse():
+    cases = {}
+    for line in open(TS_FILE):
+        parts = line.rstrip('\n').split(' ', 2)
+        while len(parts) < 3:
+            parts.append('')
+        who, key, val = parts
+        cases.setdefault(who, {}).setdefault(key, []).append(val)
+    return cases
+
+
+class Run:
+    """One case's lines: diskstats snapshots by tag, reports, remaps."""
+
+    def __init__(self, c):
+        self.c = c
+        self.at = {}            # tag -> (uptime, reports printed by then)
+        self.order = []         # tags in the order the guest took them
+        for v in c.get('at', []):
+            f = v.split()
+            self.at[f[0]] = (float(f[1]), int(f[2]) if len(f) > 2 else None)
+            self.order.append(f[0])
+        self.ds = {}            # tag -> device -> [fields after the name]
+        for v in c.get('ds', []):
+            f = v.split()
+            if len(f) >= 5:
+                self.ds.setdefault(f[0], {})[f[3]] = [int(x) for x in f[4:]]
+        self.reports = [json.loads(l) for l in c.get('json', [])]
+        tot = [r for r in self.reports if r['type'] == 'totals']
+        self.totals = tot[0] if len(tot) == 1 else None
+        self.remaps = {}        # "maj,min" of the stacked device -> count
+        for v in c.get('remaps', []):
+            m = re.match(r'<- \((\d+,\d+)\) (\d+)', v)
+            if m:
+                self.remaps[m.group(1)] = int(m.group(2))
+
+    def delta(self, dev, field, a='start', b='end'):
+        """diskstats field (1-based after the name) of dev from tag a to b"""
+        return self.ds[b][dev][field - 1] - self.ds[a][dev][field - 1]
+
+
+def dev(doc, name):
+    for x in doc['devices']:
+        if x['device'] == name:
+            return x
+    return None
+
+
+def started(tag, c):
+    """False (after the failing check) unless truestat ran to its end"""
+    if 'attach_failed' in c:
+        check(tag + '_attach', 1, 'truestat did not attach: ' + ' | '.join(c.get('stderr', [])[-3:]))
+        for l in c.get('log', [])[-25:]:
+            note(l)
+        return False
+    err = c.get('stderr', [])
+    kind = [l.split()[-1] for l in err if 'attached with' in l]
+    fell = [l for l in err if 'tp_btf failed' in l]
+    # the stacked cases are about the bio layer, not how it attached (the
+    # base cases judge that): a fall back to raw_tp is said, not failed
+    check(tag + '_attach', int(not kind), 'attached with %s in %s s%s' % (
+        kind[0] if kind else '?', c.get('attach_s', ['?'])[0], ' (' + fell[0] + ')' if fell else ''))
+    check(tag + '_exit', int(c.get('exit') != ['0']), 'truestat exit status %s' % c.get('exit', ['?'])[0])
+    return True
+
+
+def counts(tag, r, names):
+    """ios + missed against diskstats' reads, for each device; no writes"""
+    t = r.totals
+    for n in names:
+        d = dev(t, n)
+        reads, writes = r.delta(n, 1), r.delta(n, 5)
+        if d is None:
+            check('%s_%s_counts' % (tag, n), 1, '%s not in the totals; diskstats: %d reads' % (n, reads))
+            continue
+        rd = d['ops'].get('read', {})
+        got = rd.get('ios', 0) + rd.get('missed', 0)
+        check('%s_%s_counts' % (tag, n), int(got != reads or writes != 0 or set(d['ops']) != {'read'}),
+              '%s (%s) reads: truestat %d + %d missed, diskstats %d (exact); writes: diskstats %d, truestat ops %s'
+              % (n, d['layer'], rd.get('ios', 0), rd.get('missed', 0), reads, writes, sorted(d['ops'])))
+
+
+def member(tag, d, s_ms, k):
+    """a null_blk member: service S to S + 2%, at most K at once"""
+    n = d['device']
+    svc = d['all']['service_ms']
+    # as in run.sh: null_blk's timer fires S after the driver got the
+    # request; the guest's path around it measured 0.1-0.7% of S
+    check('%s_%s_service' % (tag, n), int(svc is None or not s_ms <= svc <= 1.02 * s_ms),
+          '%s mean service %s ms, S %.4f ms (S to S + 2%%: the driver path under -icount)'
+          % (n, '%.4f' % svc if svc is not None else 'null', s_ms))
+    c = d['concurrency']
+    if c['max_exact']:
+        check('%s_%s_max' % (tag, n), int(c['max'] > k),
+              '%s at most %d requests at once, exact (null_blk hw_queue_depth K = %d)' % (n, c['max'], k))
+    else:
+        check('%s_%s_max' % (tag, n), int(not c['max_min'] <= k <= c['max']),
+              '%s max not exact: [%d, %d] must hold K = %d' % (n, c['max_min'], c['max'], k))
+
+
+def layer(tag, r, d, maj_min, lo, hi, why):
+    """ftrace's remaps, layer_ios and layer_ms of a stacked device"""
+    n = d['device']
+    al = d['all']
+    ios, reads = al['ios'], r.delta(n, 1)
+    rm = r.remaps.get(maj_min, 0)
+    fan = d['events'].get('fanned_out_bios', 0)
+    check('%s_%s_remaps' % (tag, n), int(rm != reads),
+          'the kernel fired block_bio_remap from %s (%s) %d times (ftrace), for %d reads (diskstats): '
+          'each bio sent on once' % (n, maj_min, rm, reads))
+    if al['layer_ios'] == 0:
+        check('%s_%s_layer_ios' % (tag, n), 1,
+              'layer_ios is 0: truestat linked none of %s\'s %d bios to its member bio, though ftrace saw %d '
+              'block_bio_remap from %s: no layer time' % (n, ios, rm, maj_min))
+        return
+    check('%s_%s_layer_ios' % (tag, n), int(al['layer_ios'] != ios or fan != 0),
+          '%d of %d bios linked one-to-one to their member bio (all: none is split), %d fanned out'
+          % (al['layer_ios'], ios, fan))
+    lm = al['layer_ms']
+    p99 = (d['ops']['read'].get('percentiles_ms', {}).get('layer') or {}).get('p99')
+    check('%s_%s_layer_ms' % (tag, n), int(lm is None or not lo <= lm <= hi),
+          '%s layer time %s ms (p99 %s ms), bound [%g, %g] ms: %s'
+          % (n, '%.4f' % lm if lm is not None else 'null', '%.4f' % p99 if p99 is not None else '-', lo, hi, why))
+
+
+_SIM = {}
+
+
+def closed_model(n, s_ms, secs=1000.0, m=4, seed=1):
+    """completion times (s) of n jobs, each reading one block at a time
+    from one of m serial disks of fixed service s_ms chosen at random (raid0
+    with random offsets), nothing between a completion and the next read;
+    secs of it after a second's start"""
+    if n not in _SIM:
+        rnd = random.Random(seed)
+        free, ev, done, end = [0.0] * m, [(0.0, j) for j in range(n)], [], (secs + 1) * 1000
+        heapq.heapify(ev)
+        while True:
+            t, j = heapq.heappop(ev)
+            if t > end:
+                break
+            k = rnd.randrange(m)
+            c = max(t, free[k]) + s_ms
+            free[k] = c
+            heapq.heappush(ev, (c, j))
+            if c >= 1000:
+                done.append(c / 1000 - 1)
+        done.sort()
+        _SIM[n] = (done, secs)
+    return _SIM[n]
+
+
+def model_band(n, s_ms, win_s, q=0.001):
+    """the model's mean IOPS, and its q and 1 - q quantiles over windows of
+    win_s: what chance alone gives in a stretch that long"""
+    done, secs = closed_model(n, s_ms)
+    nwin = max(int(secs // win_s), 1)
+    counts = sorted(bisect.bisect(done, (i + 1) * win_s) - bisect.bisect(done, i * win_s) for i in range(nwin))
+    i = int(q * nwin)
+    return len(done) / secs, counts[i] / win_s, counts[-1 - i] / win_s
+
+
+def raid0(c):
+    tag = 'raid0'
+    S_ms = int(P['RAID_S_NS']) / 1e6
+    jobs = [int(x) for x in P['RAID_JOBS'].split()]
+    if 'setup_failed' in c or not c.get('setup'):
+        check(tag + '_setup', 1, 'md0 was not built: ' + ' | '.join(c.get('setup', [])))
+        return
+    check(tag + '_setup', 0, c['setup'][-1])
+    r = Run(c)
+    members = ['nullb0', 'nullb1', 'nullb2', 'nullb3']
+    phases = {}
+    for n in jobs:
+        # the ticks where all n jobs ran: md0's in-flight count (diskstats
+        # field 9) at least 90% of n, and reads growing into and out of it
+        b, e = r.at.get('p%d-begin' % n), r.at.get('p%d-end' % n)
+        ticks = [t for t in r.order if t.startswith('tick') and b and e and b[0] <= r.at[t][0] <= e[0]
+                 and 'md0' in r.ds.get(t, {})]
+        need = math.ceil(0.9 * n)
+        best, cur = [], []
+        for i, t in enumerate(ticks):
+            ok = r.ds[t]['md0'][8] >= need and 0 < i < len(ticks) - 1 and \
+                r.ds[ticks[i - 1]]['md0'][0] < r.ds[t]['md0'][0] < r.ds[ticks[i + 1]]['md0'][0]
+            cur = cur + [t] if ok else []
+            if len(cur) > len(best):
+                best = cur
+        phases[n] = best
+    if not started(tag, c):
+        iostat_table(r, phases, {}, S_ms)
+        return
+    t = r.totals
+    if t is None:
+        check(tag + '_json', 1, 'expected one totals object, got %d' % len([x for x in r.reports if x['type'] == 'totals']))
+        return
+    md = dev(t, 'md0')
+    if md is None:
+        check(tag + '_md0', 1, 'md0 not in the totals (devices: %s)' % [x['device'] for x in t['devices']])
+        return
+    mem_ok = md['layer'] == 'bio' and md['members'] == members and all(
+        dev(t, m) is not None and dev(t, m)['layer'] == 'request' and dev(t, m)['holders'] == ['md0'] for m in members)
+    check(tag + '_stack', int(not mem_ok), 'md0 layer %s, members %s; members\' layer and holders: %s (want bio, '
+          'nullb0-3, request and [md0])' % (md['layer'], md['members'], [(m, dev(t, m)['layer'], dev(t, m)['holders'])
+                                                                         if dev(t, m) else (m, None) for m in members]))
+    counts(tag, r, ['md0'] + members)
+    for m in members:
+        if dev(t, m):
+            member(tag, dev(t, m), S_ms, 1)
+    # raid0 only maps the sector and accounts the bio: ftrace showed 2 us
+    # from Q to the remap and 1 us from the member's completion to md0's
+    layer(tag, r, md, '9,0', 0, 0.05, 'md maps the sector and accounts the bio (ftrace: 2 us to the remap, '
+          '1 us after the member\'s completion); 0.05 ms is 50000 instructions at -icount\'s 1 GIPS')
+
+    # the members' measured service is the model's S
+    svc = [dev(t, m)['all']['service_ms'] for m in members if dev(t, m) and dev(t, m)['all']['service_ms']]
+    s_meas = sum(svc) / len(svc) if svc else S_ms
+    cap = 4 / (s_meas / 1000)
+    figs = {}
+    for n in jobs:
+        w = phases[n]
+        name = '%s_p%d' % (tag, n)
+        if len(w) < 2:
+            check(name + '_window', 1, 'no stretch of 0.5 s with all %d jobs running: %d ticks' % (n, len(w)))
+            continue
+        ka, kb = r.at[w[0]][1], r.at[w[-1]][1]
+        reps = [x for x in r.reports[ka + 1:kb] if x['type'] == 'interval']
+        ds_s = r.at[w[-1]][0] - r.at[w[0]][0]
+        if not reps:
+            check(name + '_window', 1, 'no report of truestat\'s lies wholly in %.2f s with all %d jobs running '
+                  '(reports %d..%d)' % (ds_s, n, ka + 2, kb))
+            continue
+        span = sum(x['span_s'] for x in reps)
+        ds = [dev(x, 'md0') for x in reps]
+        ios = sum(d['all']['ios'] if d else 0 for d in ds)
+        mean = sum(d['concurrency']['mean'] * x['span_s'] if d else 0 for d, x in zip(ds, reps)) / span
+        busy = sum(d['concurrency']['busy_pct'] * x['span_s'] if d else 0 for d, x in zip(ds, reps)) / span
+        mx = max(d['concurrency']['max'] if d else 0 for d in ds)
+        exact = all(d and d['concurrency']['max_exact'] for d in ds)
+        svc_ms = sum(d['all']['service_ms'] * d['all']['ios'] for d in ds if d and d['all']['ios']) / max(ios, 1)
+        iops = ios / span
+        figs[n] = dict(iops=iops, conc=mean, svc=svc_ms, busy=busy, span=span, nrep=len(reps))
+        note('%d jobs: %d reports of truestat (%.2f s) inside %.2f s of ticks with all jobs running'
+             % (n, len(reps), span, ds_s))
+        # a job is out of md0 only from its bio's completion to its next
+        # read: a few tens of us in a cycle of n / IOPS; 2% allows 160 us
+        # at one job
+        gap_us = (n - mean) * span / max(ios, 1) * 1e6
+        check(name + '_conc', int(not 0.98 * n <= mean <= n),
+              'md0 mean concurrency %.3f for %d jobs (%.2f%% below; %.0f us per read out of md0), bound '
+              '[%.2f, %d]: each job holds one bio but between a completion and its next read'
+              % (mean, n, (1 - mean / n) * 100, gap_us, 0.98 * n, n))
+        check(name + '_max', int(mx != n or not exact),
+              'md0 max concurrency %d (%s), %d jobs: one bio each' % (mx, 'exact' if exact else 'NOT exact', n))
+        check(name + '_busy', int(busy < 98),
+              'md0 busy %.2f%% (>= 98%%: idle only while no job has a read in md0, as for conc)' % busy)
+        # above: four serial disks cannot complete more than 4/S, nor n
+        # jobs more than n/S; 8 requests' slack for the reports' edges.
+        # Below: the model (jobs meet at a disk while others idle) in the
+        # worst of 1000 stretches as long as this one, less 2% for the
+        # jobs' time between a completion and the next read (as for conc)
+        mm, lo, _ = model_band(n, s_meas, span)
+        hi = min(n, 4) / (s_meas / 1000) + 8 / span
+        check(name + '_iops', int(not 0.98 * lo <= iops <= hi),
+              'md0 %.1f IOPS = %.1f%% of 4/S (%.1f), bound [%.1f, %.1f]: the model (4 serial disks of S %.4f '
+              'ms picked at random) gives %.1f (%.1f%% of 4/S), %.1f in its worst 0.1%% of %.2f s stretches, - 2%%; '
+              'at most min(jobs, 4)/S' % (iops, iops / cap * 100, cap, 0.98 * lo, hi, s_meas, mm, mm / cap * 100,
+                                          lo, span))
+    curve(tag, md, s_meas, jobs)
+    iostat_table(r, phases, figs, S_ms)
+
+
+def curve(tag, md, s_meas, jobs):
+    cv = md.get('depth_curve')
+    if not cv:
+        check(tag + '_curve', 1, 'no depth_curve for md0 (run with -D)')
+        return
+    rows = cv['rows']
+    for x in rows:
+        note('curve %s: %.3f s at mean depth %s, %d bios, %s IOPS, service p50 %s ms%s' % (
+            label(x['depth_lo'], x['depth_hi']), x['time_s'], x['mean_depth'], x['ios'], x['iops'],
+            x['service_p50_ms'], '' if x['evidence'] else ' (little evidence)'))
+    # no bio of md0 can be at a depth above the jobs' count
+    over = [x for x in rows if x['depth_lo'] > jobs[-1] and (x['time_s'] > 0 or x['ios'])]
+    check(tag + '_curve_depths', int(bool(over)),
+          'time at depths above %d jobs: %s (must be none: each job has one bio at a time)'
+          % (jobs[-1], ', '.join('%s: %.3f s, mean %s, %d bios' % (label(x['depth_lo'], x['depth_hi']), x['time_s'],
+                                                                   x['mean_depth'], x['ios']) for x in over) or 'none'))
+    # truestat's rule (user/curve.c): the first evidenced row after which
+    # throughput grows < 20% a doubling. Each evidenced row's IOPS may be
+    # what the model gives at its mean depth over its time, from the worst
+    # 0.1% of such stretches to the best, less 2% for the jobs' gaps and
+    # +-1/32 for the histograms' bucket means: every answer the rule can
+    # give on those
+    ev = [(i, x) for i, x in enumerate(rows) if x['evidence'] and x['depth_lo'] <= jobs[-1]]
+
+    def band(x):
+        _, lo, hi = model_band(max(1, int(round(x['mean_depth'] or x['depth_lo']))), s_meas, max(x['time_s'], 0.1))
+        return 0.98 * lo / 1.03125, hi * 1.03125
+
+    out = set()
+
+    def walk(j, prev):
+        if j == len(ev):
+            out.add((label(ev[prev][1]['depth_lo'], ev[prev][1]['depth_hi']) if prev is not None and j > 1 else None,
+                     j > 1))
+            return
+        if prev is None:
+            walk(j + 1, j)
+            return
+        (ia, a), (ib, b) = ev[prev], ev[j]
+        la, ha = band(a)
+        lb, hb = band(b)
+        g = 1.0 / (ib - ia)
+        for stop in set([(lb / ha) ** g < 1.2, (hb / la) ** g < 1.2]):
+            if stop:
+                out.add((label(a['depth_lo'], a['depth_hi']), False))
+            else:
+                walk(j + 1, j)
+    walk(0, None)
+    got = (cv['parallelism_depths'], cv['still_growing'])
+    check(tag + '_parallelism', int(got not in out),
+          'md0\'s curve reads a parallelism of %s%s; the model (4 serial disks at random) allows %s '
+          '(4 members: 3-4, but at random two jobs meet at one disk often enough that 4 -> 16 jobs may still '
+          'gain 20%% a doubling)' % (got[0], ' (still growing)' if got[1] else '',
+                                     ', '.join('%s%s' % (a, ' (still growing)' if s else '') for a, s in sorted(out, key=str))))
+
+
+def label(lo, hi):
+    return str(lo) if lo == hi else '%d-%d' % (lo, hi)
+
+
+def iostat_table(r, phases, figs, S_ms):
+    """iostat's %util and svctm from the guest's diskstats (io_ticks over
+    the time, io_ticks over the I/Os, as sysstat), beside truestat's"""
+    note('md0, raid0 of 4 serial disks (S = %g ms), psync 16 KiB random reads; iostat from /proc/diskstats over '
+         'the ticks with all jobs running, truestat from its reports inside them:' % S_ms)
+    note('| jobs | r/s | %util | svctm_ms | truestat IOPS | CONC | SERVICE_ms | BUSY% |')
+    note('|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for n, w in sorted(phases.items()):
+        if len(w) < 2:
+            continue
+        a, b = w[0], w[-1]
+        ms = (r.at[b][0] - r.at[a][0]) * 1000
+        ios = r.ds[b]['md0'][0] - r.ds[a]['md0'][0]
+        ticks = r.ds[b]['md0'][9] - r.ds[a]['md0'][9]
+        f = figs.get(n)
+        note('| %d | %.1f | %.1f | %.3f | %s | %s | %s | %s |' % (
+            n, ios / ms * 1000, ticks / ms * 100, ticks / ios if ios else float('nan'),
+            '%.1f' % f['iops'] if f else '-', '%.2f' % f['conc'] if f else '-',
+            '%.3f' % f['svc'] if f else '-', '%.1f' % f['busy'] if f else '-'))
+
+
+def main():
+    cases = parse()
+    for name in P.get('CASES', '').split():
+        if name == 'base':
+            continue
+        c = cases.get(name)
+        if not c:
+            check(name, 1, 'no output from this case')
+            continue
+        {'raid0': raid0}[name](c)
+    print('\n'.join(OUT))
+
+
+main()
