@@ -8,26 +8,39 @@
  * discarded. A loop device with --direct-io=on on the file makes a block
  * device of it (tests/lib/simdisk.sh).
  *
+ * With -i N the disk is also capped at N requests per second, as a cloud
+ * volume with provisioned IOPS is: a token bucket of -B tokens (default 1)
+ * refilled one token every 10^9 / N ns (rounded down, logged). A request
+ * may not start before its token; one that finds the bucket empty waits
+ * inside the device, where truestat counts its wait as service time. The
+ * bucket is a GCRA (virtual scheduling): with TAT the time the next token
+ * is due, a request's token is ready at TAT - (B - 1) x interval, and once
+ * it starts TAT becomes max(TAT, start) + interval.
+ *
  * The schedule is fixed when a request arrives, so nothing sleeps per
  * request: the receiving thread computes start and finish and puts the
  * request in a heap; one timer thread (SCHED_FIFO, 1 ns timer slack)
  * replies to each at its finish time. A pool of sleeping threads drifts;
  * this does not, and the time a reply is late by is logged, not hidden.
  *
- * usage: simdisk [-k UNITS] [-s SERVICE_US] [-b MB_PER_S] [-z SIZE_MB]
- *                [-l LOG] MOUNTPOINT
+ * usage: simdisk [-k UNITS] [-s SERVICE_US] [-b MB_PER_S] [-i IOPS [-B BURST]]
+ *                [-z SIZE_MB] [-l LOG] MOUNTPOINT
  *
  * The log has one line per request, in CLOCK_MONOTONIC ns (the clock of
  * bpf_ktime_get_ns), written within about 20 ms of its reply:
- *	arrival start finish reply op offset bytes unit sent seq
+ *	arrival start finish reply op offset bytes unit sent seq token
  * arrival: the daemon received it; start/finish: the model's times;
  * reply: when the reply began (finish plus the timer's lateness), before
  * the write to /dev/fuse that lets the kernel complete the request;
  * sent: when that write returned; unit: the unit that served it; seq: its
  * place in arrival order, from 0, so that a reader can prove that no
- * request is missing (the lines are in reply order). So the log holds what
- * the device did, and the tests take their tolerances from it:
- * arrival..reply lies inside the block layer's issue..completion.
+ * request is missing (the lines are in reply order); token: when the
+ * bucket let it start, so token - arrival is how long it waited for a
+ * token and start - token how long for a unit (token is the arrival
+ * without -i). The first line gives the parameters, the bucket's interval
+ * and burst among them. So the log holds what the device did, and the
+ * tests take their tolerances from it: arrival..reply lies inside the
+ * block layer's issue..completion.
  */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 34
@@ -59,6 +72,7 @@ struct pending {
 	uint64_t sent;
 	uint64_t off;
 	uint64_t seq;
+	uint64_t token;
 	uint32_t bytes;
 	uint16_t unit;
 	char op;
@@ -74,13 +88,17 @@ static struct {
 	unsigned int units;
 	uint64_t service_ns;
 	uint64_t bytes_per_s;
+	uint64_t iops;		/* 0: no cap */
+	uint64_t interval_ns;	/* 10^9 / iops */
+	uint64_t burst;		/* tokens the bucket holds */
 	uint64_t size;
 	const char *log_path;
 	const char *mountpoint;
-} cfg = { .units = 1, .service_ns = 2000000, .size = 256ull << 20 };
+} cfg = { .units = 1, .service_ns = 2000000, .burst = 1, .size = 256ull << 20 };
 
 static uint64_t *unit_free;	/* when each unit is next free */
 static uint64_t next_seq;
+static uint64_t tat;		/* the bucket: when its next token is due */
 static struct vec heap;		/* pending replies, earliest finish first */
 static struct vec logq;		/* replied, not yet written to the log */
 static pthread_mutex_t lock;	/* priority inheritance: see init_state */
@@ -172,7 +190,15 @@ static struct pending heap_pop(void)
 	return top;
 }
 
-/* The first unit to become free (the lowest on a tie) takes the request. */
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * The first unit to become free (the lowest on a tie) takes the request,
+ * once its token is ready.
+ */
 static void schedule(struct pending *p)
 {
 	unsigned int u, best = 0;
@@ -181,7 +207,16 @@ static void schedule(struct pending *p)
 		if (unit_free[u] < unit_free[best])
 			best = u;
 	p->unit = best;
-	p->start = p->arrival > unit_free[best] ? p->arrival : unit_free[best];
+	p->token = p->arrival;
+	if (cfg.iops) {
+		uint64_t early = (cfg.burst - 1) * cfg.interval_ns;
+
+		if (tat > early)
+			p->token = max_u64(p->arrival, tat - early);
+	}
+	p->start = max_u64(p->token, unit_free[best]);
+	if (cfg.iops)
+		tat = max_u64(tat, p->start) + cfg.interval_ns;
 	p->finish = p->start + cfg.service_ns;
 	if (cfg.bytes_per_s)
 		p->finish += p->bytes * 1000000000ull / cfg.bytes_per_s;
@@ -268,14 +303,15 @@ static void write_log(const struct vec *q)
 	for (i = 0; i < q->n; i++) {
 		const struct pending *p = &q->v[i];
 
-		fprintf(logf, "%llu %llu %llu %llu %c %llu %u %u %llu %llu\n",
+		fprintf(logf, "%llu %llu %llu %llu %c %llu %u %u %llu %llu %llu\n",
 			(unsigned long long)p->arrival,
 			(unsigned long long)p->start,
 			(unsigned long long)p->finish,
 			(unsigned long long)p->reply, p->op,
 			(unsigned long long)p->off, p->bytes, p->unit,
 			(unsigned long long)p->sent,
-			(unsigned long long)p->seq);
+			(unsigned long long)p->seq,
+			(unsigned long long)p->token);
 	}
 	fflush(logf);
 }
@@ -399,7 +435,8 @@ static const struct fuse_lowlevel_ops sd_ops = {
 static void usage(void)
 {
 	fprintf(stderr, "usage: simdisk [-k UNITS] [-s SERVICE_US] "
-			"[-b MB_PER_S] [-z SIZE_MB] [-l LOG] MOUNTPOINT\n");
+			"[-b MB_PER_S] [-i IOPS [-B BURST]] [-z SIZE_MB] "
+			"[-l LOG] MOUNTPOINT\n");
 	exit(2);
 }
 
@@ -419,7 +456,7 @@ static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "k:s:b:z:l:")) != -1) {
+	while ((c = getopt(argc, argv, "k:s:b:i:B:z:l:")) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.units = number(optarg, 1);
@@ -429,6 +466,12 @@ static void parse(int argc, char **argv)
 			break;
 		case 'b':
 			cfg.bytes_per_s = number(optarg, 1) * 1000000;
+			break;
+		case 'i':
+			cfg.iops = number(optarg, 1);
+			break;
+		case 'B':
+			cfg.burst = number(optarg, 1);
 			break;
 		case 'z':
 			cfg.size = number(optarg, 1) << 20;
@@ -440,8 +483,11 @@ static void parse(int argc, char **argv)
 			usage();
 		}
 	}
-	if (optind != argc - 1 || cfg.units > 65535)
+	if (optind != argc - 1 || cfg.units > 65535 ||
+	    cfg.iops > 1000000000 || cfg.burst > 1000000)
 		usage();
+	if (cfg.iops)
+		cfg.interval_ns = 1000000000ull / cfg.iops;
 	cfg.mountpoint = argv[optind];
 }
 
@@ -456,10 +502,13 @@ static int init_state(void)
 		perror("simdisk");
 		return -1;
 	}
-	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu\n",
+	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu iops %llu interval_ns %llu burst %llu\n",
 		cfg.units, (unsigned long long)cfg.service_ns,
-		(unsigned long long)cfg.bytes_per_s);
-	fprintf(logf, "# arrival start finish reply op offset bytes unit sent seq\n");
+		(unsigned long long)cfg.bytes_per_s,
+		(unsigned long long)cfg.iops,
+		(unsigned long long)cfg.interval_ns,
+		(unsigned long long)cfg.burst);
+	fprintf(logf, "# arrival start finish reply op offset bytes unit sent seq token\n");
 	fflush(logf);
 	/* the log thread runs at normal priority and must not hold up the
 	 * timer thread when it is preempted holding the lock */
