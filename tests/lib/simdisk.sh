@@ -17,12 +17,18 @@
 #	simdisk_lines		how many requests the log holds so far (after
 #				simdisk_sync: a run's requests are the lines
 #				between two counts)
+#	simdisk_mark		simdisk_sync, and remember where the log is
+#	simdisk_save PREFIX	simdisk_sync; the requests since simdisk_mark
+#				to PREFIX.log, the whole log (its first line
+#				the parameters) to PREFIX.full
 #	simdisk_py SCRIPT	py (common.sh) with the helpers below preloaded
 #	simdisk_judge NAME SCRIPT	its "NAME RC MESSAGE" lines as checks; a
 #				script that fails is a failed check
 #	"${SIMDISK_FIO_PCT[@]}"	fio options: latency percentiles for fio_pct
 #
-# One simulated disk at a time. SIMDISK_BW (MB/s) adds size/bandwidth.
+# One simulated disk at a time. SIMDISK_BW (MB/s) adds size/bandwidth;
+# SIMDISK_IOPS caps the disk at that many requests per second, a token
+# bucket of SIMDISK_BURST tokens (default 1), as simdisk -i and -B.
 #
 # What the daemon logged is what the tests measure truestat against: per
 # request its arrival A and reply R (CLOCK_MONOTONIC, as truestat's), which
@@ -31,9 +37,19 @@
 # helpers (simdisk_py):
 #	sd_read(path, skip, upto)	the log's requests [skip:upto] as tuples
 #					(A, start, finish, R, op, offset, bytes,
-#					unit, sent, seq)
-#	sd_replay(path, K, S_ns, Bps)	seqs whose start, finish or unit differ
-#					from the model replayed from the arrivals
+#					unit, sent, seq, token)
+#	sd_params(path)			the parameters the daemon logged in its
+#					first line (units, service_ns, iops,
+#					interval_ns, burst, ...), as a dict
+#	sd_replay(path, K, S_ns, Bps)	seqs whose start, finish, unit or token
+#					differ from the model replayed from the
+#					arrivals (with the log's own bucket)
+#	sd_bucket(reqs, interval)	the bucket's account of reqs, a dict:
+#					held (how many it held back, token > A),
+#					capped (ns: the union of their [A,
+#					token)), tokens (it gave out then, one
+#					an interval), unit_waits (requests that
+#					started after their token)
 #	Sd(reqs)			n, bytes, ra (sorted R - A), A0, R1 (first
 #					arrival, last reply), held_max, busy and
 #					idle gaps (union of [A, R]), late (R -
@@ -65,6 +81,7 @@ simdisk_up() {
 	SIMDISK_LOG=$SIMDISK_DIR/requests.log
 	mkdir "$SIMDISK_MNT"
 	"$SIMDISK_BIN" -k "$k" -s "$s" -z "$size" ${SIMDISK_BW:+-b "$SIMDISK_BW"} \
+		${SIMDISK_IOPS:+-i "$SIMDISK_IOPS"} ${SIMDISK_BURST:+-B "$SIMDISK_BURST"} \
 		-l "$SIMDISK_LOG" "$SIMDISK_MNT" 2>"$SIMDISK_DIR/stderr" &
 	SIMDISK_PID=$!
 	for ((i = 0; i < 100; i++)); do
@@ -132,6 +149,18 @@ simdisk_lines() {
 	grep -vc '^#' "$SIMDISK_LOG" || true
 }
 
+_SIMDISK_MARK=0
+simdisk_mark() {
+	simdisk_sync
+	_SIMDISK_MARK=$(simdisk_lines)
+}
+
+simdisk_save() {
+	simdisk_sync
+	grep -v '^#' "$SIMDISK_LOG" | tail -n +$((_SIMDISK_MARK + 1)) >"$1.log"
+	cp "$SIMDISK_LOG" "$1.full"
+}
+
 # fio's latency percentiles for the upper bounds of truestat's (fio_pct):
 # submit to reap contains issue to completion, per request
 SIMDISK_FIO_PCT=(--lat_percentiles=1
@@ -148,21 +177,55 @@ def sd_read(path, skip=0, upto=None):
             continue
         x = l.split()
         out.append((int(x[0]), int(x[1]), int(x[2]), int(x[3]), x[4], int(x[5]),
-                    int(x[6]), int(x[7]), int(x[8]), int(x[9])))
+                    int(x[6]), int(x[7]), int(x[8]), int(x[9]),
+                    int(x[10]) if len(x) > 10 else int(x[0])))
     return out[skip:upto]
+
+def sd_params(path):
+    # '# units 4 service_ns 2000000 bytes_per_s 0 iops 0 ...': the first
+    # line, if the log has it (a log cut from another has not: {})
+    for l in open(path):
+        x = l[1:].split() if l.startswith('# units ') else []
+        return dict((x[i], int(x[i + 1])) for i in range(0, len(x) - 1, 2))
+    return {}
 
 def sd_replay(path, K, S, Bps=0):
     # the model: in arrival order, the unit free first (the lowest on a tie)
-    # starts the request at max(arrival, free), for S (+ bytes / Bps)
-    free, bad = [0] * K, set()
+    # starts the request at max(token, free), for S (+ bytes / Bps); the
+    # token is the arrival, or with a bucket (its parameters from the log)
+    # TAT - (burst - 1) x interval if later, and TAT = max(TAT, start) +
+    # interval after
+    prm = sd_params(path)
+    iv, burst = prm.get('interval_ns', 0) if prm.get('iops') else 0, prm.get('burst', 1)
+    free, bad, tat = [0] * K, set(), 0
     for x in sorted(sd_read(path), key=lambda x: x[9]):
         u = min(range(K), key=lambda i: (free[i], i))
-        st = max(x[0], free[u])
+        tok = max(x[0], tat - (burst - 1) * iv) if iv else x[0]
+        st = max(tok, free[u])
         fin = st + S + (x[6] * 1000000000 // Bps if Bps else 0)
-        if (x[7], x[1], x[2]) != (u, st, fin) or x[3] < x[2]:
+        if (x[7], x[1], x[2], x[10]) != (u, st, fin, tok) or x[3] < x[2]:
             bad.add(x[9])
         free[u] = fin
+        if iv:
+            tat = max(tat, st) + iv
     return bad
+
+def sd_bucket(reqs, iv):
+    # while a request waits for its token the bucket is empty and gives its
+    # tokens out as they fall due, one an interval: the union of the waits
+    # [A, token) is time the disk ran at its cap. A stretch [a, b] of it
+    # ends on a token (b), and with every unit free (no request started
+    # after its token) the tokens before it fell at b - interval, b - 2
+    # intervals, ... down to a: floor((b - a) / interval) + 1 starts in all
+    w = sorted((x[0], x[10]) for x in reqs if x[10] > x[0])
+    st = []
+    for a, t in w:
+        if st and a <= st[-1][1]:
+            st[-1][1] = max(st[-1][1], t)
+        else:
+            st.append([a, t])
+    return dict(held=len(w), capped=sum(b - a for a, b in st), tokens=sum((b - a) // iv + 1 for a, b in st),
+                unit_waits=sum(1 for x in reqs if x[1] > x[10]))
 
 class Sd:
     def __init__(self, reqs):
