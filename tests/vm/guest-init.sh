@@ -1,7 +1,8 @@
 #!/bin/sh
 # /init of the test guest (busybox sh). tests/vm/run.sh copies it into the
 # initramfs next to a file "params" that sets S_NS, K, DEPTH, RUNTIME,
-# MODULES, GUARD, CASES and the raid0 case's settings (RAID_*, INTERVAL). Every line meant for the host starts with "@@TS "; the host
+# MODULES, GUARD, CASES and the stacked cases' settings (RAID_*, DM_*,
+# INTERVAL). Every line meant for the host starts with "@@TS "; the host
 # parses only those. The guest always powers off: at the end, or after
 # GUARD seconds whatever happens.
 export PATH=/bin
@@ -14,8 +15,8 @@ mount -t tmpfs tmpfs /tmp
 mkdir -p /run && mount -t tmpfs tmpfs /run
 # kernel messages would land in the middle of our lines on the one console
 echo 1 >/proc/sys/kernel/printk
-# no udev here: mdadm makes its nodes itself
-export MDADM_NO_UDEV=1 LD_LIBRARY_PATH=/lib
+# no udev here: mdadm and dmsetup make their nodes themselves
+export MDADM_NO_UDEV=1 DM_DISABLE_UDEV=1 LD_LIBRARY_PATH=/lib
 
 (sleep "$GUARD"; echo "@@TS guest guard_expired"; poweroff -f) &
 
@@ -196,6 +197,43 @@ case_raid0() {
 	/bin/mdadm --stop /dev/md0 >/dev/null 2>&1
 }
 
+# case dm: dm-linear, dm-delay (DM_DELAY_MS on reads) and dm-crypt
+# (cipher_null: the crypto path without the cost of a cipher) over the
+# one nullb0 (K, S), each read by DM_JOBS jobs for DM_RUNTIME s in turn,
+# under one truestat run that traces the three and their member
+case_dm() {
+	local c=dm sz t0 names= t d x args=
+	nullb_load 1 "$S_NS" "$K"
+	sz=$(blockdev --getsz /dev/nullb0)
+	t0=$(now)
+	/bin/dmsetup create lin --table "0 $sz linear /dev/nullb0 0" 2>&1 | sed "s/^/@@TS $c setup /"
+	/bin/dmsetup create dly --table "0 $sz delay /dev/nullb0 0 $DM_DELAY_MS" 2>&1 | sed "s/^/@@TS $c setup /"
+	/bin/dmsetup create cry --table "0 $sz crypt cipher_null-ecb - 0 /dev/nullb0 0" 2>&1 | sed "s/^/@@TS $c setup /"
+	for t in lin dly cry; do
+		d=
+		for x in /sys/block/dm-*; do
+			[ "$(cat $x/dm/name 2>/dev/null)" = $t ] && d=${x##*/}
+		done
+		[ -n "$d" ] || { say $c setup_failed "$t"; continue; }
+		say $c dev "$t $d $(cat /sys/block/$d/dev)"
+		names="$names $d"
+	done
+	say $c setup "in $t0..$(now) s"
+	remaps_start
+	for d in $names; do args="$args -d $d"; done
+	[ -n "$names" ] && ts_start $c $args || pid=
+	ds $c start $names nullb0
+	for d in $names; do
+		fio_read "$d" "$DM_JOBS" 4k "$DM_RUNTIME" /tmp/$c.fio$d || say $c fio_failed "$d"
+		ds $c "$d-end" $names nullb0
+	done
+	ds $c end $names nullb0
+	[ -z "$pid" ] || ts_stop $c
+	remaps $c
+	for d in $names; do sed "s/^/@@TS $c fio $d /" /tmp/$c.fio$d; done
+	for t in lin dly cry; do /bin/dmsetup remove $t >/dev/null 2>&1; done
+}
+
 for c in $CASES; do
 	say guest case "$c $(now)"
 	case $c in
@@ -210,6 +248,7 @@ for c in $CASES; do
 		TS_ENV=
 		;;
 	raid0) case_raid0 ;;
+	dm) case_dm ;;
 	esac
 done
 say guest case "end $(now)"

@@ -13,7 +13,7 @@
 # failure, timeout or a signal. One guest at a time.
 #
 # Per kernel, the guest (tests/vm/guest-init.sh) runs these cases
-# (TS_VM_CASES, default both):
+# (TS_VM_CASES, default all three; 95-older-kernel runs base and raid0):
 #  base: null_blk with K=4, S=1 ms offered depth 16 (16 psync jobs, fio)
 #    for 2 s, four times: scheduler none, mq-deadline, none again with
 #    --raw-tp, and none with one completion in 20 dropped
@@ -24,7 +24,9 @@
 #    latency.
 #  raid0: md raid0 over four serial null_blk disks (S = 8 ms) read by 1, 4,
 #    16 and 64 jobs under one truestat -D -d md0 (md0 and its members);
-#    tests/vm/stacked.py judges it, and describes its checks.
+#  dm: dm-linear, dm-delay and dm-crypt over one null_blk, each read in
+#    turn under one truestat run: both layers' counts, the layer time.
+#    tests/vm/stacked.py judges these two, and describes its checks.
 # The last line: "N passed, N failed".
 #
 # For experiments: TS_VM_S_NS, TS_VM_K, TS_VM_DEPTH set the base cases' S,
@@ -41,18 +43,22 @@ K=${TS_VM_K:-4}	# null_blk hw_queue_depth: requests the device serves at once
 DEPTH=${TS_VM_DEPTH:-16}	# fio jobs, each with one synchronous read in flight
 RUNTIME=2	# seconds of I/O per case
 # Stacked (bio-based) devices: see tests/vm/stacked.py for the checks.
-CASES=${TS_VM_CASES:-base raid0}	# base: the null_blk cases above
+CASES=${TS_VM_CASES:-base dm raid0}	# base: the null_blk cases above
 RAID_S_NS=8000000	# raid0: four serial null_blk disks (K = 1), S = 8 ms
 RAID_CHUNK=64	# KiB
 RAID_BS=16k	# block-aligned reads: none crosses a chunk
 RAID_JOBS="1 4 16 64"
 RAID_RUNTIME=2	# seconds per job count
 INTERVAL=0.5	# truestat's reports during raid0: phases are cut from them
+DM_DELAY_MS=50	# dm-delay on reads (>= 50: a timer on every kernel)
+DM_JOBS=8
+DM_RUNTIME=2
 # the guest powers itself off after GUARD seconds (its clock); qemu is
 # killed after LIMIT seconds (the host's): twice what each case took
-# here (6.1, 2 cores; base 91 s with the boot, raid0 35 s)
+# here (6.1, 2 cores; base 91 s with the boot, raid0 and dm 35 s each)
 GUARD=100 LIMIT=180
 [[ " $CASES " != *" raid0 "* ]] || { GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)); }
+[[ " $CASES " != *" dm "* ]] || { GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)); }
 LIMIT=${TS_VM_LIMIT:-$LIMIT}
 pkgs=("$@")
 ((${#pkgs[@]})) || pkgs=(linux-image-amd64 linux-image-6.12-amd64)
@@ -62,7 +68,7 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-"$TS_ROOT/scripts/deps.sh" qemu-system-x86 busybox-static xz-utils mdadm
+"$TS_ROOT/scripts/deps.sh" qemu-system-x86 busybox-static xz-utils mdadm dmsetup
 make -C "$TS_ROOT" -s truestat-static
 
 tmp=$(mktemp -d /tmp/truestat-vm.XXXXXX)
@@ -143,15 +149,22 @@ initramfs() {
 	cp "$TS_ROOT/truestat-static" "$root/truestat"
 	copy_with_libs "$root" "$(command -v fio)"
 	copy_with_libs "$root" "$(command -v mdadm)"
+	copy_with_libs "$root" "$(command -v dmsetup)"
 	mods=
-	for a in null_blk md-mod raid0; do
+	for a in null_blk md-mod raid0 dm-mod dm-delay dm-crypt; do
 		add_module "$root" "$kdir/lib/modules/$kver" "$a"
 	done
+	# dm-crypt's cipher_null: built in on 6.1 (CRYPTO_NULL2=y), a module
+	# on 6.12
+	if [[ -n $(find "$kdir/lib/modules/$kver/kernel/crypto" -name 'crypto_null.ko*') ]]; then
+		add_module "$root" "$kdir/lib/modules/$kver" crypto_null
+	fi
 	cat >"$root/params" <<-EOF
 		S_NS=$S_NS K=$K DEPTH=$DEPTH RUNTIME=$RUNTIME GUARD=$GUARD
 		MODULES="$mods" CASES="$CASES"
 		RAID_S_NS=$RAID_S_NS RAID_CHUNK=$RAID_CHUNK RAID_BS=$RAID_BS
 		RAID_JOBS="$RAID_JOBS" RAID_RUNTIME=$RAID_RUNTIME INTERVAL=$INTERVAL
+		DM_DELAY_MS=$DM_DELAY_MS DM_JOBS=$DM_JOBS DM_RUNTIME=$DM_RUNTIME
 	EOF
 	cp "${TS_VM_INIT:-$TS_ROOT/tests/vm/guest-init.sh}" "$root/init"
 	chmod +x "$root/init"
@@ -182,17 +195,19 @@ boot() {
 QPID=
 on_exit '[[ -z $QPID ]] || { kill $QPID; wait $QPID; }'
 
-# results CONSOLE KVER: the checks for one kernel (the stacked cases'
+# results CONSOLE KVER KDIR: the checks for one kernel (the stacked cases'
 # in tests/vm/stacked.py)
 results() {
-	local console=$1 kver=$2
+	local console=$1 kver=$2 kdir=$3 hz
 	tr -d '\r' <"$console" | sed -n 's/^.*@@TS //p' >"$tmp/ts"
+	hz=$(sed -n 's/^CONFIG_HZ=//p' "$kdir/boot/config-$kver")
 	local name rc msg
 	while read -r name rc msg; do
 		if [[ $name == "#" ]]; then echo "        $msg"; else check "$name" "$rc" "$msg"; fi
 	done < <(base_results "$kver"
 		python3 "$TS_ROOT/tests/vm/stacked.py" "$tmp/ts" "$kver" CASES="$CASES" \
-			S_NS="$S_NS" K="$K" RAID_S_NS="$RAID_S_NS" RAID_JOBS="$RAID_JOBS" ||
+			S_NS="$S_NS" K="$K" RAID_S_NS="$RAID_S_NS" RAID_JOBS="$RAID_JOBS" \
+			DM_DELAY_MS="$DM_DELAY_MS" DM_JOBS="$DM_JOBS" HZ="${hz:-0}" ||
 			echo "$kver/stacked 1 tests/vm/stacked.py ended with status $? (its error above)")
 }
 
@@ -330,7 +345,7 @@ for p in "${pkgs[@]}"; do
 	check "$kver/qemu" "$BOOT_RC" "the guest powered off by itself within ${LIMIT} s (qemu status $BOOT_RC; 124: killed at the limit)"
 	[[ -z ${TS_VM_KEEP:-} ]] || cp "$tmp/console" "$TS_VM_KEEP/console-$kver"
 	before=$_CHECKS
-	results "$tmp/console" "$kver"
+	results "$tmp/console" "$kver" "$kdir"
 	if ((_CHECKS == before)); then
 		check "$kver" 1 "no results from the guest; its console ends with:"
 		tr -d '\r' <"$tmp/console" | tail -n 15

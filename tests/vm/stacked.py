@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The checks of tests/vm's stacked case (raid0), on the host.
+"""The checks of tests/vm's stacked cases (raid0, dm), on the host.
 
 python3 stacked.py TS_FILE KVER KEY=VALUE...: TS_FILE holds the guest's
 "@@TS" lines without the prefix ("WHO KEY VALUE"); the KEY=VALUEs are the
-guest's parameters (CASES, S_NS, K, RAID_S_NS, RAID_JOBS). Prints one
-"NAME RC MESSAGE" line per check (RC 0: a pass) and "# 0 TEXT" lines to be
-shown as they are; run.sh reads them. Every message gives the measured
-value, its bound and where the bound comes from.
+guest's parameters (CASES, S_NS, K, RAID_S_NS, RAID_JOBS, DM_DELAY_MS,
+DM_JOBS) and the kernel's HZ. Prints one "NAME RC MESSAGE" line per check
+(RC 0: a pass) and "# 0 TEXT" lines to be shown as they are; run.sh reads
+them. Every message gives the measured value, its bound and where the
+bound comes from.
 
 raid0: md raid0 of four serial null_blk disks (K = 1, S = 8 ms), read by
 1, 4, 16, 64 psync jobs in turn under one truestat -D -d md0 run.
@@ -24,6 +25,14 @@ raid0: md raid0 of four serial null_blk disks (K = 1, S = 8 ms), read by
  - -D: the parallelism the curve reads is one the model's curve gives
  - a table: iostat's %util and svctm (from the same diskstats, as sysstat
    computes them) next to truestat's IOPS, CONC and SERVICE
+
+dm: dm-linear, dm-delay and dm-crypt over one null_blk (K, S), each read
+in turn under one truestat run.
+ - counts at both layers equal diskstats; every bio went on as one member
+   bio (ftrace) and truestat linked it (layer_ios)
+ - layer time: dm-delay's is its delay as the kernel's timer gives it
+   (whole jiffies), dm-linear's a few microseconds, dm-crypt's above zero
+ - the member: service S to S + 2%, at most K at once
 """
 import bisect
 import heapq
@@ -398,6 +407,56 @@ def iostat_table(r, phases, figs, S_ms):
             '%.3f' % f['svc'] if f else '-', '%.1f' % f['busy'] if f else '-'))
 
 
+def dm(c):
+    tag = 'dm'
+    S_ms, K = int(P['S_NS']) / 1e6, int(P['K'])
+    delay, hz = int(P['DM_DELAY_MS']), int(P['HZ'])
+    devs = {}                  # target -> (dm-N, "maj,min")
+    for v in c.get('dev', []):
+        t, d, mm = v.split()
+        devs[t] = (d, mm.replace(':', ','))
+    for t in ('lin', 'dly', 'cry'):
+        check('%s_%s_setup' % (tag, t), int(t not in devs), 'dm target %s: %s' % (
+            {'lin': 'linear', 'dly': 'delay %d ms' % delay, 'cry': 'crypt cipher_null-ecb'}[t],
+            '%s (%s)' % devs[t] if t in devs else 'NOT created: ' + ' | '.join(c.get('setup', [])[-3:])))
+    if not devs or not started(tag, c):
+        return
+    r = Run(c)
+    t = r.totals
+    if t is None:
+        check(tag + '_json', 1, 'expected one totals object')
+        return
+    names = [devs[x][0] for x in ('lin', 'dly', 'cry') if x in devs]
+    nb = dev(t, 'nullb0')
+    ok = nb is not None and nb['holders'] == sorted(names) and all(
+        dev(t, n) is not None and dev(t, n)['layer'] == 'bio' and dev(t, n)['members'] == ['nullb0'] for n in names)
+    check(tag + '_stack', int(not ok), 'nullb0 holders %s; %s (want %s, layer bio, members [nullb0])' % (
+        nb['holders'] if nb else None, [(n, dev(t, n)['layer'], dev(t, n)['members']) if dev(t, n) else (n, None)
+                                        for n in names], sorted(names)))
+    counts(tag, r, names + ['nullb0'])
+    if nb:
+        member(tag, nb, S_ms, K)
+    J = 1000.0 / hz
+    k = math.ceil(delay / J)
+    for x, (lo, hi, why) in (
+            ('lin', (0, 0.05, 'dm-linear maps the sector in the submitter\'s context (ftrace: 2-7 us to the remap, '
+                              '1 us after the member); 0.05 ms is 50000 instructions at 1 GIPS')),
+            ('dly', ((k - 1) * J, (k + 1) * J + S_ms + 0.2,
+                     'dm-delay\'s timer runs on jiffies (HZ %d: %.0f ms): %d ms is %d jiffies, the timer wheel '
+                     'fires one late, and a bio one jiffy younger than the one it fired for goes too: %d to %d '
+                     'jiffies after Q; + S (%.0f ms) for the bios that one worker sends on after one that waited '
+                     'for a tag, + 0.2 ms for the worker\'s wake-up' % (hz, J, delay, k, k - 1, k + 1, S_ms))),
+            ('cry', (0.001, S_ms, 'dm-crypt reads complete through its kcryptd workqueue (cipher_null: no '
+                                  'cipher work; ftrace: 28 us from the member\'s completion to the bio\'s): above '
+                                  'zero, and below S: CPU work, no device time'))):
+        if x in devs:
+            d = dev(t, devs[x][0])
+            if d is None:
+                check('%s_%s_layer' % (tag, devs[x][0]), 1, '%s not in the totals' % devs[x][0])
+                continue
+            layer(tag, r, d, devs[x][1], lo, hi, why)
+
+
 def main():
     cases = parse()
     for name in P.get('CASES', '').split():
@@ -407,7 +466,7 @@ def main():
         if not c:
             check(name, 1, 'no output from this case')
             continue
-        {'raid0': raid0}[name](c)
+        {'raid0': raid0, 'dm': dm}[name](c)
     print('\n'.join(OUT))
 
 
