@@ -15,10 +15,16 @@ Usage: scripts/knee.sh [options] DEVICE-OR-FILE
 Drives fio at offered depth 1, 2, 4, ... up to --max-depth (random reads,
 direct I/O), one step at a time, while truestat (-j -H -D) records each step.
 Prints per offered depth: fio's IOPS, truestat's service time (mean, p95,
-p99), queue time and the mean in-device concurrency while busy; then the
-knee, by the rules of truestat --depth:
+p99), queue time, what the kernel held and the mean in-device concurrency
+while busy; then the knee, by the rules of truestat --depth:
   parallelism: the offered depth beyond which IOPS grows less than +20%
-               per doubling of depth
+               per doubling of depth. Named only if the device was the
+               limit: when what the kernel held (OS queue and device, by
+               Little's law fio's IOPS x truestat's mean Q->C time) grew
+               less than +20% over that doubling too, the requests fio
+               added never reached the kernel (they waited in the
+               submitter: its CPUs, its rate) and the verdict is "limit
+               above the device" instead
   saturation:  the lowest depth whose p95 service is above 3x that at depth 1
 
 Options:
@@ -199,9 +205,12 @@ for qd in "${depths[@]}"; do
 		sleep 0.05
 	done
 	((i < 200)) || die 1 "truestat did not attach within 10 s"
+	# fio's latency percentiles (in --json), finer just above 95: each of
+	# its latencies holds a request's Q->C, so they bound truestat's p95
 	fio --name=knee --filename="$target" --direct=1 --rw="$rw" --bs="$bs" \
 		--ioengine="$engine" --iodepth="$qd" --runtime="${runtime_ms}ms" \
 		--time_based --norandommap --randrepeat=0 --lat_percentiles=1 \
+		--percentile_list=1:5:10:50:90:95:95.5:96:97:98:99:99.5:99.9:99.99 \
 		--output-format=json --output="$tmp/fio.$qd" 2>"$tmp/fio.$qd.err" &
 	fio_pid=$!
 	rc=0
@@ -261,6 +270,7 @@ for qd in depths:
     c = (d or {}).get('concurrency', {})
     pct = (o or {}).get('percentiles_ms', {}).get('service', {})
     busy = c.get('busy_pct') or 0
+    total = o and o['total_ms']
     rows.append({
         'depth': qd, 'iops': iops, 'fio_ios': ios,
         'ios': o['ios'] if o else 0, 'missed': o['missed'] if o else 0,
@@ -270,7 +280,13 @@ for qd in depths:
         'service_p95_ms': o and quantile(o['histograms']['service_ns'], 0.95),
         'service_p99_ms': pct.get('p99'),
         'queue_ms': o and o['queue_ms'],
+        'total_mean_ms': total,
         'concurrency': c['mean'] * 100 / busy if busy else None,
+        # what the kernel held, OS queue and device, while fio ran: by
+        # Little's law its rate (fio's IOPS) x the time each request spent
+        # there (truestat's mean Q->C); the rest of the offered depth was
+        # in the submitter, between completion and the next submission
+        'held': iops * total / 1000 if total is not None else None,
         'busy_pct': busy,
         # what the step's figures can be checked against: truestat's span
         # and the range of the true maximum depth; fio's latencies, submit
@@ -279,16 +295,25 @@ for qd in depths:
         'depth_exact': c.get('exact'), 'fio_lat_ns': fo['lat_ns'],
     })
 
-# the knee: the same rules as truestat --depth, over the offered depths
-par = None; still = False; gain = {}
+# the knee: the same rules as truestat --depth, over the offered depths.
+# The first doubling whose IOPS grew less than +20% names the parallelism
+# only if what the kernel held grew by +20% or more there too: IOPS = held
+# / time per request (Little), so with held growing less, the IOPS would
+# have grown less than +20% even had the device kept its time per request;
+# the requests fio added waited above the device
+par = None; still = False; gain = {}; above = None
 for a, b in zip(rows, rows[1:]):
     if not (a['iops'] and b['iops']):
         continue
-    g = (b['iops'] / a['iops']) ** (1 / math.log2(b['depth'] / a['depth']))
+    per = 1 / math.log2(b['depth'] / a['depth'])
+    g = (b['iops'] / a['iops']) ** per
     gain[b['depth']] = g
-    if par is None and g < GROWTH:
-        par = a
-if par is None and len(rows) > 1:
+    if par is None and above is None and g < GROWTH:
+        if a['held'] and b['held'] is not None and (b['held'] / a['held']) ** per < GROWTH:
+            above = (a, b, (b['held'] / a['held']) ** per)
+        else:
+            par = a
+if par is None and above is None and len(rows) > 1:
     par, still = rows[-1], True
 sat = None
 base = rows[0]['service_p95_ms']
@@ -301,16 +326,28 @@ if rows[0]['depth'] == 1 and base:
 def f(v, spec):
     return spec % v if v is not None else '-'
 
+def pct(g):
+    # a growth factor as a signed percentage, never '-0%'
+    return '%+d%%' % round((g - 1) * 100)
+
 print('%s: %s, %s %s, %s s per depth' % (disk, what, rw, bs, runtime))
-print('%5s %10s %7s %11s %10s %10s %10s %6s' % ('DEPTH', 'IOPS', 'GAIN', 'SVC_MEAN_ms', 'SVC_P95_ms',
-      'SVC_P99_ms', 'QUEUE_ms', 'CONC'))
+print('%5s %10s %7s %11s %10s %10s %10s %6s %6s' % ('DEPTH', 'IOPS', 'GAIN', 'SVC_MEAN_ms', 'SVC_P95_ms',
+      'SVC_P99_ms', 'QUEUE_ms', 'HELD', 'CONC'))
 for r in rows:
     g = gain.get(r['depth'])
-    print('%5d %10.1f %7s %11s %10s %10s %10s %6s' % (
+    print('%5d %10.1f %7s %11s %10s %10s %10s %6s %6s' % (
         r['depth'], r['iops'], f(g and (g - 1) * 100, '%+.0f%%'),
         f(r['service_mean_ms'], '%.3f'), f(r['service_p95_ms'], '%.3f'),
-        f(r['service_p99_ms'], '%.3f'), f(r['queue_ms'], '%.3f'), f(r['concurrency'], '%.2f')))
-if par is None:
+        f(r['service_p99_ms'], '%.3f'), f(r['queue_ms'], '%.3f'), f(r['held'], '%.2f'),
+        f(r['concurrency'], '%.2f')))
+if above:
+    a, b, hg = above
+    print('  parallelism: none named: limit above the device: from depth %d to %d IOPS grew %s a doubling, but what'
+          % (a['depth'], b['depth'], pct(gain[b['depth']])))
+    print('    the kernel held grew only %s (%.2f to %.2f of %d offered; CONC %s, QUEUE %s ms): the requests fio'
+          % (pct(hg), a['held'], b['held'], b['depth'], f(b['concurrency'], '%.2f'), f(b['queue_ms'], '%.3f')))
+    print('    added waited in the submitter (its CPUs, its rate), not in the device or the OS queue')
+elif par is None:
     print('  parallelism: unknown (one depth only)')
 elif still:
     print('  parallelism: %d or more: IOPS still grows by +20%% or more per doubling at depth %d (%.1f IOPS)'
@@ -332,8 +369,9 @@ for r in rows:
               % (r['depth'], r['missed']))
     if not r['ios']:
         print('  depth %d: truestat saw no %s on %s' % (r['depth'], op, disk))
-print('  GAIN: IOPS growth per doubling from the depth before; CONC: truestat\'s mean '
-      'in-device depth while busy; service and queue times: truestat\'s, per step')
+print('  GAIN: IOPS growth per doubling from the depth before; HELD: requests in the kernel (OS queue and device), '
+      'IOPS x mean Q->C; CONC: truestat\'s mean in-device depth while busy; service and queue times: '
+      'truestat\'s, per step')
 
 if jout:
     with open(jout, 'w') as fh:
@@ -341,6 +379,9 @@ if jout:
                    'steps': rows,
                    'parallelism': par and par['depth'], 'still_growing': still,
                    'parallelism_iops': par and par['iops'],
+                   'limit_above_device': above and {'from_depth': above[0]['depth'], 'to_depth': above[1]['depth'],
+                                                    'held_from': above[0]['held'], 'held_to': above[1]['held'],
+                                                    'held_gain': above[2]},
                    'saturation': sat and sat['depth'],
                    'depth1_p95_ms': base}, fh, indent=1)
         fh.write('\n')
@@ -348,11 +389,13 @@ if svg:
     spec = importlib.util.spec_from_file_location('curve_svg', here + '/curve-svg.py')
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
+    mark = par and (par['depth'], 'parallelism: %d%s' % (par['depth'], ' (still growing)' if still else ''))
+    if above:
+        mark = (above[1]['depth'], 'limit above the device')
     m.plot([{'x': r['depth'], 'label': str(r['depth']), 'iops': r['iops'],
              'p99_ms': r['service_p99_ms'], 'p95_ms': r['service_p95_ms']} for r in rows],
            svg, '%s: knee (fio %s %s, %s s per depth)' % (disk, rw, bs, runtime),
            'IOPS from fio; service time from truestat; target %s' % what,
-           par and (par['depth'], 'parallelism: %d%s' % (par['depth'], ' (still growing)' if still else '')),
-           sat and (sat['depth'], 'saturation: %d' % sat['depth']),
+           mark, sat and (sat['depth'], 'saturation: %d' % sat['depth']),
            x_name='offered depth (fio iodepth)')
 EOF
