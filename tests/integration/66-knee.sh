@@ -8,8 +8,10 @@
 # held and what the offered depth allows; the maximum depth, or truestat
 # saying it is not exact. knee.sh's parallelism and saturation must follow
 # from its own table by its rules, and its saturation must be among the
-# answers the daemon's and fio's bounds allow; a truestat -D of its own
-# over the whole run is checked like 65-curve's. How near the knee comes to
+# answers the daemon's and fio's bounds allow; the device being the limit
+# (what the kernel held grew with the depth), it must name a parallelism,
+# not "limit above the device" (69-tipping has a run where it must). A
+# truestat -D of its own over the whole run is checked like 65-curve's. How near the knee comes to
 # the model (parallelism K, K/S there, saturation 16) is printed, not
 # judged. Both SVG plots (knee.sh --svg and scripts/curve-svg.py) must be
 # well formed and render. Then its refusals: writes to a mounted device or
@@ -56,18 +58,15 @@ expect_refusal() {
 # one completion in 50 (misses on demand, 1 s steps)
 # knee_run NAME SECONDS: knee.sh with a truestat -D of its own over the run
 knee_run() {
-	local name=$1 secs=$2 skip rc=0
+	local name=$1 secs=$2 rc=0
 	simdisk_up "$K" "$S_US"
 	dev=$SIMDISK_LOOP
-	simdisk_sync
-	skip=$(simdisk_lines)
+	simdisk_mark
 	ts_start "$tmp/$name.curve.json" -D -d "$dev"
 	"$KNEE" --max-depth 16 --runtime "$secs" --svg "$tmp/$name.svg" --json "$tmp/$name.json" \
 		"/dev/$dev" >"$tmp/$name.table" 2>"$tmp/$name.err" || rc=$?
 	ts_stop INT
-	simdisk_sync
-	grep -v '^#' "$SIMDISK_LOG" | tail -n +$((skip + 1)) >"$tmp/$name.log"
-	cp "$SIMDISK_LOG" "$tmp/$name.full"
+	simdisk_save "$tmp/$name"
 	simdisk_down
 	sed 's/^/# /' "$tmp/$name.table"
 	check "${name}_runs" "$rc" "knee.sh --max-depth 16 --runtime $secs /dev/$dev: status $rc $(grep -v 'depth .* done' "$tmp/$name.err" | tail -1)"
@@ -135,18 +134,17 @@ if miss_every:
     tot_m, tot_n = sum(steps[q]['missed'] for q in Q), len(log)
     print(n + '_misses_on_demand', int(tot_m < tot_n // miss_every - len(Q)),
           '%d unseen of %d with TRUESTAT_TEST_MISS_EVERY=%d (at least %d)' % (tot_m, tot_n, miss_every, tot_n // miss_every - len(Q)))
-# the knee: knee.sh's rules over its own table
-GROWTH = 1.2
-par, still = None, False
-for a, b in zip(Q, Q[1:]):
-    g = (steps[b]['iops'] / steps[a]['iops']) ** (1 / math.log2(b / a))
-    if par is None and g < GROWTH:
-        par = a
-if par is None:
-    par, still = Q[-1], True
+# the knee: knee.sh's rules over its own table; the device was the limit,
+# so a depth is named: what the kernel held grew with the depth offered
+kn = sd_knee(d['steps'])
+par, still = kn['par'], kn['still']
 print(n + '_parallelism_rule', int(d['parallelism'] != par or d['still_growing'] != still),
       'parallelism %s%s, the first depth after which fio IOPS grows < 20%% a doubling: %s' % (
           d['parallelism'], ' (still growing)' if d['still_growing'] else '', par))
+at = kn['at'] or (0, 0, 0, 0)
+print(n + '_device_limit', int(kn['above'] or bool(d['limit_above_device']) or d['parallelism'] is None),
+      'a device parallelism named (%s), no limit above the device (%s): from depth %d to %d IOPS grew %+d%%, what the kernel held %+d%% a doubling'
+      % (d['parallelism'], d['limit_above_device'], at[0], at[1], round((at[2] - 1) * 100), round((at[3] - 1) * 100)))
 base = steps[1]['service_p95_ms']
 first = next((q for q in Q if q > 1 and steps[q]['service_p95_ms'] > 3 * base), None)
 print(n + '_saturation_rule', int(d['saturation'] != first),

@@ -50,6 +50,11 @@
 #					token)), tokens (it gave out then, one
 #					an interval), unit_waits (requests that
 #					started after their token)
+#	sd_knee(steps)			knee.sh's parallelism rule over its JSON
+#					steps (the ladder): dict par, still, above
+#					(the limit was above the device), at (the
+#					doubling a, b that stopped it, with its
+#					IOPS and held growth per doubling)
 #	Sd(reqs)			n, bytes, ra (sorted R - A), A0, R1 (first
 #					arrival, last reply), held_max, busy and
 #					idle gaps (union of [A, R]), late (R -
@@ -226,6 +231,20 @@ def sd_bucket(reqs, iv):
             st.append([a, t])
     return dict(held=len(w), capped=sum(b - a for a, b in st), tokens=sum((b - a) // iv + 1 for a, b in st),
                 unit_waits=sum(1 for x in reqs if x[1] > x[10]))
+
+def sd_knee(rows):
+    # knee.sh's rule: the first doubling a..b whose IOPS grew less than +20%
+    # names a, unless what the kernel held grew less than +20% there too
+    # (then the limit was above the device, and no depth is named)
+    rows = [r for r in rows if not r.get('search')]
+    for a, b in zip(rows, rows[1:]):
+        per = 1 / math.log2(b['depth'] / a['depth'])
+        g = (b['iops'] / a['iops']) ** per
+        if g < 1.2:
+            h = (b['held'] / a['held']) ** per
+            return dict(par=None if h < 1.2 else a['depth'], still=False, above=h < 1.2,
+                        at=(a['depth'], b['depth'], g, h))
+    return dict(par=rows[-1]['depth'], still=True, above=False, at=None)
 
 class Sd:
     def __init__(self, reqs):
