@@ -24,10 +24,11 @@ static void class_depths(int c, unsigned int *lo, unsigned int *hi)
 	*hi = c < TS_DEPTH_CLASSES - 1 ? 1U << c : TS_LEVEL_MAX;
 }
 
-/* ns at depth >= @level, 0 above the deepest level kept */
-static double at_least_ns(const __s64 *at_least, __u32 level)
+/* ns at depth >= @level, 0 above the deepest level kept or reached (@top) */
+static double at_least_ns(const __s64 *at_least, __u32 level, __s64 top)
 {
-	return level <= TS_LEVEL_MAX ? ts_depth_at_least(at_least, level) : 0;
+	return level <= TS_LEVEL_MAX ? ts_depth_at_least(at_least, level, top) :
+				       0;
 }
 
 /*
@@ -35,16 +36,16 @@ static double at_least_ns(const __s64 *at_least, __u32 level)
  * the sum of d (A(d) - A(d + 1)) is lo A(lo) + A(lo + 1) + ... + A(hi)
  * - hi A(hi + 1).
  */
-static double mean_depth(const __s64 *at_least, unsigned int lo,
+static double mean_depth(const __s64 *at_least, __s64 top, unsigned int lo,
 			 unsigned int hi, double ns)
 {
-	double sum = lo * at_least_ns(at_least, lo) -
-		     hi * at_least_ns(at_least, hi + 1), a;
+	double sum = lo * at_least_ns(at_least, lo, top) -
+		     hi * at_least_ns(at_least, hi + 1, top), a;
 	unsigned int d;
 
 	/* A never grows with d (ts_depth_repair): past its first 0, all are */
 	for (d = lo + 1; d <= hi && d <= TS_LEVEL_MAX; d++) {
-		a = at_least_ns(at_least, d);
+		a = at_least_ns(at_least, d, top);
 		if (a <= 0)
 			break;
 		sum += a;
@@ -70,17 +71,18 @@ static double hist_mean(const __u64 *counts)
 }
 
 static void fill_row(const struct ts_depth_hist *h, const __s64 *at_least,
-		     __u64 span_ns, int c, struct ts_curve_row *r)
+		     __s64 top, __u64 span_ns, int c, struct ts_curve_row *r)
 {
 	static __u64 counts[TS_HIST_SLOTS];
 	double ns;
 	int b;
 
 	class_depths(c, &r->lo, &r->hi);
-	ns = at_least_ns(at_least, r->lo) - at_least_ns(at_least, r->hi + 1);
+	ns = at_least_ns(at_least, r->lo, top) -
+	     at_least_ns(at_least, r->hi + 1, top);
 	r->time_s = ns > 0 ? ns / 1e9 : 0;
 	r->share = r->time_s * 1e9 / span_ns;
-	r->mean_depth = mean_depth(at_least, r->lo, r->hi, ns);
+	r->mean_depth = mean_depth(at_least, top, r->lo, r->hi, ns);
 	r->completions = 0;
 	for (b = 0; b < TS_HIST_SLOTS; b++) {
 		counts[b] = h->service[c][b];
@@ -156,15 +158,15 @@ static void find_headroom(struct ts_curve *c, double mean_depth)
 }
 
 void ts_curve_build(const struct ts_depth_hist *delta, const __s64 *at_least,
-		    __u64 span_ns, double now_iops, double mean_depth,
-		    struct ts_curve *c)
+		    __s64 top, __u64 span_ns, double now_iops,
+		    double mean_depth, struct ts_curve *c)
 {
 	int i;
 
 	memset(c, 0, sizeof(*c));
 	c->now_iops = now_iops;
 	for (i = 0; i < TS_DEPTH_CLASSES && span_ns; i++) {
-		fill_row(delta, at_least, span_ns, i, &c->row[i]);
+		fill_row(delta, at_least, top, span_ns, i, &c->row[i]);
 		if (c->row[i].time_s > 0 || c->row[i].completions)
 			c->nrows = i + 1;
 	}

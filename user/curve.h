@@ -52,11 +52,12 @@ struct ts_curve {
 /*
  * From one span's depth histograms (@delta, already differenced), the
  * device's repaired time at depth >= each level (@at_least, see depth.h),
- * the span, its throughput and its mean depth.
+ * the highest depth it reached (@top, 0: not known), the span, its
+ * throughput and its mean depth.
  */
 void ts_curve_build(const struct ts_depth_hist *delta, const __s64 *at_least,
-		    __u64 span_ns, double now_iops, double mean_depth,
-		    struct ts_curve *c);
+		    __s64 top, __u64 span_ns, double now_iops,
+		    double mean_depth, struct ts_curve *c);
 
 /* @out = @b - @a (modulo 2^32 per counter); @a NULL: zero. */
 void ts_depth_hist_delta(const struct ts_depth_hist *a,

@@ -65,12 +65,22 @@ static unsigned int percentile(const __s64 *at_least, __u64 span_ns, double q)
 	return below;
 }
 
-void ts_depth_summarize(const __s64 *raw, __u64 span_ns,
+/*
+ * Time at depth >= L + 1 .. L + @k summed, the levels between threshold L
+ * (@here) and the next one, @width above (@next), interpolated linearly.
+ */
+static double between(double here, double next, unsigned int width,
+		      unsigned int k)
+{
+	return k * here + (next - here) * k * (k + 1) / (2.0 * width);
+}
+
+void ts_depth_summarize(const __s64 *raw, __u64 span_ns, __s64 top,
 			struct ts_depth_summary *out)
 {
 	__s64 at_least[TS_LEVEL_SLOTS];
+	unsigned int width, level, k;
 	double sum = 0, here, next;
-	unsigned int width;
 	int slot;
 
 	memset(out, 0, sizeof(*out));
@@ -78,17 +88,27 @@ void ts_depth_summarize(const __s64 *raw, __u64 span_ns,
 		return;
 	memcpy(at_least, raw, sizeof(at_least));
 	ts_depth_repair(at_least, span_ns);
+	for (slot = TS_LEVEL_SLOTS - 1; top > 0 && slot >= 0; slot--)
+		if (at_least[slot] > 0) { /* reached: top is at least that */
+			if (top < ts_slot_level(slot))
+				top = ts_slot_level(slot);
+			break;
+		}
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++) {
 		here = at_least[slot];
 		if (here <= 0)
 			continue;
-		out->max = ts_slot_level(slot);
+		level = ts_slot_level(slot);
+		out->max = level;
 		out->max_exact = slot < TS_LEVEL_EXACT - 1;
-		/* levels L .. next-1 share this slot's and the next one's */
 		next = slot + 1 < TS_LEVEL_SLOTS ? at_least[slot + 1] : 0;
 		width = slot + 1 < TS_LEVEL_SLOTS ?
-				ts_slot_level(slot + 1) - ts_slot_level(slot) : 1;
-		sum += here + (width - 1) * (here + next) / 2;
+				ts_slot_level(slot + 1) - level : 1;
+		/* no time at levels above the highest depth reached */
+		k = width - 1;
+		if (top > 0 && top - level < (__s64)k)
+			k = top > level ? top - level : 0;
+		sum += here + between(here, next, width, k);
 	}
 	out->mean = sum / (double)span_ns;
 	out->busy_share = (double)at_least[0] / (double)span_ns;
@@ -169,14 +189,14 @@ unsigned int ts_max_overlap(struct ts_miss_window *w, unsigned int n,
 	return most;
 }
 
-double ts_depth_at_least(const __s64 *at_least, __u32 level)
+double ts_depth_at_least(const __s64 *at_least, __u32 level, __s64 top)
 {
 	int slot;
 	__u32 lo, hi;
 
 	if (level == 0)
 		return NAN;
-	if (level > TS_LEVEL_MAX)
+	if (level > TS_LEVEL_MAX || (top > 0 && level > top))
 		return 0;
 	slot = ts_level_slot(level);
 	if (slot >= 0)

@@ -23,9 +23,11 @@ __s64 ts_level_time(__u64 reg, __u64 now_ns);
 /*
  * @at_least[slot]: ns spent at depth >= ts_slot_level(slot) during a span
  * of @span_ns. Exact up to depth 64; between the thresholds above, the
- * mean interpolates linearly and percentiles and max round down.
+ * mean interpolates linearly, up to @top (the highest depth the span can
+ * have reached: levels above it held no time; 0: not known), and
+ * percentiles and max round down.
  */
-void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
+void ts_depth_summarize(const __s64 *at_least, __u64 span_ns, __s64 top,
 			struct ts_depth_summary *out);
 
 /* Bounds of the true maximum depth over a span. */
@@ -75,8 +77,9 @@ void ts_depth_repair(__s64 *at_least, __u64 span_ns);
 
 /*
  * ns at depth >= @level from repaired @at_least: exact up to 64 and on the
- * thresholds above, interpolated linearly between them.
+ * thresholds above, interpolated linearly between them; 0 above @top, the
+ * highest depth reached (0: not known), as in ts_depth_summarize.
  */
-double ts_depth_at_least(const __s64 *at_least, __u32 level);
+double ts_depth_at_least(const __s64 *at_least, __u32 level, __s64 top);
 
 #endif

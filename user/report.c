@@ -125,7 +125,7 @@ static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 	ts_depth_hist_delta(a ? &sa->depth[a->hist_slot - 1] : NULL,
 			    &sb->depth[b->hist_slot - 1], &r->depth_delta);
 	/* now: throughput while busy, as the curve's rows are */
-	ts_curve_build(&r->depth_delta, dt, span_ns,
+	ts_curve_build(&r->depth_delta, dt, d->device.max, span_ns,
 		       d->device.busy_share > 0 ?
 			       d->all.iops / d->device.busy_share : 0,
 		       d->device.mean, &d->curve);
@@ -138,22 +138,31 @@ static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
  * were counted until found, bios without a Q (table full, entered before
  * tracing) never were.
  */
-static void depth_bounds(const struct ts_dev_snap *b, bool consecutive,
-			 struct ts_dev_report *r)
+/* The ranges of the true maximum depths of the span, in the device and OS. */
+static void depth_ranges(const struct ts_dev_snap *b, bool consecutive,
+			 const __u64 *ev, struct ts_depth_range *device,
+			 struct ts_depth_range *os)
 {
-	const __u64 *ev = r->events;
-	struct ts_depth_range os;
-
-	ts_depth_bound(&r->device,
-		       consecutive ? &b->device_span : &b->device_run);
-	/* a request completed in the span: the device held one at least */
-	if (r->all.ios && !r->device.max_min)
-		r->device.max_min = 1;
-	ts_depth_range_of(&os, consecutive ? b->os_peak : b->os_peak_run,
+	*device = consecutive ? b->device_span : b->device_run;
+	ts_depth_range_of(os, consecutive ? b->os_peak : b->os_peak_run,
 			  ev[TS_EV_STALE_BIO] + ev[TS_EV_CONTENDED],
 			  ev[TS_EV_BIO_FULL] + ev[TS_EV_NO_QUEUE_TIME] +
 				  ev[TS_EV_CLAIMING]);
-	ts_depth_bound(&r->os, &os);
+}
+
+/* Depth figures of the span from its level times @dt, @ot and its ranges. */
+static void depth_report(const __s64 *dt, const __s64 *ot, __u64 span_ns,
+			 const struct ts_depth_range *device,
+			 const struct ts_depth_range *os,
+			 struct ts_dev_report *r)
+{
+	ts_depth_summarize(dt, span_ns, device->hi, &r->device);
+	ts_depth_summarize(ot, span_ns, os->hi, &r->os);
+	ts_depth_bound(&r->device, device);
+	/* a request completed in the span: the device held one at least */
+	if (r->all.ios && !r->device.max_min)
+		r->device.max_min = 1;
+	ts_depth_bound(&r->os, os);
 }
 
 /* @sum += @x, counter by counter. */
@@ -202,6 +211,7 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 {
 	static const struct ts_dev_snap zero;
 	__s64 dt[TS_LEVEL_SLOTS], ot[TS_LEVEL_SLOTS];
+	struct ts_depth_range device, os;
 	__u64 busy_ns;
 	int i;
 
@@ -215,16 +225,15 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		dt[i] = b->device_time[i] - a->device_time[i];
 		ot[i] = b->os_time[i] - a->os_time[i];
 	}
-	ts_depth_summarize(dt, span_ns, &r->device);
-	ts_depth_summarize(ot, span_ns, &r->os);
+	for (i = 0; i < TS_NR_EVENTS; i++)
+		r->events[i] = b->stats.events[i] - a->stats.events[i];
+	depth_ranges(b, consecutive, r->events, &device, &os);
+	depth_report(dt, ot, span_ns, &device, &os, r);
 	busy_ns = r->device.busy_share * span_ns;
 	r->busy_pct = 100.0 * r->device.busy_share;
 	r->svctm_ms = r->all.ios ? busy_ns / 1e6 / r->all.ios : NAN;
 	r->in_device_now = b->in_device;
 	r->in_os_now = b->in_os;
-	for (i = 0; i < TS_NR_EVENTS; i++)
-		r->events[i] = b->stats.events[i] - a->stats.events[i];
-	depth_bounds(b, consecutive, r);
 	r->active = r->all.ios || r->device.busy_share > 0 || r->os.busy_share > 0;
 	for (i = 0; i < TS_NR_EVENTS; i++)
 		r->active |= r->events[i] != 0;

@@ -54,7 +54,7 @@ static void test_parallel_device(void **state)
 	struct ts_curve c;
 
 	device(8);
-	ts_curve_build(&h, at_least, 6 * SEC, 4000, 4.0, &c);
+	ts_curve_build(&h, at_least, 0, 6 * SEC, 4000, 4.0, &c);
 	assert_int_equal(c.nrows, 6);
 	assert_true(c.row[3].lo == 5 && c.row[3].hi == 8);
 	assert_float_equal(c.row[3].mean_depth, 8, 1e-9);
@@ -74,7 +74,7 @@ static void test_serial_device(void **state)
 	struct ts_curve c;
 
 	device(1);
-	ts_curve_build(&h, at_least, 6 * SEC, 500, 1.0, &c);
+	ts_curve_build(&h, at_least, 0, 6 * SEC, 500, 1.0, &c);
 	assert_false(c.still_growing);
 	assert_int_equal(c.row[c.parallelism_row].hi, 1);
 	assert_int_equal(c.saturation_row, 2); /* 3-4: 4 S > 3 S */
@@ -88,7 +88,7 @@ static void test_evidence(void **state)
 	/* one depth only: nothing to compare */
 	reset();
 	spend(1, 1.0, S_NS);
-	ts_curve_build(&h, at_least, SEC, 500, 1.0, &c);
+	ts_curve_build(&h, at_least, 0, SEC, 500, 1.0, &c);
 	assert_int_equal(c.parallelism_row, -1);
 	assert_int_equal(c.best_row, -1);
 	assert_true(isnan(c.headroom));
@@ -96,13 +96,13 @@ static void test_evidence(void **state)
 
 	/* a deeper depth seen for 5 ms of 10 s: too little to use */
 	spend(16, 0.005, S_NS);
-	ts_curve_build(&h, at_least, 10 * SEC, 500, 1.0, &c);
+	ts_curve_build(&h, at_least, 0, 10 * SEC, 500, 1.0, &c);
 	assert_false(c.row[4].evidence);
 	assert_int_equal(c.parallelism_row, -1);
 
 	/* throughput still growing at the deepest depth seen */
 	device(64);
-	ts_curve_build(&h, at_least, 6 * SEC, 500, 1.0, &c);
+	ts_curve_build(&h, at_least, 0, 6 * SEC, 500, 1.0, &c);
 	assert_true(c.still_growing);
 	assert_int_equal(c.row[c.parallelism_row].hi, 32);
 
@@ -110,7 +110,7 @@ static void test_evidence(void **state)
 	reset();
 	spend(4, 1.0, S_NS);
 	spend(8, 1.0, S_NS);
-	ts_curve_build(&h, at_least, 2 * SEC, 500, 4.0, &c);
+	ts_curve_build(&h, at_least, 0, 2 * SEC, 500, 4.0, &c);
 	assert_int_equal(c.saturation_row, -2);
 }
 

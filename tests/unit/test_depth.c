@@ -248,7 +248,7 @@ static void test_summary_hand(void **state)
 		static const double sh[] = { 0.3, 0.7 };
 
 		shares(at_least, d, sh, 2);
-		ts_depth_summarize(at_least, SPAN, &s);
+		ts_depth_summarize(at_least, SPAN, 0, &s);
 		assert_float_equal(s.mean, 0.3 * 1 + 0.7 * 4, 1e-9);
 		assert_float_equal(s.busy_share, 1.0, 1e-12);
 		assert_int_equal(s.max, 4);
@@ -263,7 +263,7 @@ static void test_summary_hand(void **state)
 		static const double sh[] = { 0.35, 0.45, 0.09, 0.01 };
 
 		shares(at_least, d, sh, 4);
-		ts_depth_summarize(at_least, SPAN, &s);
+		ts_depth_summarize(at_least, SPAN, 0, &s);
 		assert_float_equal(s.mean, 0.35 + 1.35 + 0.9 + 0.63, 1e-9);
 		assert_float_equal(s.busy_share, 0.9, 1e-12);
 		assert_int_equal(s.max, 63);
@@ -278,7 +278,7 @@ static void test_summary_hand(void **state)
 		static const double sh[] = { 0.4 };
 
 		shares(at_least, d, sh, 1);
-		ts_depth_summarize(at_least, SPAN, &s);
+		ts_depth_summarize(at_least, SPAN, 0, &s);
 		assert_float_equal(s.mean, 0.8, 1e-9);
 		assert_float_equal(s.busy_share, 0.4, 1e-12);
 		assert_int_equal(s.max, 2);
@@ -301,7 +301,7 @@ static void test_summary_deep(void **state)
 	 * the mean is 96 + 7.5 and percentiles and max round down to 96.
 	 */
 	shares(at_least, d100, all, 1);
-	ts_depth_summarize(at_least, SPAN, &s);
+	ts_depth_summarize(at_least, SPAN, 0, &s);
 	assert_float_equal(s.mean, 103.5, 1e-9);
 	assert_int_equal(s.max, 96);
 	assert_false(s.max_exact);
@@ -311,11 +311,29 @@ static void test_summary_deep(void **state)
 
 	/* 64 is a threshold, but 65..79 are not: not exact either */
 	shares(at_least, d64, all, 1);
-	ts_depth_summarize(at_least, SPAN, &s);
+	ts_depth_summarize(at_least, SPAN, 0, &s);
 	assert_int_equal(s.max, 64);
 	assert_false(s.max_exact);
 	assert_int_equal(s.p50, 64);
 	assert_float_equal(s.mean, 64 + 7.5, 1e-9);
+
+	/*
+	 * With the highest depth reached known (the counter's peak), levels
+	 * above it hold no time: 64 tags full all the time is a mean of 64
+	 * (make demo's 64 readers on 4 units read 70.7 before), and at 100
+	 * only 97..100 are interpolated: 96 + 1 + 4 - 4 * 5 / 32.
+	 */
+	ts_depth_summarize(at_least, SPAN, 64, &s);
+	assert_float_equal(s.mean, 64, 1e-9);
+	/* the -D curve's classes read the same levels (class 33-64 ends at 65) */
+	assert_float_equal(ts_depth_at_least(at_least, 65, 0), SPAN * 15.0 / 16, 1);
+	assert_float_equal(ts_depth_at_least(at_least, 65, 64), 0, 1e-9);
+	assert_float_equal(ts_depth_at_least(at_least, 64, 64), SPAN, 1e-9);
+	shares(at_least, d100, all, 1);
+	ts_depth_summarize(at_least, SPAN, 100, &s);
+	assert_float_equal(s.mean, 99.375, 1e-9);
+	ts_depth_summarize(at_least, SPAN, 90, &s); /* below a level with time */
+	assert_float_equal(s.mean, 96, 1e-9);
 }
 
 static void test_summary_edges(void **state)
@@ -326,7 +344,7 @@ static void test_summary_edges(void **state)
 	/* zero span: all zero, nothing read */
 	memset(&s, 0x55, sizeof(s));
 	at_least[0] = 5;
-	ts_depth_summarize(at_least, 0, &s);
+	ts_depth_summarize(at_least, 0, 0, &s);
 	assert_true(s.mean == 0 && s.busy_share == 0);
 	assert_int_equal(s.max, 0);
 	assert_false(s.max_exact);
@@ -334,7 +352,7 @@ static void test_summary_edges(void **state)
 
 	/* idle */
 	at_least[0] = 0;
-	ts_depth_summarize(at_least, SPAN, &s);
+	ts_depth_summarize(at_least, SPAN, 0, &s);
 	assert_true(s.mean == 0 && s.busy_share == 0);
 	assert_int_equal(s.max, 0);
 	assert_int_equal(s.p50 + s.p90 + s.p99, 0);
@@ -342,7 +360,7 @@ static void test_summary_edges(void **state)
 	/* a racing read: over the span is clamped, negative is zero */
 	at_least[0] = SPAN + 7;
 	at_least[1] = -3;
-	ts_depth_summarize(at_least, SPAN, &s);
+	ts_depth_summarize(at_least, SPAN, 0, &s);
 	assert_float_equal(s.busy_share, 1.0, 1e-12);
 	assert_float_equal(s.mean, 1.0, 1e-12);
 	assert_int_equal(s.max, 1);
@@ -388,7 +406,7 @@ static void test_summary_from_timeline(void **state)
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
 		at_least[slot] = ts_level_time(regs[slot], BOOT + end);
 	/* as of BOOT + end, the span starting at BOOT */
-	ts_depth_summarize(at_least, end, &s);
+	ts_depth_summarize(at_least, end, 0, &s);
 	assert_float_equal(s.mean, sum / end, 1e-9);
 	assert_int_equal(s.max, max);
 	assert_true(s.max_exact);
@@ -437,7 +455,7 @@ static void test_summary_missed_completions(void **state)
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
 		at_least[slot] = ts_level_time(regs[slot], BOOT + span);
 	assert_true(at_least[1] < 0 || at_least[20] < 0 || at_least[10] < 0);
-	ts_depth_summarize(at_least, span, &s);
+	ts_depth_summarize(at_least, span, 0, &s);
 	assert_float_equal(s.mean, (double)area / span, 1e-9);
 	assert_true(s.busy_share <= 1.0);
 	assert_int_equal(s.p50, 1);
