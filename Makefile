@@ -188,10 +188,14 @@ KERNELS ?= linux-image-amd64 linux-image-6.12-amd64
 test-kernels: deps-test
 	$(Q)tests/vm/run.sh $(KERNELS)
 
-# The binary, the man page, the bash completion and the JSON Schema.
+# The binary, the man page, the bash completion, the JSON Schema, the
+# exporter's systemd unit (ExecStart= naming this PREFIX's binary) and its
+# Prometheus rules.
 MAN8DIR := $(DESTDIR)$(PREFIX)/share/man/man8
 COMPLETIONDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 DOCDIR := $(DESTDIR)$(PREFIX)/share/doc/truestat
+UNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd/system
+DATADIR := $(DESTDIR)$(PREFIX)/share/truestat
 
 install: truestat
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/sbin/truestat)
@@ -202,6 +206,12 @@ install: truestat
 	$(Q)install -D -m 0644 completion/truestat.bash $(COMPLETIONDIR)/truestat
 	$(call msg,INSTALL,$(DOCDIR)/truestat.schema.json)
 	$(Q)install -D -m 0644 schema/truestat.schema.json $(DOCDIR)/truestat.schema.json
+	$(call msg,INSTALL,$(UNITDIR)/truestat-exporter.service)
+	$(Q)sed 's|/usr/local/sbin/truestat|$(PREFIX)/sbin/truestat|' \
+		contrib/systemd/truestat-exporter.service > $(OUTPUT)/truestat-exporter.service
+	$(Q)install -D -m 0644 $(OUTPUT)/truestat-exporter.service $(UNITDIR)/truestat-exporter.service
+	$(call msg,INSTALL,$(DATADIR)/truestat.rules.yml)
+	$(Q)install -D -m 0644 prometheus/truestat.rules.yml $(DATADIR)/truestat.rules.yml
 
 clean:
 	$(call msg,CLEAN,)

@@ -3,7 +3,7 @@
 # every option of --help; --version; the bash completion offers options and
 # the disks and partitions that exist; real -j -H -D output validates against
 # schema/truestat.schema.json, and output with an undocumented field does not;
-# make install puts the four files where they belong.
+# make install puts the six files where they belong.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need groff fio sfdisk partx make
@@ -265,14 +265,19 @@ check install_runs "$rc" "make install DESTDIR=\$tmp PREFIX=/usr: exit $rc $( ((
 bad=()
 for f in "sbin/truestat:755:$T" "share/man/man8/truestat.8:644:$MAN" \
 	"share/bash-completion/completions/truestat:644:$COMPLETION" \
-	"share/doc/truestat/truestat.schema.json:644:$SCHEMA"; do
+	"share/doc/truestat/truestat.schema.json:644:$SCHEMA" \
+	"share/truestat/truestat.rules.yml:644:$TS_ROOT/prometheus/truestat.rules.yml"; do
 	IFS=: read -r path mode src <<<"$f"
 	[[ -f $root/usr/$path && $(stat -c %a "$root/usr/$path") == "$mode" ]] &&
 		cmp -s "$src" "$root/usr/$path" || bad+=("$path")
 done
+unit=$root/usr/lib/systemd/system/truestat-exporter.service
+[[ -f $unit && $(stat -c %a "$unit") == 644 ]] &&
+	diff <(sed 's|/usr/local/sbin/truestat|/usr/sbin/truestat|' "$TS_ROOT/contrib/systemd/truestat-exporter.service") "$unit" >/dev/null &&
+	grep -qx 'ExecStart=/usr/sbin/truestat --prometheus=127.0.0.1:9101' "$unit" || bad+=(lib/systemd/system/truestat-exporter.service)
 n=$(find "$root" -type f | wc -l)
-check install_files $((${#bad[@]} + (n != 4))) \
-	"$n files under \$DESTDIR/usr: sbin/truestat, man8/truestat.8, completions/truestat, doc/truestat/truestat.schema.json with their modes and contents; wrong: ${bad[*]:-none}"
+check install_files $((${#bad[@]} + (n != 6))) \
+	"$n files under \$DESTDIR/usr: sbin/truestat, man8/truestat.8, completions/truestat, doc/truestat/truestat.schema.json, systemd/system/truestat-exporter.service (ExecStart= in PREFIX), truestat/truestat.rules.yml with their modes and contents; wrong: ${bad[*]:-none}"
 if command -v man >/dev/null; then
 	found=$(MANPATH=$root/usr/share/man man -w truestat 2>/dev/null || true)
 	check install_man_found "$([[ $found == "$root/usr/share/man/man8/truestat.8" ]] && echo 0 || echo 1)" \
