@@ -381,7 +381,7 @@ def report(here, tmp, disk, rw, bs, runtime, what, svg, jout, max_ms, ladder, se
     for r in every:
         g = gain.get(r['depth']) if not r['search'] else None
         print('%4d%s %10.1f %7s %11s %10s %10s %s%10s %6s %6s' % (
-            r['depth'], '*' if r['search'] else ' ', r['iops'], f(g and (g - 1) * 100, '%+.0f%%'),
+            r['depth'], '*' if r['search'] else ' ', r['iops'], pct(g) if g else '-',
             f(r['service_mean_ms'], '%.3f'), f(r['service_p95_ms'], '%.3f'),
             f(r['service_p99_ms'], '%.3f'), '%10s ' % f(r['total_p95_ms'], '%.3f') if tot else '',
             f(r['queue_ms'], '%.3f'), f(r['held'], '%.2f'), f(r['concurrency'], '%.2f')))
