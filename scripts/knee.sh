@@ -389,9 +389,9 @@ def report(here, tmp, disk, rw, bs, runtime, what, svg, jout, max_ms, ladder, se
         a, b, hg = above
         print('  parallelism: none named: limit above the device: from depth %d to %d IOPS grew %s a doubling, but what'
               % (a['depth'], b['depth'], pct(gain[b['depth']])))
-        print('    the kernel held grew only %s (%.2f to %.2f of %d offered; CONC %s, QUEUE %s ms): the requests fio'
+        print('    the kernel held grew less than +20%% (%s: %.2f to %.2f of %d offered; CONC %s, QUEUE %s ms): the'
               % (pct(hg), a['held'], b['held'], b['depth'], f(b['concurrency'], '%.2f'), f(b['queue_ms'], '%.3f')))
-        print('    added waited in the submitter (its CPUs, its rate), not in the device or the OS queue')
+        print('    requests fio added waited in the submitter (its CPUs, its rate), not in the device or the OS queue')
     elif par is None:
         print('  parallelism: unknown (one depth only)')
     elif still:
