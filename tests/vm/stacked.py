@@ -90,6 +90,9 @@ class Run:
             m = re.match(r'<- \((\d+,\d+)\) (\d+)', v)
             if m:
                 self.remaps[m.group(1)] = int(m.group(2))
+        # ftrace's buffer: events kept / written (fewer kept: it filled up)
+        m = re.search(r'(\d+)/(\d+)', ' '.join(c.get('remaps_lost', [])))
+        self.kept = (int(m.group(1)), int(m.group(2))) if m else None
 
     def delta(self, dev, field, a='start', b='end'):
         """diskstats field (1-based after the name) of dev from tag a to b"""
@@ -162,9 +165,11 @@ def layer(tag, r, d, maj_min, lo, hi, why):
     ios, reads = al['ios'], r.delta(n, 1)
     rm = r.remaps.get(maj_min, 0)
     fan = d['events'].get('fanned_out_bios', 0)
+    lost = r.kept and r.kept[0] != r.kept[1]
     check('%s_%s_remaps' % (tag, n), int(rm != reads),
           'the kernel fired block_bio_remap from %s (%s) %d times (ftrace), for %d reads (diskstats): '
-          'each bio sent on once' % (n, maj_min, rm, reads))
+          'each bio sent on once%s' % (n, maj_min, rm, reads,
+                                       '; ftrace kept only %d of %d events' % r.kept if lost else ''))
     if al['layer_ios'] == 0:
         check('%s_%s_layer_ios' % (tag, n), 1,
               'layer_ios is 0: truestat linked none of %s\'s %d bios to its member bio, though ftrace saw %d '
@@ -303,9 +308,11 @@ def raid0(c):
         # at one job
         gap_us = (n - mean) * span / max(ios, 1) * 1e6
         check(name + '_conc', int(not 0.98 * n <= mean <= n),
-              'md0 mean concurrency %.3f for %d jobs (%.2f%% below; %.0f us per read out of md0), bound '
-              '[%.2f, %d]: each job holds one bio but between a completion and its next read'
-              % (mean, n, (1 - mean / n) * 100, gap_us, 0.98 * n, n))
+              'md0 mean concurrency %.3f for %d jobs (%s), bound [%.2f, %d]: each job holds one bio but between '
+              'a completion and its next read' % (
+                  mean, n, '%.2f%% below: %.0f us a read out of md0' % ((1 - mean / n) * 100, gap_us)
+                  if mean <= n else '%.2f%% ABOVE: more bios than the jobs can hold' % ((mean / n - 1) * 100),
+                  0.98 * n, n))
         check(name + '_max', int(mx != n or not exact),
               'md0 max concurrency %d (%s), %d jobs: one bio each' % (mx, 'exact' if exact else 'NOT exact', n))
         check(name + '_busy', int(busy < 98),
