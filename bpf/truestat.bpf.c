@@ -133,6 +133,13 @@ struct {
 	__type(value, u64);
 } oldest_issue SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_RQ_SLOTS);
+	__type(key, u32);
+	__type(value, struct ts_layer_rec);
+} layer_recs SEC(".maps");
+
 /* Bio layer links (include/truestat.h, struct ts_layer_key). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -450,7 +457,7 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
  * sweep checking it). A record is taken away by one compare-and-swap on rq,
  * so exactly one of the completion, a re-issue and the sweep ends it.
  */
-static __always_inline struct ts_rq_slot *rq_find(u64 rq)
+static __always_inline struct ts_rq_slot *rq_find(u64 rq, u32 *at)
 {
 	struct ts_rq_slot *s;
 	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
@@ -459,8 +466,10 @@ static __always_inline struct ts_rq_slot *rq_find(u64 rq)
 	for (i = 0; i < TS_RQ_PROBES; i++) {
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
-		if (s && (s->rq == rq || s->rq == rq + 1))
+		if (s && (s->rq == rq || s->rq == rq + 1)) {
+			*at = idx;
 			return s;
+		}
 	}
 	return NULL;
 }
@@ -482,8 +491,8 @@ static __always_inline bool rq_take(struct ts_rq_slot *s, u64 rq, u64 to)
 	return false;
 }
 
-/* A free slot for @rq, or NULL when its probes are all taken. */
-static __always_inline struct ts_rq_slot *rq_claim(u64 rq)
+/* A free slot for @rq (its index in *@at), or NULL: its probes all taken. */
+static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 {
 	struct ts_rq_slot *s;
 	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
@@ -493,8 +502,11 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq)
 	for (i = 0; i < TS_RQ_PROBES; i++) {
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
-		if (s && !s->rq && __sync_val_compare_and_swap(&s->rq, 0, rq) == 0)
+		if (s && !s->rq &&
+		    __sync_val_compare_and_swap(&s->rq, 0, rq) == 0) {
+			*at = idx;
 			return s;
+		}
 	}
 	return NULL;
 }
@@ -679,13 +691,13 @@ static __always_inline u64 request_queued_ns(struct request *rq,
  * here), else a free slot; NULL when the table has none.
  */
 static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
-						      bool *held)
+						      bool *held, u32 *at)
 {
-	struct ts_rq_slot *s = rq_find(addr);
+	struct ts_rq_slot *s = rq_find(addr, at);
 
 	*held = s && rq_take(s, addr, addr + 1);
 	if (!*held)
-		return rq_claim(addr);
+		return rq_claim(addr, at);
 	forget_request(s, now);
 	return s;
 }
@@ -701,9 +713,6 @@ static __always_inline void record_fill(struct ts_dev_state *st, u32 qid,
 	s->bytes = bytes;
 	s->qid = qid;
 	s->op = op;
-	s->links = 0;
-	s->sub_start_ns = 0;
-	s->sub_end_ns = 0;
 	s->depth_class = ts_depth_class(device_up(st, qid, now));
 	if (held)
 		__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
@@ -715,7 +724,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	struct ts_dev_state *st;
 	struct ts_rq_slot *s;
 	struct bio *bio;
-	u32 qid, cmd_flags, bytes;
+	u32 qid, cmd_flags, bytes, at;
 	u64 now, queued_ns;
 	bool held;
 	u8 op;
@@ -729,7 +738,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	LOAD(direct, bytes, rq->__data_len);
 	LOAD(direct, bio, rq->bio);
 	op = op_of(cmd_flags);
-	s = record_open((u64)rq, now, &held);
+	s = record_open((u64)rq, now, &held, &at);
 	queued_ns = request_queued_ns(rq, bio, qid, op, direct, now);
 	if (!s) { /* not tracked: counted untimed, its bios left */
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
@@ -885,21 +894,28 @@ static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
 }
 
 /*
- * Takes the record of @addr for its completion, copied to @rec first:
- * false when there is none. A record that the sweep held and ended
- * meanwhile was of an older life; this one's may be in another slot (its
- * issue found that one held): looked for once more.
+ * Takes the record of @addr for its completion, copied to @rec first, and
+ * its layer_recs entry to @mem when not NULL (a bio layer's): false when
+ * there is none. A record that the sweep held and ended meanwhile was of an
+ * older life; this one's may be in another slot (its issue found that one
+ * held): looked for once more.
  */
-static __always_inline bool record_end(u64 addr, struct ts_rq_slot *rec)
+static __always_inline bool record_end(u64 addr, struct ts_rq_slot *rec,
+				       struct ts_layer_rec *mem)
 {
+	struct ts_layer_rec *m;
 	struct ts_rq_slot *s;
+	u32 at = 0;
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		s = rq_find(addr);
+		s = rq_find(addr, &at);
 		if (!s)
 			return false;
 		*rec = *s;
+		m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
+		if (m)
+			*mem = *m;
 		if (rq_take(s, addr, 0))
 			return true;
 	}
@@ -916,8 +932,10 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 					struct bio *bio, bool direct, u64 now)
 {
 	struct ts_layer_key key = { .dev = st->dev };
+	struct ts_layer_rec *m;
 	struct ts_rq_slot *s;
-	u32 opf, bytes;
+	void *end_io;
+	u32 opf, bytes, at = 0;
 	u64 addr = (u64)bio;
 	bool held;
 	u8 op;
@@ -926,29 +944,50 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 	LOAD(direct, bytes, bio->bi_iter.bi_size);
 	LOAD(direct, key.sector, bio->bi_iter.bi_sector);
 	op = op_of(opf);
-	s = record_open(addr, now, &held);
+	s = record_open(addr, now, &held, &at);
 	if (!s) {
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
 		return;
+	}
+	m = bpf_map_lookup_elem(&layer_recs, &at);
+	if (m) {
+		LOAD(direct, end_io, bio->bi_end_io);
+		m->end_io = (u64)end_io;
+		m->links = 0;
+		m->sub_start_ns = 0;
+		m->sub_end_ns = 0;
 	}
 	record_fill(st, qid, s, addr, held, now, bytes, op, now);
 	bpf_map_update_elem(&layer_index, &key, &addr, BPF_ANY);
 }
 
+/* The layer_recs entry of the stacked bio at @addr, or NULL. */
+static __always_inline struct ts_layer_rec *member_entry(u64 addr,
+						      struct ts_rq_slot **s)
+{
+	u32 at = 0;
+
+	*s = rq_find(addr, &at);
+	if (!*s || (*s)->rq != addr)
+		return NULL;
+	return bpf_map_lookup_elem(&layer_recs, &at);
+}
+
 /* Member bio @bio completed: its stacked bio's record notes when. */
 static __always_inline void member_done(u64 bio, u64 now)
 {
-	struct ts_rq_slot *s;
 	u64 *upper = bpf_map_lookup_elem(&member_links, &bio);
+	struct ts_rq_slot *s;
+	struct ts_layer_rec *m;
 	u64 addr;
 
 	if (!upper)
 		return;
 	addr = *upper;
 	bpf_map_delete_elem(&member_links, &bio);
-	s = rq_find(addr);
-	if (s && s->rq == addr)
-		s->sub_end_ns = now;
+	m = member_entry(addr, &s);
+	if (m)
+		m->sub_end_ns = now;
 }
 
 /* The bios of member request @rq completed. */
@@ -966,19 +1005,19 @@ static __always_inline void members_done(struct request *rq, bool direct,
 }
 
 /*
- * Time of record @s's bio in its layer itself, ending at @now, or 0 when
- * it is not known: not sent on as exactly one member bio of its size
- * (counted), or the member's C not seen.
+ * Time of record @s's bio in its layer itself (@m: its member), ending at
+ * @now, + 1; 0 when it is not known: not sent on as exactly one member bio
+ * of its size (counted), or the member's C not seen.
  */
-static __always_inline u64 layer_time(const struct ts_rq_slot *s, u32 qid,
+static __always_inline u64 layer_time(const struct ts_rq_slot *s,
+				      const struct ts_layer_rec *m, u32 qid,
 				      u64 now)
 {
-	u32 links = s->links;
-	u64 start = s->sub_start_ns, end = s->sub_end_ns;
+	u64 start = m->sub_start_ns, end = m->sub_end_ns;
 
-	if (links > 1)
+	if (m->links > 1)
 		count_event(qid, TS_EV_FANOUT);
-	if (links != 1 || !end || start < s->issue_ns || end < start ||
+	if (m->links != 1 || !end || start < s->issue_ns || end < start ||
 	    end > now)
 		return 0;
 	return (start - s->issue_ns) + (now - end) + 1;
@@ -1021,23 +1060,25 @@ static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
 static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 					   u64 bio, u64 now)
 {
+	struct ts_layer_rec mem = {};
 	struct ts_rq_slot rec;
+	u32 at;
 
 	if (st->has_uppers)
 		member_done(bio, now);
-	if (!rq_find(bio)) {
+	if (!rq_find(bio, &at)) {
 		count_event(qid, TS_EV_UNMATCHED);
 		return;
 	}
 	if (test_drop())
 		return;
-	if (!record_end(bio, &rec)) { /* the sweep ended it meanwhile */
+	if (!record_end(bio, &rec, &mem)) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return;
 	}
 	device_down(st, qid, now, false);
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
-		      layer_time(&rec, qid, now), rec.depth_class);
+		      layer_time(&rec, &mem, qid, now), rec.depth_class);
 }
 
 /*
@@ -1054,7 +1095,8 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	struct block_device *bdev;
 	struct ts_dev_state *member;
 	struct ts_rq_slot *s;
-	u64 *upper, addr, now;
+	struct ts_layer_rec *m;
+	u64 *upper, addr;
 	u32 bd_dev, bytes, qid;
 
 	LOAD(direct, bdev, bio->bi_bdev);
@@ -1067,16 +1109,15 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	if (!upper)
 		return 0;
 	addr = *upper;
-	s = rq_find(addr);
-	if (!s || s->rq != addr)
+	m = member_entry(addr, &s);
+	if (!m || !s)
 		return 0;
 	LOAD(direct, bytes, bio->bi_iter.bi_size);
-	if (__sync_fetch_and_add(&s->links, 1) || bytes != s->bytes) {
-		s->links = 2;
+	if (__sync_fetch_and_add(&m->links, 1) || bytes != s->bytes) {
+		m->links = 2;
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
-	s->sub_start_ns = now;
+	m->sub_start_ns = bpf_ktime_get_ns();
 	bpf_map_update_elem(&member_links, &bio, &addr, BPF_ANY);
 	member = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
 	if (member && !member->has_uppers)
@@ -1117,7 +1158,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	struct request_queue *q;
 	struct ts_dev_state *st;
 	struct ts_rq_slot *s, rec;
-	u32 qid, data_len;
+	u32 qid, data_len, at;
 	u64 now;
 
 	LOAD(direct, q, rq->q);
@@ -1130,7 +1171,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	s = rq_find((u64)rq);
+	s = rq_find((u64)rq, &at);
 	if (s && record_is_older(s, rq, data_len, direct)) {
 		forget_held(s, (u64)rq, now);
 		s = NULL;
@@ -1141,7 +1182,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	}
 	if (test_drop())
 		return 0;
-	if (!record_end((u64)rq, &rec)) { /* the sweep ended it meanwhile */
+	if (!record_end((u64)rq, &rec, NULL)) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return 0;
 	}
@@ -1160,13 +1201,13 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	struct ts_rq_slot *s;
 	struct bio *bio;
 	u64 now, queued_ns;
-	u32 qid;
+	u32 qid, at;
 
 	LOAD(direct, q, rq->q);
 	st = device_of(q, rq, NULL, direct, &qid);
 	if (!st)
 		return 0;
-	s = rq_find((u64)rq);
+	s = rq_find((u64)rq, &at);
 	if (!s)
 		return 0; /* not issued while we traced: still in the OS */
 	queued_ns = s->queued_ns;
@@ -1305,37 +1346,44 @@ static __always_inline bool rq_idle(u64 rq)
 }
 
 /*
- * Whether bio @bio of device @st is done: traced to its C
- * (BIO_TRACE_COMPLETION clear), or no longer a bio on that device at all
- * (a synchronous direct read's bio lives on its task's stack, which other
- * calls overwrite once it ended).
+ * Whether bio @bio of device @st (its record at @idx) is done: traced to
+ * its C (BIO_TRACE_COMPLETION clear), or no longer that bio at all: its
+ * device or its bi_end_io is not the one it had at Q, or its memory is
+ * gone (a synchronous direct read's bio lives on its task's stack, which
+ * other calls overwrite once it ended, and which is freed with the task).
  */
-static __always_inline bool bio_idle(u64 bio, struct ts_dev_state *st)
+static __always_inline bool bio_idle(u64 bio, struct ts_dev_state *st,
+				     u32 idx)
 {
+	struct ts_layer_rec *m = bpf_map_lookup_elem(&layer_recs, &idx);
 	struct bio *b = (struct bio *)bio;
 	struct block_device *bdev;
 	struct request_queue *q;
 	unsigned short flags;
+	void *end_io;
 
-	if (bio_traced_bit >= 16 ||
-	    bpf_core_read(&flags, sizeof(flags), &b->bi_flags))
+	if (bio_traced_bit >= 16)
 		return false;
-	if (!(flags & (1U << (bio_traced_bit & 15))))
+	/* unreadable: the stack it lived on was freed with its task */
+	if (bpf_core_read(&flags, sizeof(flags), &b->bi_flags) ||
+	    !(flags & (1U << (bio_traced_bit & 15))))
 		return true;
 	if (bpf_core_read(&bdev, sizeof(bdev), &b->bi_bdev) ||
-	    bpf_core_read(&q, sizeof(q), &bdev->bd_queue))
+	    bpf_core_read(&q, sizeof(q), &bdev->bd_queue) ||
+	    bpf_core_read(&end_io, sizeof(end_io), &b->bi_end_io))
 		return true;
-	return (u64)q != st->queue;
+	return (u64)q != st->queue || (m && (u64)end_io != m->end_io);
 }
 
-/* Whether the request or bio of record @s is done (its C may be unseen). */
-static __always_inline bool record_idle(struct ts_rq_slot *s, u64 addr)
+/* Whether the request or bio of record @s (at @idx) is done: C maybe unseen. */
+static __always_inline bool record_idle(struct ts_rq_slot *s, u32 idx,
+					u64 addr)
 {
 	u32 qid = s->qid;
 	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
 
 	if (st && st->layer == TS_LAYER_BIO)
-		return bio_idle(addr, st);
+		return bio_idle(addr, st, idx);
 	return rq_idle(addr);
 }
 
@@ -1366,7 +1414,7 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 	if (!s || !(rq = s->rq) || (rq & 1))
 		return 0;
 	issue_ns = s->issue_ns;
-	if (!record_idle(s, rq)) {
+	if (!record_idle(s, idx, rq)) {
 		note_in_flight(s);
 		return 0;
 	}

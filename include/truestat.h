@@ -204,12 +204,12 @@ struct ts_dev_state {
 	__u64 queue;	 /* address of the request_queue owning this entry,
 			  * with bit 0 set while it is being claimed */
 	__u32 dev;	 /* kernel dev_t of the whole disk: major << 20 | minor */
-	__u32 mode;	 /* enum ts_dev_mode */
+	__u16 mode;	 /* enum ts_dev_mode */
+	__u8 layer;	 /* enum ts_layer */
+	__u8 has_uppers; /* a member of a stacked device: its completions
+			  * end member bios (block_bio_remap seen to it) */
 	__u32 hist_slot; /* 1 + its histograms' index in hists, 0: none */
 	__u32 suspects;	 /* last sweep: idle requests too young to repair */
-	__u32 layer;	 /* enum ts_layer */
-	__u32 has_uppers; /* a member of a stacked device: its completions
-			   * end member bios (block_bio_remap seen to it) */
 	__u64 in_device; /* issued, not completed (ts_depth_of) */
 	__u64 in_os;	 /* entered (Q), not yet issued (ts_depth_of) */
 	__s64 device_peak; /* highest in_device since the last sweep */
@@ -236,8 +236,17 @@ struct ts_rq_slot {
 	__u16 qid;
 	__u8 op;
 	__u8 depth_class; /* ts_depth_class() of the depth it was issued at */
-	/* bio layer: the member bio it was sent on as (block_bio_remap) */
-	__u32 links;	   /* member bios seen, 2: not one-to-one */
+};
+
+/*
+ * ARRAY layer_recs, beside rq_slots (same index), for the records of a bio
+ * layer only: what tells its bio from memory that no longer is one, and
+ * the member bio it was sent on as (block_bio_remap). Apart, so that a
+ * request's record stays 32 bytes.
+ */
+struct ts_layer_rec {
+	__u64 end_io;	    /* the bio's bi_end_io at Q */
+	__u32 links;	    /* member bios seen; 2: not one-to-one */
 	__u32 pad;
 	__u64 sub_start_ns; /* the member bio's Q (its remap) */
 	__u64 sub_end_ns;   /* the member bio's C, 0: not yet */
