@@ -203,6 +203,20 @@ static __always_inline u32 addr_lo(u64 addr)
 	return lo;
 }
 
+/*
+ * @ptr as a plain number that a helper may read as a map key or value: a
+ * pointer copied to the stack and handed to a map helper is not one for
+ * the verifier of 6.1 and 6.12 (it loses the pointer's type there, and the
+ * program is rejected). A copy through bpf_probe_read_kernel is a number.
+ */
+static __always_inline u64 ptr_value(const void *ptr)
+{
+	u64 tmp = (u64)ptr, v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &tmp);
+	return v;
+}
+
 static __always_inline void count_event(u32 qid, enum ts_event ev)
 {
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
@@ -971,8 +985,10 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 		m->sub_end_ns = 0;
 	}
 	record_fill(st, qid, s, addr, held, now, bytes, op, now);
-	if (bpf_map_lookup_elem(&stacked, &key.dev))
+	if (bpf_map_lookup_elem(&stacked, &key.dev)) {
+		addr = ptr_value(bio);
 		bpf_map_update_elem(&layer_index, &key, &addr, BPF_ANY);
+	}
 }
 
 /* The layer_recs entry of the stacked bio at @addr, or NULL. */
@@ -990,7 +1006,8 @@ static __always_inline struct ts_layer_rec *member_entry(u64 addr,
 /* Member bio @bio completed: its stacked bio's record notes when. */
 static __always_inline void member_done(u64 bio, u64 now)
 {
-	u64 *upper = bpf_map_lookup_elem(&member_links, &bio);
+	u64 key = ptr_value((void *)bio);
+	u64 *upper = bpf_map_lookup_elem(&member_links, &key);
 	struct ts_rq_slot *s;
 	struct ts_layer_rec *m;
 	u64 addr;
@@ -998,7 +1015,7 @@ static __always_inline void member_done(u64 bio, u64 now)
 	if (!upper)
 		return;
 	addr = *upper;
-	bpf_map_delete_elem(&member_links, &bio);
+	bpf_map_delete_elem(&member_links, &key);
 	m = member_entry(addr, &s);
 	if (m)
 		m->sub_end_ns = now;
@@ -1111,7 +1128,7 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	struct ts_dev_state *member;
 	struct ts_rq_slot *s;
 	struct ts_layer_rec *m;
-	u64 *upper, addr;
+	u64 *upper, addr, member_key;
 	u32 bd_dev, bytes, qid;
 
 	LOAD(direct, bdev, bio->bi_bdev);
@@ -1136,7 +1153,8 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 		return 0;
 	}
 	m->sub_start_ns = bpf_ktime_get_ns();
-	bpf_map_update_elem(&member_links, &bio, &addr, BPF_ANY);
+	member_key = ptr_value(bio);
+	bpf_map_update_elem(&member_links, &member_key, &addr, BPF_ANY);
 	member = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
 	if (member && !member->has_uppers)
 		member->has_uppers = 1;
