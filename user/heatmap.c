@@ -23,6 +23,10 @@ static const char *const kind_titles[NR_KINDS] = {
 	"queue time (Q\xe2\x86\x92" "D: queued in the OS to issued)",
 };
 
+/* A bio-based device's service panel: it has no D, nor an OS queue. */
+static const char layer_title[] =
+	"time in its layer (Q\xe2\x86\x92" "C: bio-based, no OS queue)";
+
 /* The rows lo .. lo + n - 1 of one column of one panel. */
 struct hm_col {
 	unsigned short lo, n;
@@ -33,6 +37,7 @@ struct hm_panel {
 	char dev[64];
 	unsigned int major, minor;
 	int op, kind;
+	bool bio_layer;
 	struct hm_col *cols;
 	int cap;
 	__u64 total;
@@ -261,6 +266,7 @@ static struct hm_panel *panel(struct ts_heatmap *h,
 	p->minor = d->minor;
 	p->op = op;
 	p->kind = kind;
+	p->bio_layer = d->bio_layer;
 	return p;
 }
 
@@ -486,7 +492,8 @@ static void put_panel(FILE *f, const struct ts_heatmap *h,
 		(unsigned long long)p->total, (unsigned long long)max);
 	fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"title\">", ML, y0 + 18);
 	put_escaped(f, p->dev);
-	fprintf(f, " %s: %s</text>\n", ts_op_names[p->op], kind_titles[p->kind]);
+	fprintf(f, " %s: %s</text>\n", ts_op_names[p->op],
+		p->bio_layer ? layer_title : kind_titles[p->kind]);
 	fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"sub\">%llu I/Os; the "
 		   "busiest cell holds %llu</text>\n",
 		ML, y0 + 35, (unsigned long long)p->total,

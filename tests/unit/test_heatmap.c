@@ -205,6 +205,7 @@ static void test_svg_panels_and_counts(void **state)
 	strcpy(r->dev[0].name, "a&<b>");
 	r->dev[2].hist = NULL;	   /* beyond the devices with histograms */
 	r->dev[3].active = false; /* idle in this span */
+	r->dev[1].bio_layer = true; /* md, dm, zram: time in its layer */
 	r->hist[3][0].service[100] = 99;
 	for (i = 0; i < 3; i++) {
 		memset(r->hist, 0, sizeof(r->hist));
@@ -251,6 +252,9 @@ static void test_svg_panels_and_counts(void **state)
 	assert_int_equal(count_of(svg, "seconds since start"), 4);
 	assert_int_equal(count_of(svg, "service time (log)"), 3);
 	assert_int_equal(count_of(svg, "queue time (log)"), 1);
+	/* d1 is bio-based: its one panel is its time in its layer */
+	assert_int_equal(count_of(svg, "time in its layer (Q\xe2\x86\x92" "C"), 1);
+	assert_int_equal(count_of(svg, "issued to completed"), 2);
 	free(svg);
 	ts_heatmap_free(h);
 	free(r);
