@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Conventions users expect: the man page renders without warnings and lists
-# every option of --help; --version; the bash completion offers options and
+# every option of --help, as README's Options block does; --version; the bash completion offers options and
 # the disks and partitions that exist; real -j -H -D output validates against
 # schema/truestat.schema.json, and output with an undocumented field does not;
 # make install puts the six files where they belong.
@@ -44,6 +44,15 @@ for opt in $(grep -oE -- '--[a-z][a-z-]+' "$tmp/man.options" | sort -u); do
 	grep -qxF -- "$opt" "$tmp/help.opts" || extra+=("$opt")
 done
 check man_no_stale_options ${#extra[@]} "long options in the man page's OPTIONS but not in --help: ${extra[*]:-none}"
+
+# The README's "## Options" block (its short list; the man page is the
+# reference) names every option of --help, and none that --help lacks.
+awk '/^## Options$/{s=1; next} s&&/^## /{exit} s&&/^```/{f++; next} s&&f==1' "$TS_ROOT/README.md" >"$tmp/readme.options"
+grep -oE -- '^  (-[a-zA-Z], )? *--[a-z][a-z-]*' "$tmp/readme.options" | grep -oE -- '--[a-z-]+|-[a-zA-Z]' |
+	sort -u >"$tmp/readme.opts"
+check readme_lists_help_options \
+	"$([[ -s $tmp/readme.opts ]] && cmp -s "$tmp/help.opts" "$tmp/readme.opts" && echo 0 || echo 1)" \
+	"$(wc -l <"$tmp/readme.opts") options in README's Options block, $(wc -l <"$tmp/help.opts") in --help; only in --help: $(comm -23 "$tmp/help.opts" "$tmp/readme.opts" | xargs) ; only in README: $(comm -13 "$tmp/help.opts" "$tmp/readme.opts" | xargs)"
 th=$(sed -n 's/^\.TH .*"truestat \([^"]*\)".*/\1/p' "$MAN")
 check man_version "$([[ $th == "$VERSION" ]] && echo 0 || echo 1)" \
 	"the man page's .TH says truestat $th, the Makefile VERSION $VERSION"
@@ -234,8 +243,9 @@ print('schema_rejects_mutations', int(bool(base or accepted)),
          '; accepted: ' + ', '.join(accepted) if accepted else ''))
 EOF
 
-# README and schema name the same fields.
-"$py_schema" - "$SCHEMA" "$TS_ROOT/README.md" <<'EOF' | check_lines
+# doc/json.md (where the README points for -j) and the schema name the same
+# fields; a page without its example fails, it does not pass unchecked.
+"$py_schema" - "$SCHEMA" "$TS_ROOT/doc/json.md" <<'EOF' | check_lines
 import json, re, sys
 def names(node, out):
     if isinstance(node, dict):
@@ -247,12 +257,17 @@ def names(node, out):
             names(v, out)
     return out
 schema = names(json.load(open(sys.argv[1])), set())
-readme = open(sys.argv[2]).read()
-block = readme.split('### JSON (`-j`)', 1)[1].split('```')[1]
+page = open(sys.argv[2]).read()
+parts = re.split(r'^# JSON \(`-j`\)\n', page, maxsplit=1, flags=re.M)
+fences = parts[1].split('```') if len(parts) == 2 else []
+if len(fences) < 3:
+    print('schema_doc_json 1 doc/json.md has no "# JSON (`-j`)" heading followed by a fenced example')
+    sys.exit(0)
+block = fences[1]
 documented = set(re.findall(r'"([a-z0-9_]+)":', block))
 words = set(re.findall(r'[a-z0-9_]+', block))
-print('schema_readme', int(bool(documented - schema or schema - words)),
-      '%d field names in the schema, %d keys in README\'s JSON example; not in the schema: %s; not in README: %s'
+print('schema_doc_json', int(bool(documented - schema or schema - words)),
+      '%d field names in the schema, %d keys in doc/json.md\'s JSON example; not in the schema: %s; not in doc/json.md: %s'
       % (len(schema), len(documented), ' '.join(sorted(documented - schema)) or 'none',
          ' '.join(sorted(schema - words)) or 'none'))
 EOF
