@@ -34,7 +34,7 @@ const char ts_usage[] =
 	"                     (dm-0, or its /dev/mapper name) and zram devices\n"
 	"                     are traced at their own layer, and a stacked one\n"
 	"                     (md, dm) with the disks it is made of\n"
-	"  -j, --json         one JSON object per report (see README)\n"
+	"  -j, --json         one JSON object per report (man truestat, doc/json.md)\n"
 	"  -H, --hist[=fine]  also print the latency histograms (queue, service,\n"
 	"                     total) and request sizes per disk and direction,\n"
 	"                     in powers of two of us; =fine: every bucket\n"
