@@ -217,10 +217,12 @@ case_dm() {
 		[ -n "$d" ] || { say $c setup_failed "$t"; continue; }
 		say $c dev "$t $d $(cat /sys/block/$d/dev)"
 		names="$names $d"
+		# by the /dev/mapper name, as users know them: truestat
+		# resolves it to dm-N, the name it reports
+		args="$args -d $t"
 	done
 	say $c setup "in $t0..$(now) s"
 	remaps_start
-	for d in $names; do args="$args -d $d"; done
 	[ -n "$names" ] && ts_start $c $args || pid=
 	ds $c start $names nullb0
 	for d in $names; do
