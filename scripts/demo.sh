@@ -197,9 +197,17 @@ if mode == 'row':
         conc += c['mean'] * r['span_s']
         busy += c['busy_pct'] * r['span_s']
         exact = exact and c['exact']
+    # what an unseen completion can add to CONC: its request stays in the
+    # depth to its estimated end, issue + the last report's mean service
+    # (the hint), or to the next report when found then (suspect: under
+    # 10 ms); found in one of the window's reports or the one after
+    near = [mine(r) for r in reps[max(first - 1, 0):last + 1]]
+    hint_ms = max([(x['all']['service_ms'] or 0) for x in near if x] + [0])
+    missed_near = sum(x['all']['missed'] for x in near[1 if first else 0:] if x)
     ts = {'iops': n_ios / span, 'service_ms': svc / n_ios if n_ios else None,
           'queue_ms': q / qn if qn else None, 'conc': conc / span, 'busy_pct': busy / span,
-          'exact': exact, 'ios': n_ios, 'missed': missed, 'span_s': span}
+          'exact': exact, 'ios': n_ios, 'missed': missed, 'span_s': span,
+          'missed_near': missed_near, 'hint_max_ms': hint_ms}
     row = {'threads': n, 't0': t0, 't1': t1, 'iostat': io, 'truestat': ts,
            'realtime_minus_monotonic_s': time.time() - time.monotonic()}
     with open(tmp + '/rows.jsonl', 'a') as f:
