@@ -42,12 +42,15 @@ MAKEFLAGS += --no-print-directory
 endif
 
 # Userspace objects, split so that unit tests link what they test.
-LIB_OBJS := opts devices depth bounds histogram curve report json output httpd prom heatmap heatmap_svg
+LIB_OBJS := opts devices depth bounds histogram curve report json output httpd webconfig webauth prom heatmap heatmap_svg
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 # The simulated disk the integration tests measure truestat against.
 SIMDISK := $(OUTPUT)/simdisk
+# The exporter's --web.config.file: TLS (OpenSSL), its YAML (libyaml) and
+# bcrypt (libcrypt).
+WEB_LIBS = $(shell $(PKG_CONFIG) --libs openssl yaml-0.1 libcrypt 2>/dev/null || echo -lssl -lcrypto -lyaml -lcrypt)
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
@@ -88,7 +91,7 @@ $(OUTPUT)/%.o: user/%.c $(wildcard user/*.h include/*.h) | $(OUTPUT)
 
 truestat: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(WEB_LIBS) -lm -o $@
 
 # The same objects linked statically (libbpf.a, libelf.a, libz.a from the
 # Debian -dev packages): one self-contained file that the VM tests copy into
@@ -96,11 +99,12 @@ truestat: $(LIB_O) $(APP_O)
 truestat-static: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(LDFLAGS) \
-		$(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lm -o $@
+		$(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) \
+		$(shell $(PKG_CONFIG) --static --libs openssl yaml-0.1 libcrypt 2>/dev/null) -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LIB_O) $(LDFLAGS) -lcmocka $(WEB_LIBS) -lm -o $@
 
 # Test tools: the BPF build of include/hist.h against the userspace one
 # (hist-check); per-CPU counters on the block tracepoints of one disk beside
@@ -140,13 +144,15 @@ $(SIMDISK): tests/simdisk/simdisk.c | $(OUTPUT)
 FUZZERS := $(OUTPUT)/fuzz_http $(OUTPUT)/fuzz_args
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Iuser
 
-$(OUTPUT)/fuzz_http: tests/fuzz/fuzz_http.c user/httpd.c user/httpd.h | $(OUTPUT)
-	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+FUZZ_WEB := user/httpd.c user/webauth.c user/webconfig.c
 
-$(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/opts.c user/httpd.c $(wildcard user/*.h) | $(OUTPUT)
+$(OUTPUT)/fuzz_http: tests/fuzz/fuzz_http.c $(FUZZ_WEB) $(wildcard user/*.h) | $(OUTPUT)
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(WEB_LIBS) -o $@
+
+$(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/opts.c $(FUZZ_WEB) $(wildcard user/*.h) | $(OUTPUT)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(WEB_LIBS) -o $@
 
 # Install what is missing from Debian's packages, quiet and idempotent
 # (scripts/deps.sh): deps what building and running need, deps-test the

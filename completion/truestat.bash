@@ -31,7 +31,7 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --json --hist --depth --light --prometheus --heatmap --verbose --raw-tp --version --help"
+	local longs="--device --json --hist --depth --light --prometheus --web.config.file --heatmap --verbose --raw-tp --version --help"
 	local shorts="-d -j -H -D -L -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
@@ -49,14 +49,16 @@ _truestat()
 		case $opt in
 		--device) _truestat_devices_matching "--device=" "$cur" ;;
 		--hist) [[ fine == "$cur"* ]] && COMPREPLY=(--hist=fine) ;;
-		--heatmap) mapfile -t COMPREPLY < <(compgen -f -P --heatmap= -- "$cur") ;;
+		--heatmap | --web.config.file)
+			mapfile -t COMPREPLY < <(compgen -f -P "$opt=" -- "$cur") ;;
 		esac
 		return 0
 	fi
 	case $opt in
 	--device) _truestat_devices_matching "" "$cur"; return 0 ;;
 	--hist) [[ fine == "$cur"* ]] && COMPREPLY=(fine); return 0 ;;
-	--heatmap) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
+	--heatmap | --web.config.file)
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
 	?*) return 0 ;;
 	esac
 

@@ -10,11 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <openssl/err.h>
 
 #include "httpd.h"
+#include "webauth.h"
 
 struct client {
 	int fd; /* -1: free */
+	SSL *tls; /* NULL: plain HTTP */
+	short tls_wants; /* what TLS waits for (POLLIN, POLLOUT), or 0 */
 	char in[TS_HTTP_MAX_REQUEST];
 	size_t in_len;
 	char *out; /* reply, malloc'd; NULL while reading */
@@ -24,6 +28,7 @@ struct client {
 
 struct ts_httpd {
 	int fd;
+	struct ts_web *web; /* TLS and users; NULL: plain, anyone */
 	long long accept_after_ns; /* out of fds: wait before accepting */
 	struct client c[TS_HTTP_MAX_CLIENTS];
 };
@@ -161,6 +166,7 @@ static const char *reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
@@ -182,7 +188,9 @@ static void reply(struct client *c, int status, const char *type,
 		     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
 		     "Content-Length: %zu\r\nConnection: close\r\n%s\r\n",
 		     status, reason(status), type, body_len,
-		     status == 405 ? "Allow: GET\r\n" : "");
+		     status == 405 ? "Allow: GET\r\n" :
+		     status == 401 ? "WWW-Authenticate: Basic realm=\"truestat\", charset=\"UTF-8\"\r\n" :
+				     "");
 	c->out = malloc(n + body_len);
 	if (!c->out) {
 		c->out_len = 0;
@@ -204,15 +212,31 @@ static void reply_error(struct client *c, int status)
 
 static void close_client(struct client *c)
 {
+	if (c->tls) {
+		SSL_shutdown(c->tls); /* close_notify, if it goes at once */
+		SSL_free(c->tls);
+	}
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->out);
 	c->fd = -1;
+	c->tls = NULL;
+	c->tls_wants = 0;
 	c->out = NULL;
 	c->in_len = c->out_len = c->out_off = 0;
 }
 
-static void on_request(struct client *c, ts_http_render_fn render, void *ctx)
+/* A request that parsed (even to a wrong path or method) needs a user. */
+static bool authorized(struct ts_web *web, const struct client *c,
+		       enum ts_http_route route, int status)
+{
+	if (route == TS_HTTP_ERROR && status != 404 && status != 405)
+		return true;
+	return ts_web_authorized(web, c->in, c->in_len);
+}
+
+static void on_request(struct client *c, struct ts_web *web,
+		       ts_http_render_fn render, void *ctx)
 {
 	enum ts_http_route route;
 	char *body;
@@ -220,6 +244,12 @@ static void on_request(struct client *c, ts_http_render_fn render, void *ctx)
 	int status = 0;
 
 	route = ts_http_route(c->in, c->in_len, &status);
+	if (route == TS_HTTP_INCOMPLETE)
+		return;
+	if (!authorized(web, c, route, status)) {
+		reply_error(c, 401);
+		return;
+	}
 	switch (route) {
 	case TS_HTTP_INCOMPLETE:
 		return;
@@ -243,9 +273,59 @@ static void on_request(struct client *c, ts_http_render_fn render, void *ctx)
 	}
 }
 
-static void on_readable(struct client *c, ts_http_render_fn render, void *ctx)
+/*
+ * After SSL_read or SSL_write returned @n <= 0: -1 with errno EAGAIN and
+ * c->tls_wants set when TLS waits for the socket (a handshake in
+ * progress, a record half read), 0 at the peer's close_notify, -1 with
+ * errno EPROTO on a TLS error (no certificate, wrong version, not TLS).
+ */
+static ssize_t tls_result(struct client *c, int n)
 {
-	ssize_t n = read(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len);
+	switch (SSL_get_error(c->tls, n)) {
+	case SSL_ERROR_WANT_READ:
+		c->tls_wants = POLLIN;
+		break;
+	case SSL_ERROR_WANT_WRITE:
+		c->tls_wants = POLLOUT;
+		break;
+	case SSL_ERROR_ZERO_RETURN:
+		return 0;
+	default:
+		ERR_clear_error();
+		errno = EPROTO;
+		return -1;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+static ssize_t client_read(struct client *c, void *buf, size_t len)
+{
+	int n;
+
+	if (!c->tls)
+		return read(c->fd, buf, len);
+	c->tls_wants = 0;
+	n = SSL_read(c->tls, buf, (int)len);
+	return n > 0 ? n : tls_result(c, n);
+}
+
+static ssize_t client_write(struct client *c, const void *buf, size_t len)
+{
+	int n;
+
+	if (!c->tls)
+		return write(c->fd, buf, len);
+	c->tls_wants = 0;
+	n = SSL_write(c->tls, buf, (int)len);
+	return n > 0 ? n : tls_result(c, n);
+}
+
+static void on_readable(struct client *c, struct ts_web *web,
+			ts_http_render_fn render, void *ctx)
+{
+	ssize_t n = client_read(c, c->in + c->in_len,
+				sizeof(c->in) - c->in_len);
 
 	if (n <= 0) {
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
@@ -253,14 +333,15 @@ static void on_readable(struct client *c, ts_http_render_fn render, void *ctx)
 		return;
 	}
 	c->in_len += n;
-	on_request(c, render, ctx);
-	if (c->out)
+	on_request(c, web, render, ctx);
+	if (c->out && !c->tls)
 		shutdown(c->fd, SHUT_RD);
 }
 
 static void on_writable(struct client *c)
 {
-	ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+	ssize_t n = client_write(c, c->out + c->out_off,
+				 c->out_len - c->out_off);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -290,10 +371,19 @@ static void accept_clients(struct ts_httpd *h)
 		}
 		h->c[i].fd = fd;
 		h->c[i].since_ns = now_ns();
+		if (!ts_web_tls(h->web))
+			continue;
+		h->c[i].tls = SSL_new(ts_web_tls(h->web));
+		if (!h->c[i].tls || !SSL_set_fd(h->c[i].tls, fd)) {
+			close_client(&h->c[i]);
+			return;
+		}
+		SSL_set_accept_state(h->c[i].tls);
 	}
 }
 
-struct ts_httpd *ts_httpd_open(const char *spec, char *err, size_t errlen)
+struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,
+			       char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	struct ts_httpd *h;
@@ -309,6 +399,7 @@ struct ts_httpd *ts_httpd_open(const char *spec, char *err, size_t errlen)
 	}
 	for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++)
 		h->c[i].fd = -1;
+	h->web = web;
 	h->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 		       0);
 	if (h->fd < 0 ||
@@ -359,7 +450,9 @@ static void watch(const struct ts_httpd *h, bool accept, struct pollfd *p)
 	for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++)
 		p[i + 1] = (struct pollfd){
 			.fd = h->c[i].fd,
-			.events = h->c[i].out ? POLLOUT : POLLIN,
+			.events = h->c[i].tls_wants ? h->c[i].tls_wants :
+				  h->c[i].out	     ? POLLOUT :
+							POLLIN,
 		};
 }
 
@@ -378,7 +471,7 @@ static void serve_ready(struct ts_httpd *h, const struct pollfd *p,
 		else if (c->out)
 			on_writable(c);
 		else
-			on_readable(c, render, ctx);
+			on_readable(c, h->web, render, ctx);
 	}
 	if (p[0].revents & POLLIN)
 		accept_clients(h);

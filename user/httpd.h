@@ -2,7 +2,8 @@
 /*
  * A small, defensive HTTP server for the Prometheus exporter: one thread,
  * poll(), GET /metrics and GET / only, bounded requests, timeouts, a
- * bounded number of connections, nothing changed through HTTP.
+ * bounded number of connections, nothing changed through HTTP. With a web
+ * configuration (webauth.h): TLS by OpenSSL, and 401 without a user.
  */
 #ifndef TS_HTTPD_H
 #define TS_HTTPD_H
@@ -38,11 +39,14 @@ int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
 enum ts_http_route ts_http_route(const char *buf, size_t len, int *status);
 
 struct ts_httpd;
+struct ts_web;
 
 /* The /metrics body: malloc'd text, its length in *len; NULL on failure. */
 typedef char *(*ts_http_render_fn)(void *ctx, size_t *len);
 
-struct ts_httpd *ts_httpd_open(const char *spec, char *err, size_t errlen);
+/* @web: TLS and users, kept by the caller; NULL: plain HTTP, anyone. */
+struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,
+			       char *err, size_t errlen);
 
 /*
  * Serves until @deadline (CLOCK_MONOTONIC) or until *stop is set; with @h

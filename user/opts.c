@@ -50,6 +50,11 @@ const char ts_usage[] =
 	"                     serve /metrics in the Prometheus text format\n"
 	"                     (cumulative histograms, counters, gauges);\n"
 	"                     ADDR defaults to 127.0.0.1\n"
+	"      --web.config.file=FILE\n"
+	"                     TLS and basic auth for --prometheus, in the\n"
+	"                     Prometheus exporter toolkit's format\n"
+	"                     (tls_server_config, basic_auth_users with bcrypt\n"
+	"                     hashes; man truestat, doc/prometheus.md)\n"
 	"      --heatmap=FILE.svg\n"
 	"                     at exit, write a latency heat map of the run: time\n"
 	"                     in intervals across, log latency up, colour = I/Os;\n"
@@ -172,6 +177,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "depth", no_argument, NULL, 'D' },
 		{ "light", no_argument, NULL, 'L' },
 		{ "prometheus", required_argument, NULL, 'P' },
+		{ "web.config.file", required_argument, NULL, 'W' },
 		{ "heatmap", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -220,6 +226,17 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			if (ts_http_parse_addr(optarg, &ss, &sslen, err, errlen))
 				return -1;
 			o->prometheus = optarg;
+			break;
+		case 'W':
+			if (o->web_config)
+				return fail(err, errlen,
+					    "option '--web.config.file' given twice (%s)",
+					    "one file only");
+			if (!*optarg)
+				return fail(err, errlen,
+					    "bad --web.config.file '%s': needs a file name",
+					    optarg);
+			o->web_config = optarg;
 			break;
 		case 'M':
 			if (o->heatmap)
@@ -278,6 +295,10 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		return -1;
 	if (npos == 2 && parse_count(argv[optind + 1], &o->count, err, errlen))
 		return -1;
+	if (o->web_config && !o->prometheus)
+		return fail(err, errlen,
+			    "--web.config.file is for the exporter: give --prometheus too (e.g. truestat --prometheus=9101 --web.config.file=%s)",
+			    o->web_config);
 	if (o->heatmap && !o->interval_s)
 		return fail(err, errlen,
 			    "--heatmap needs an interval: its columns are the "

@@ -18,6 +18,7 @@ struct ts_opts {
 	bool depth;  /* -D: the parallelism curve */
 	bool light;  /* -L: no bio programs; Q from the request's allocation */
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
+	const char *web_config; /* --web.config.file FILE, or NULL */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */
 	bool help;
 	bool version; /* -V, --version */

@@ -16,6 +16,7 @@
 #include "devices.h"
 #include "heatmap.h"
 #include "httpd.h"
+#include "webauth.h"
 #include "opts.h"
 #include "output.h"
 #include "prom.h"
@@ -144,6 +145,7 @@ static void install_signals(void)
 /* What a scrape of /metrics needs: the run's start and room for now. */
 struct exporter {
 	struct ts_httpd *httpd;
+	struct ts_web *web; /* --web.config.file, or NULL */
 	struct ts_tracer *tracer;
 	const struct ts_snapshot *first;
 	struct ts_snapshot *now;
@@ -271,7 +273,8 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 {
 	char err[256];
 
-	exporter.httpd = ts_httpd_open(o->prometheus, err, sizeof(err));
+	exporter.httpd = ts_httpd_open(o->prometheus, exporter.web, err,
+				       sizeof(err));
 	if (!exporter.httpd) {
 		ts_tracer_close(tracer);
 		die(EXIT_FAILURE, err);
@@ -312,6 +315,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	check_privileges();
+	/* a bad file stops truestat here, before anything is attached */
+	if (o.web_config &&
+	    !(exporter.web = ts_web_open(o.web_config, err, sizeof(err))))
+		die(EXIT_USAGE, err);
 	topts.nkdevs = resolve_devices(&o, kdevs);
 	find_untraceable(&o);
 	topts.kdevs = kdevs;
@@ -393,6 +400,7 @@ int main(int argc, char **argv)
 		rc = EXIT_FAILURE;
 	}
 	ts_httpd_close(exporter.httpd);
+	ts_web_close(exporter.web);
 	free(exporter.now), free(exporter.report), free(exporter.printed);
 	ts_tracer_close(tracer);
 	free(first), free(prev), free(cur), free(gone), free(report);

@@ -30,17 +30,17 @@ fi
 # The options as --help lists them ("  -d, --device=NAME", "      --raw-tp"),
 # and the OPTIONS section of the man page with its \- turned into -.
 "$T" --help >"$tmp/help"
-grep -oE -- '^  (-[a-zA-Z], )? *--[a-z][a-z-]*' "$tmp/help" | grep -oE -- '--[a-z-]+|-[a-zA-Z]' |
+grep -oE -- '^  (-[a-zA-Z], )? *--[a-z][a-z-]*(\.[a-z][a-z-]*)*' "$tmp/help" | grep -oE -- '--[a-z][a-z-]*(\.[a-z][a-z-]*)*|-[a-zA-Z]' |
 	sort -u >"$tmp/help.opts"
 sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$MAN" | sed 's/\\-/-/g' >"$tmp/man.options"
 missing=()
 while read -r opt; do
-	grep -qE -- "(^|[^a-zA-Z-])$opt([^a-z-]|\$)" "$tmp/man.options" || missing+=("$opt")
+	grep -qE -- "(^|[^a-zA-Z-])${opt//./\\.}\\.?([^a-z.-]|\$)" "$tmp/man.options" || missing+=("$opt")
 done <"$tmp/help.opts"
 check man_lists_help_options ${#missing[@]} \
 	"$(wc -l <"$tmp/help.opts") options in --help ($(grep -c -- '^--' "$tmp/help.opts") long), all in the man page's OPTIONS; missing: ${missing[*]:-none}"
 extra=()
-for opt in $(grep -oE -- '--[a-z][a-z-]+' "$tmp/man.options" | sort -u); do
+for opt in $(grep -oE -- '--[a-z][a-z-]+(\.[a-z][a-z-]*)*' "$tmp/man.options" | sort -u); do
 	grep -qxF -- "$opt" "$tmp/help.opts" || extra+=("$opt")
 done
 check man_no_stale_options ${#extra[@]} "long options in the man page's OPTIONS but not in --help: ${extra[*]:-none}"
@@ -48,7 +48,7 @@ check man_no_stale_options ${#extra[@]} "long options in the man page's OPTIONS 
 # The README's "## Options" block (its short list; the man page is the
 # reference) names every option of --help, and none that --help lacks.
 awk '/^## Options$/{s=1; next} s&&/^## /{exit} s&&/^```/{f++; next} s&&f==1' "$TS_ROOT/README.md" >"$tmp/readme.options"
-grep -oE -- '^  (-[a-zA-Z], )? *--[a-z][a-z-]*' "$tmp/readme.options" | grep -oE -- '--[a-z-]+|-[a-zA-Z]' |
+grep -oE -- '^  (-[a-zA-Z], )? *--[a-z][a-z-]*(\.[a-z][a-z-]*)*' "$tmp/readme.options" | grep -oE -- '--[a-z][a-z-]*(\.[a-z][a-z-]*)*|-[a-zA-Z]' |
 	sort -u >"$tmp/readme.opts"
 check readme_lists_help_options \
 	"$([[ -s $tmp/readme.opts ]] && cmp -s "$tmp/help.opts" "$tmp/readme.opts" && echo 0 || echo 1)" \
