@@ -30,7 +30,7 @@ test_only() {
 	# and file systems; bench/overhead.sh; the older kernels (tests/vm)
 	echo libcmocka-dev "libclang-rt-$c-dev" "libfuzzer-$c-dev" \
 		blktrace sysstat libbpf-tools \
-		prometheus curl \
+		prometheus curl openssl \
 		python3-jsonschema groff-base libxml2-utils librsvg2-bin valgrind \
 		util-linux fdisk e2fsprogs \
 		bc \
