@@ -66,7 +66,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c $(wildcard include/*.h) $(OUTPUT)/vmlinux.h
+$(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c $(wildcard bpf/*.h include/*.h) $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a completion adds: the histograms, the requests that completed
+ * untimed, a record taken at its end, and a request's figures.
+ */
+#ifndef TS_ACCOUNT_BPF_H
+#define TS_ACCOUNT_BPF_H
+
+/*
+ * Array indexes: left alone, clang checks one copy of a bucket number and
+ * indexes with another, made by a 32-bit move; the 6.1 verifier (tests/vm)
+ * does not carry the bound across that move and rejects the program.
+ * barrier_var() makes the index a 64-bit value of unknown range that is
+ * checked and used as such.
+ */
+static __always_inline void hist_count(u64 *counts, u64 ns)
+{
+	u64 b = ts_hist_bucket(ns);
+
+	barrier_var(b);
+	if (b < TS_HIST_SLOTS)
+		__sync_fetch_and_add(&counts[b], 1);
+}
+
+/* Histograms of device slot @slot (1 + index) for @op, or NULL: none. */
+static __always_inline struct ts_hist *hist_of(u32 slot, u8 op)
+{
+	u32 idx = (slot - 1) * TS_NR_OPS + op;
+
+	if (!slot)
+		return NULL;
+	return bpf_map_lookup_elem(&hists, &idx);
+}
+
+static __always_inline void size_count(struct ts_hist *h, u32 bytes)
+{
+	u64 b = ts_size_bucket(bytes);
+
+	barrier_var(b);
+	if (b < TS_SIZE_SLOTS)
+		__sync_fetch_and_add(&h->size[b], 1);
+}
+
+/* One completion into its device's histograms; false when it has none. */
+static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
+				     u64 queued_ns, u64 now, u32 bytes)
+{
+	struct ts_hist *h = hist_of(slot, op);
+
+	if (!h)
+		return false;
+	hist_count(h->service, now - issue_ns);
+	if (queued_ns) {
+		hist_count(h->queue, issue_ns - queued_ns);
+		hist_count(h->total, now - queued_ns);
+	}
+	size_count(h, bytes);
+	return true;
+}
+
+/* Service time by the depth the request was issued at. */
+static __always_inline void depth_hist_add(u32 slot, u8 depth_class,
+					   u64 service_ns)
+{
+	u32 idx = slot - 1;
+	struct ts_depth_hist *h = bpf_map_lookup_elem(&depth_hists, &idx);
+	u64 b = ts_hist_bucket(service_ns), c = depth_class;
+
+	barrier_var(b);
+	barrier_var(c);
+	if (!h || c >= TS_DEPTH_CLASSES || b >= TS_HIST_SLOTS)
+		return;
+	__sync_fetch_and_add(&h->service[c][b], 1);
+}
+
+/* A request completed straight from the OS queue: counted by direction. */
+static __always_inline void count_unissued(struct request *rq, u32 qid,
+					   bool direct)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	u32 cmd_flags;
+	u64 op;
+
+	if (!ds)
+		return;
+	ds->events[TS_EV_UNISSUED]++;
+	LOAD(direct, cmd_flags, rq->cmd_flags);
+	op = op_of(cmd_flags);
+	barrier_var(op); /* see hist_count */
+	if (op < TS_NR_OPS)
+		ds->op[op].unissued++;
+}
+
+/* A completion with no record of its request: what it was, counted. */
+static __always_inline void complete_unknown(struct request *rq, u32 qid,
+					     u32 data_len, bool direct, u64 now)
+{
+	struct bio *bio;
+
+	LOAD(direct, bio, rq->bio);
+	if (bio && !light && bio_leave(qid, (u64)bio, now))
+		count_unissued(rq, qid, direct);
+	else if (!data_len)
+		count_event(qid, TS_EV_FLUSH_SEQ);
+	else
+		count_event(qid, TS_EV_UNMATCHED);
+}
+
+/*
+ * Whether record @s is of an earlier life of @rq, completing now without
+ * having been issued since (an empty preflush write, ended by the flush
+ * machinery): the record's own completion went unseen. The request was
+ * allocated after the record's issue, or it ends with no data where the
+ * record had some.
+ */
+static __always_inline bool record_is_older(struct ts_rq_slot *s,
+					    struct request *rq, u32 data_len,
+					    bool direct)
+{
+	u64 alloc_ns = 0;
+
+	LOAD(direct, alloc_ns, rq->start_time_ns);
+	return alloc_ns > s->issue_ns || (!data_len && s->bytes);
+}
+
+/* Record @s of @rq ended unseen: held, forgotten, freed. */
+static __always_inline void forget_held(struct ts_rq_slot *s, u64 rq, u64 now)
+{
+	if (!rq_take(s, rq, rq + 1))
+		return;
+	forget_request(s, now);
+	__sync_val_compare_and_swap(&s->rq, rq + 1, 0);
+}
+
+/* TRUESTAT_TEST_MISS_EVERY: true for the completions to drop. */
+static __always_inline bool test_drop(void)
+{
+	return test_miss_every &&
+	       __sync_fetch_and_add(&test_miss_tick, 1) % test_miss_every == 0;
+}
+
+static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
+							  bool direct)
+{
+	struct block_device *bdev;
+	struct request_queue *q = NULL;
+
+	LOAD(direct, bdev, bio->bi_bdev);
+	if (bdev)
+		LOAD(direct, q, bdev->bd_queue);
+	return q;
+}
+
+/*
+ * Takes the record of @addr for its completion, copied to @rec first, and
+ * its layer_recs entry to @mem when not NULL (a bio layer's): false when
+ * there is none. A record that the sweep held and ended meanwhile was of an
+ * older life; this one's may be in another slot (its issue found that one
+ * held): looked for once more.
+ */
+static __always_inline bool record_end(u64 addr, struct ts_rq_slot *rec,
+				       struct ts_layer_rec *mem)
+{
+	struct ts_layer_rec *m;
+	struct ts_rq_slot *s;
+	u32 at = 0;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s = rq_find(addr, &at);
+		if (!s)
+			return false;
+		*rec = *s;
+		m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
+		if (m)
+			*mem = *m;
+		if (rq_take(s, addr, 0))
+			return true;
+	}
+	return false;
+}
+
+
+/* A request's figures for one completion (its record already ended). */
+static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
+					    const struct ts_rq_slot *rec,
+					    u64 now)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	u64 issue_ns = rec->issue_ns, queued_ns = rec->queued_ns;
+	struct ts_op_stats *os;
+	u8 op = rec->op;
+
+	if (!ds || op >= TS_NR_OPS)
+		return;
+	os = &ds->op[op];
+	os->ios++;
+	os->bytes += rec->bytes;
+	os->service_ns += now - issue_ns;
+	if (queued_ns) {
+		os->queued_ios++;
+		os->queue_ns += issue_ns - queued_ns;
+		os->total_ns += now - queued_ns;
+	}
+	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, rec->bytes))
+		ds->events[TS_EV_NO_HIST]++;
+	else
+		depth_hist_add(st->hist_slot, rec->depth_class, now - issue_ns);
+}
+
+#endif

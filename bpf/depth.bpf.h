@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Addresses as map keys, event counters, and the time-weighted depth: one
+ * word per device changed by compare-and-swap, with a register per level.
+ */
+#ifndef TS_DEPTH_BPF_H
+#define TS_DEPTH_BPF_H
+
+/*
+ * Low 32 bits of a kernel address as a plain number: a 32-bit move is the
+ * one way the verifier lets a (privileged) program turn a typed pointer
+ * into a scalar it can hash.
+ */
+static __always_inline u32 addr_lo(u64 addr)
+{
+	u32 lo;
+
+	asm volatile("%[lo] = %[addr]" : [lo] "=w"(lo) : [addr] "w"((u32)addr));
+	return lo;
+}
+
+/*
+ * @ptr as a plain number that a helper may read as a map key or value: a
+ * pointer copied to the stack and handed to a map helper is not one for
+ * the verifier of 6.1 and 6.12 (it loses the pointer's type there, and the
+ * program is rejected). A copy through bpf_probe_read_kernel is a number.
+ */
+static __always_inline u64 ptr_value(const void *ptr)
+{
+	u64 tmp = (u64)ptr, v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &tmp);
+	return v;
+}
+
+static __always_inline void count_event(u32 qid, enum ts_event ev)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+
+	if (ds)
+		ds->events[ev]++;
+}
+
+/*
+ * A request that completed untimed, by direction: its completion was never
+ * seen (TS_EV_MISSED_C), or the request table had no slot for it.
+ */
+static __always_inline void count_missed(u32 qid, enum ts_event ev, u8 op,
+					 u32 bytes)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	u64 i = op;
+
+	if (!ds)
+		return;
+	ds->events[ev]++;
+	barrier_var(i); /* see hist_count */
+	if (i >= TS_NR_OPS)
+		return;
+	ds->op[i].missed++;
+	ds->op[i].missed_bytes += bytes;
+}
+
+static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
+{
+	int slot = ts_level_slot(depth < 0 ? 0 : (u32)depth);
+
+	if (slot < 0 || slot >= TS_LEVEL_SLOTS)
+		return;
+	__sync_fetch_and_add(&levels[slot], delta);
+}
+
+/* Raises *@peak to @d unless it is already as high. */
+static __always_inline void peak_raise(s64 *peak, s64 d)
+{
+	s64 old;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		old = *(volatile s64 *)peak;
+		if (old >= d || __sync_val_compare_and_swap(peak, old, d) == old)
+			return;
+	}
+}
+
+/*
+ * Depth *@word goes up (@step 1) or down (-1) at @now, or at the last
+ * change's time if that is later: the level it opens or leaves gets the
+ * time. Returns the new depth. A change that loses its race 16 times is
+ * made with the clock as read and counted (@qid, TS_EV_CONTENDED).
+ * @backdate: a repair closing a level at an estimated, earlier @now; the
+ * stamp stays (the report says its depth is not exact).
+ */
+static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
+				      s64 step, u64 now, u32 qid, bool backdate)
+{
+	u64 old = 0, new = 0, t = now;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		old = *(volatile u64 *)word;
+		t = backdate ? now : ts_change_time(old, now);
+		new = ((old & ~TS_CLOCK_MASK) + ((u64)step << TS_CLOCK_BITS)) |
+		      ((backdate ? old : t) & TS_CLOCK_MASK);
+		if (__sync_val_compare_and_swap(word, old, new) == old)
+			break;
+	}
+	if (i == 16) {
+		count_event(qid, TS_EV_CONTENDED);
+		t = now;
+		new = __sync_fetch_and_add(word, (u64)step << TS_CLOCK_BITS) +
+		      ((u64)step << TS_CLOCK_BITS);
+		old = new - ((u64)step << TS_CLOCK_BITS);
+	}
+	if (step > 0) {
+		level_add(levels, ts_depth_of(new), TS_LEVEL_BIAS - t);
+		peak_raise(peak, ts_depth_of(new));
+	} else {
+		level_add(levels, ts_depth_of(old), t - TS_LEVEL_BIAS);
+	}
+	return ts_depth_of(new);
+}
+
+static __always_inline s64 device_up(struct ts_dev_state *st, u32 qid, u64 now)
+{
+	return depth_step(&st->in_device, st->device_level, &st->device_peak,
+			  1, now, qid, false);
+}
+
+static __always_inline void device_down(struct ts_dev_state *st, u32 qid,
+					u64 now, bool backdate)
+{
+	depth_step(&st->in_device, st->device_level, &st->device_peak, -1, now,
+		   qid, backdate);
+}
+
+static __always_inline void os_up(struct ts_dev_state *st, u32 qid, u64 now)
+{
+	depth_step(&st->in_os, st->os_level, &st->os_peak, 1, now, qid, false);
+}
+
+static __always_inline void os_down(struct ts_dev_state *st, u32 qid, u64 now)
+{
+	depth_step(&st->in_os, st->os_level, &st->os_peak, -1, now, qid, false);
+}
+
+/* When a request issued at @issue_ns probably completed, as of @now. */
+static __always_inline u64 estimated_end(u32 qid, u64 issue_ns, u64 now)
+{
+	u64 *hint = bpf_map_lookup_elem(&service_hint, &qid);
+	u64 end = issue_ns + (hint ? *hint : 0);
+
+	return end < now ? end : now;
+}
+
+#endif

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The bio layer of md, dm and zram: a bio from Q to C at its own device,
+ * linked to its member bio for the time spent in the layer itself.
+ */
+#ifndef TS_LAYER_BPF_H
+#define TS_LAYER_BPF_H
+
+/*
+ * Bio layer (md, dm, zram). A bio is in the layer from Q to C: its record
+ * is kept in the request table under the bio's address, with Q as both
+ * its queue and issue time. layer_index finds it by where it starts, for
+ * the remap of its member bio.
+ */
+static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
+					struct bio *bio, bool direct, u64 now)
+{
+	struct ts_layer_key key = { .dev = st->dev };
+	struct ts_layer_rec *m;
+	struct ts_rq_slot *s;
+	void *end_io;
+	u32 opf, bytes, at = 0;
+	u64 addr = (u64)bio;
+	bool held;
+	u8 op;
+
+	LOAD(direct, opf, bio->bi_opf);
+	LOAD(direct, bytes, bio->bi_iter.bi_size);
+	LOAD(direct, key.sector, bio->bi_iter.bi_sector);
+	op = op_of(opf);
+	s = record_open(addr, now, &held, &at);
+	if (!s) {
+		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
+		return;
+	}
+	m = bpf_map_lookup_elem(&layer_recs, &at);
+	if (m) {
+		LOAD(direct, end_io, bio->bi_end_io);
+		m->end_io = (u64)end_io;
+		m->links = 0;
+		m->sub_start_ns = 0;
+		m->sub_end_ns = 0;
+	}
+	record_fill(st, qid, s, addr, held, now, bytes, op, now);
+	if (bpf_map_lookup_elem(&stacked, &key.dev)) {
+		addr = ptr_value(bio);
+		bpf_map_update_elem(&layer_index, &key, &addr, BPF_ANY);
+	}
+}
+
+/* The layer_recs entry of the stacked bio at @addr, or NULL. */
+static __always_inline struct ts_layer_rec *member_entry(u64 addr,
+						      struct ts_rq_slot **s)
+{
+	u32 at = 0;
+
+	*s = rq_find(addr, &at);
+	if (!*s || (*s)->rq != addr)
+		return NULL;
+	return bpf_map_lookup_elem(&layer_recs, &at);
+}
+
+/* Member bio @bio completed: its stacked bio's record notes when. */
+static __always_inline void member_done(u64 bio, u64 now)
+{
+	u64 key = ptr_value((void *)bio);
+	u64 *upper = bpf_map_lookup_elem(&member_links, &key);
+	struct ts_rq_slot *s;
+	struct ts_layer_rec *m;
+	u64 addr;
+
+	if (!upper)
+		return;
+	addr = *upper;
+	bpf_map_delete_elem(&member_links, &key);
+	m = member_entry(addr, &s);
+	if (m)
+		m->sub_end_ns = now;
+}
+
+/* The bios of member request @rq completed. */
+static __always_inline void members_done(struct request *rq, bool direct,
+					 u64 now)
+{
+	struct bio *bio;
+	int i;
+
+	LOAD(direct, bio, rq->bio);
+	for (i = 0; i < TS_BIO_WALK && bio; i++) {
+		member_done((u64)bio, now);
+		LOAD(direct, bio, bio->bi_next);
+	}
+}
+
+/*
+ * Time of record @s's bio in its layer itself (@m: its member), ending at
+ * @now, + 1; 0 when it is not known: not sent on as exactly one member bio
+ * of its size (counted), or the member's C not seen.
+ */
+static __always_inline u64 layer_time(const struct ts_rq_slot *s,
+				      const struct ts_layer_rec *m, u32 qid,
+				      u64 now)
+{
+	u64 start = m->sub_start_ns, end = m->sub_end_ns;
+
+	if (m->links > 1)
+		count_event(qid, TS_EV_FANOUT);
+	if (m->links != 1 || !end || start < s->issue_ns || end < start ||
+	    end > now)
+		return 0;
+	return (start - s->issue_ns) + (now - end) + 1;
+}
+
+/* A bio layer's figures for one completion (its record already ended). */
+static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
+					  u8 op, u32 bytes, u64 q_to_c,
+					  u64 layer_ns, u8 depth_class)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	struct ts_op_stats *os;
+	struct ts_hist *h;
+
+	if (!ds || op >= TS_NR_OPS)
+		return;
+	os = &ds->op[op];
+	os->ios++;
+	os->bytes += bytes;
+	os->service_ns += q_to_c;
+	os->queued_ios++;
+	os->total_ns += q_to_c;
+	if (layer_ns) { /* 1 ns over, so that 0 means none */
+		os->layer_ios++;
+		os->layer_ns += layer_ns - 1;
+	}
+	h = hist_of(st->hist_slot, op);
+	if (!h) {
+		ds->events[TS_EV_NO_HIST]++;
+		return;
+	}
+	hist_count(h->service, q_to_c);
+	hist_count(h->total, q_to_c);
+	if (layer_ns)
+		hist_count(h->layer, layer_ns - 1);
+	size_count(h, bytes);
+	depth_hist_add(st->hist_slot, depth_class, q_to_c);
+}
+
+static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
+					   u64 bio, u64 now)
+{
+	struct ts_layer_rec mem = {};
+	struct ts_rq_slot rec;
+	u32 at;
+
+	if (st->has_uppers)
+		member_done(bio, now);
+	if (!rq_find(bio, &at)) {
+		count_event(qid, TS_EV_UNMATCHED);
+		return;
+	}
+	if (test_drop())
+		return;
+	if (!record_end(bio, &rec, &mem)) { /* the sweep ended it meanwhile */
+		count_event(qid, TS_EV_UNMATCHED);
+		return;
+	}
+	device_down(st, qid, now, false);
+	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
+		      layer_time(&rec, &mem, qid, now), rec.depth_class);
+}
+
+#endif

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The records of requests and bios in flight: the request table (one
+ * compare-and-swap ends a record), the bios waiting in the OS queue, and a
+ * record opened at issue.
+ */
+#ifndef TS_RECORDS_BPF_H
+#define TS_RECORDS_BPF_H
+
+/*
+ * Request table. A slot's rq is 0 (free), the request's address, or the
+ * address + 1 while a writer holds the record (a re-issue rewriting it, the
+ * sweep checking it). A record is taken away by one compare-and-swap on rq,
+ * so exactly one of the completion, a re-issue and the sweep ends it.
+ */
+static __always_inline struct ts_rq_slot *rq_find(u64 rq, u32 *at)
+{
+	struct ts_rq_slot *s;
+	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
+	int i;
+
+	for (i = 0; i < TS_RQ_PROBES; i++) {
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
+		s = bpf_map_lookup_elem(&rq_slots, &idx);
+		if (s && (s->rq == rq || s->rq == rq + 1)) {
+			*at = idx;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Swaps @s's rq from @rq to @to: true when this CPU won the record. While
+ * the sweep holds it (a few instructions), wait for it.
+ */
+static __always_inline bool rq_take(struct ts_rq_slot *s, u64 rq, u64 to)
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		if (__sync_val_compare_and_swap(&s->rq, rq, to) == rq)
+			return true;
+		if (s->rq != rq + 1)
+			return false;
+	}
+	return false;
+}
+
+/* A free slot for @rq (its index in *@at), or NULL: its probes all taken. */
+static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
+{
+	struct ts_rq_slot *s;
+	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
+	int i;
+
+	/* free slots in probe order; one taken meanwhile by another CPU: next */
+	for (i = 0; i < TS_RQ_PROBES; i++) {
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
+		s = bpf_map_lookup_elem(&rq_slots, &idx);
+		if (s && !s->rq &&
+		    __sync_val_compare_and_swap(&s->rq, 0, rq) == 0) {
+			*at = idx;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* Bio table: the record of @bio, or (claim) a free slot for it. */
+static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim)
+{
+	struct ts_bio_slot *s;
+	u32 h = ts_ptr_hash(addr_lo(bio), TS_BIO_BITS), idx;
+	int i;
+
+	for (i = 0; i < TS_BIO_PROBES; i++) {
+		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
+		s = bpf_map_lookup_elem(&bio_slots, &idx);
+		if (s && s->bio == bio)
+			return s;
+	}
+	if (!claim)
+		return NULL;
+	for (i = 0; i < TS_BIO_PROBES; i++) {
+		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
+		s = bpf_map_lookup_elem(&bio_slots, &idx);
+		if (s && !s->bio && __sync_val_compare_and_swap(&s->bio, 0, bio) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * The bio of slot @s leaves the OS queue of the device it was counted in,
+ * which need not be the device at hand when its departure went unseen and
+ * its address came back on another device. @ev, if any, is counted there.
+ */
+static __always_inline void os_leave(struct ts_bio_slot *s, int ev, u64 now)
+{
+	u32 qid = s->qid;
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	if (ev >= 0)
+		count_event(qid, ev);
+	if (st)
+		os_down(st, qid, now);
+}
+
+/* @bio enters the OS queue of @st with Q time @queued_ns. */
+static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
+				      u64 bio, u64 queued_ns, u64 now)
+{
+	struct ts_bio_slot *s = bio_slot(bio, true);
+
+	if (!s) {
+		count_event(qid, TS_EV_BIO_FULL);
+		return;
+	}
+	if (s->queued_ns) /* same address Q'd again: the old bio left unseen */
+		os_leave(s, TS_EV_STALE_BIO, now);
+	s->queued_ns = queued_ns;
+	s->qid = qid;
+	os_up(st, qid, now);
+}
+
+/*
+ * @bio leaves the OS queue of device @qid: its Q time, or 0 when it was not
+ * recorded there (a record from another device is a bio that left unseen).
+ */
+static __always_inline u64 bio_leave(u32 qid, u64 bio, u64 now)
+{
+	struct ts_bio_slot *s = bio_slot(bio, false);
+	u64 queued_ns;
+
+	if (!s)
+		return 0;
+	queued_ns = s->qid == qid ? s->queued_ns : 0;
+	os_leave(s, queued_ns ? -1 : TS_EV_STALE_BIO, now);
+	s->queued_ns = 0;
+	s->bio = 0;
+	return queued_ns;
+}
+
+/*
+ * The bios of a request being issued, from @bio (its first), leave the OS
+ * queue; returns the earliest Q among them. Stops at the first recorded
+ * one, unless @all: a front merge puts the new bio first, and its record
+ * left at the merge, so the request's own Q is behind it; a discard merge
+ * has no event at all, so a discard's bios all leave here.
+ */
+#define TS_BIO_WALK 8
+
+static __always_inline u64 bios_leave(u32 qid, struct bio *bio, bool all,
+				      bool direct, u64 now)
+{
+	u64 queued_ns = 0, q;
+	int i;
+
+	for (i = 0; i < TS_BIO_WALK && bio; i++) {
+		q = bio_leave(qid, (u64)bio, now);
+		if (q && (!queued_ns || q < queued_ns))
+			queued_ns = q;
+		if (queued_ns && !all)
+			break;
+		LOAD(direct, bio, bio->bi_next);
+	}
+	return queued_ns;
+}
+
+static __always_inline u8 op_of(u32 cmd_flags)
+{
+	switch (cmd_flags & REQ_OP_MASK_) {
+	case REQ_OP_READ:
+		return TS_OP_READ;
+	case REQ_OP_WRITE:
+		return TS_OP_WRITE;
+	case REQ_OP_DISCARD:
+		return TS_OP_DISCARD;
+	case REQ_OP_FLUSH:
+		return TS_OP_FLUSH;
+	}
+	return TS_OP_OTHER;
+}
+
+/*
+ * The record in @s ended unseen: its request leaves the depth of the
+ * device it was issued on (with a tag set shared between queues, the same
+ * request can come back on another) at its estimated end, and is counted
+ * there.
+ */
+static __always_inline void forget_request(struct ts_rq_slot *s, u64 now)
+{
+	u32 qid = s->qid;
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+	u64 n = __sync_fetch_and_add(&repair_count, 1);
+	u32 idx = n & (TS_REPAIR_SLOTS - 1);
+	struct ts_repair *r = bpf_map_lookup_elem(&repairs, &idx);
+
+	if (r) {
+		r->issue_ns = s->issue_ns;
+		r->found_ns = now;
+		r->qid = qid;
+		__sync_lock_test_and_set(&r->seq, n + 1);
+	}
+	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
+	if (st)
+		device_down(st, qid, estimated_end(qid, s->issue_ns, now), true);
+}
+
+/*
+ * --light: the kernel's own Q, when the request was allocated (after its
+ * tag). 0 when the kernel did not stamp it (no I/O accounting, no
+ * scheduler), or when it is not a time before @now.
+ */
+static __always_inline u64 queued_at_alloc(struct request *rq, bool direct,
+					   u64 now)
+{
+	u64 start_ns = 0;
+
+	LOAD(direct, start_ns, rq->start_time_ns);
+	return start_ns <= now ? start_ns : 0;
+}
+
+/* Q of a request being issued; its bios leave the OS queue. */
+static __always_inline u64 request_queued_ns(struct request *rq,
+					     struct bio *bio, u32 qid, u8 op,
+					     bool direct, u64 now)
+{
+	u64 queued_ns;
+
+	if (light)
+		queued_ns = queued_at_alloc(rq, direct, now);
+	else if (!bio) /* flush commands carry no bio: they never had a Q */
+		return 0;
+	else
+		queued_ns = bios_leave(qid, bio, op == TS_OP_DISCARD, direct,
+				       now);
+	if (!queued_ns)
+		count_event(qid, TS_EV_NO_QUEUE_TIME);
+	return queued_ns;
+}
+
+/*
+ * A record for @addr (a request, or a bio of a bio layer) being issued:
+ * its old one, held, when its last completion went unseen (repaired
+ * here), else a free slot; NULL when the table has none.
+ */
+static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
+						      bool *held, u32 *at)
+{
+	struct ts_rq_slot *s = rq_find(addr, at);
+
+	*held = s && rq_take(s, addr, addr + 1);
+	if (!*held)
+		return rq_claim(addr, at);
+	forget_request(s, now);
+	return s;
+}
+
+/* Fills record @s of @addr and puts it in @st's depth. */
+static __always_inline void record_fill(struct ts_dev_state *st, u32 qid,
+					struct ts_rq_slot *s, u64 addr,
+					bool held, u64 queued_ns, u32 bytes,
+					u8 op, u64 now)
+{
+	s->queued_ns = queued_ns;
+	s->issue_ns = now;
+	s->bytes = bytes;
+	s->qid = qid;
+	s->op = op;
+	s->depth_class = ts_depth_class(device_up(st, qid, now));
+	if (held)
+		__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
+}
+
+#endif
