@@ -123,6 +123,56 @@ static void find_parallelism(struct ts_curve *c)
 	c->still_growing = c->parallelism_row >= 0;
 }
 
+int ts_curve_deepest(const struct ts_curve *c)
+{
+	int i;
+
+	for (i = c->nrows - 1; i >= 0; i--)
+		if (c->row[i].evidence)
+			return i;
+	return -1;
+}
+
+/*
+ * A counter up to @excess too high files a request issued at depth d as
+ * deep as d + @excess, and counts the time there likewise. The growth into
+ * the deepest evidenced row holds only if it holds with every request of
+ * that row as much shallower: its mean depth less @excess, over the same
+ * service (Little). One row only shows no growth to doubt.
+ */
+static bool growth_doubtful(const struct ts_curve *c, int deepest,
+			    unsigned int excess)
+{
+	const struct ts_curve_row *r = &c->row[deepest];
+	double iops, growth;
+	int prev;
+
+	for (prev = deepest - 1; prev >= 0; prev--) {
+		if (!c->row[prev].evidence)
+			continue;
+		iops = (r->mean_depth - excess) / (r->service_ms / 1e3);
+		growth = pow(iops / c->row[prev].iops, 1.0 / (deepest - prev));
+		return !(growth >= TS_CURVE_GROWTH); /* NaN: doubtful */
+	}
+	return false;
+}
+
+enum ts_curve_limit ts_curve_limit_of(const struct ts_curve *c,
+				      unsigned int excess, double device_busy,
+				      double os_busy)
+{
+	int deepest = ts_curve_deepest(c);
+
+	if (c->parallelism_row >= 0 && !c->still_growing)
+		return TS_LIMIT_DEVICE;
+	if (deepest < 0 || growth_doubtful(c, deepest, excess) ||
+	    isnan(os_busy))
+		return TS_LIMIT_UNKNOWN;
+	if (os_busy > 0 && os_busy >= TS_CURVE_OS_WAIT * device_busy)
+		return TS_LIMIT_OS_QUEUE;
+	return TS_LIMIT_ABOVE;
+}
+
 static void find_saturation(struct ts_curve *c)
 {
 	int i;

@@ -49,6 +49,21 @@ struct ts_curve {
 	double headroom; /* best / now, NaN when best_row < 0 */
 };
 
+/* What kept the device at the depths it reached (ts_curve_limit_of). */
+enum ts_curve_limit {
+	TS_LIMIT_UNKNOWN,  /* no evidence, no OS queue, doubtful growth */
+	TS_LIMIT_DEVICE,   /* it held more and completed no more */
+	TS_LIMIT_OS_QUEUE, /* requests waited in the OS queue for it */
+	TS_LIMIT_ABOVE,	   /* it took all it was given: the submitter */
+};
+
+/*
+ * Requests waited in the OS for the device when its OS queue held one for
+ * at least this share of the time the device was busy: at the median
+ * moment of the device's work (see doc/curve-and-knee.md).
+ */
+#define TS_CURVE_OS_WAIT 0.5
+
 /*
  * From one span's depth histograms (@delta, already differenced), the
  * device's repaired time at depth >= each level (@at_least, see depth.h),
@@ -58,6 +73,24 @@ struct ts_curve {
 void ts_curve_build(const struct ts_depth_hist *delta, const __s64 *at_least,
 		    __s64 top, __u64 span_ns, double now_iops,
 		    double mean_depth, struct ts_curve *c);
+
+/* The deepest row with evidence, or -1. */
+int ts_curve_deepest(const struct ts_curve *c);
+
+/*
+ * What limited the load of @c's span: the device, when throughput stopped
+ * growing while it held more; else, with throughput still growing at the
+ * deepest evidenced depth (or one depth only), what kept it from deeper:
+ * the OS queue if it held a request at least TS_CURVE_OS_WAIT of
+ * @device_busy (the share of the span the device held one), else what is
+ * above the device. @os_busy: the OS queue's share likewise, NaN when it
+ * is not followed (--light). Unknown too when the growth into the deepest
+ * evidenced row, which rules out the device, may be misfiling by a depth
+ * counter up to @excess too high at times.
+ */
+enum ts_curve_limit ts_curve_limit_of(const struct ts_curve *c,
+				      unsigned int excess, double device_busy,
+				      double os_busy);
 
 /* @out = @b - @a (modulo 2^32 per counter); @a NULL: zero. */
 void ts_depth_hist_delta(const struct ts_depth_hist *a,

@@ -148,8 +148,65 @@ static const char *depths(const struct ts_curve_row *row, char *buf, size_t len)
 	return buf;
 }
 
-static void put_curve_verdict(FILE *f, const struct ts_curve *c)
+/*
+ * What kept @d's device at its depths. A bio-based device has no OS queue:
+ * nothing waits outside it. Under --light the OS queue is not followed.
+ */
+static enum ts_curve_limit dev_limit(const struct ts_dev_report *d, bool light)
 {
+	double os = d->bio_layer ? 0 : light ? NAN : d->os.busy_share;
+
+	return ts_curve_limit_of(&d->curve, d->device.excess,
+				 d->device.busy_share, os);
+}
+
+/* The OS queue's busy time as a share of the device's, in %. */
+static double os_wait_pct(const struct ts_dev_report *d)
+{
+	return d->device.busy_share > 0 ?
+		       100 * d->os.busy_share / d->device.busy_share : 0;
+}
+
+static void put_limit_unknown(FILE *f, const struct ts_dev_report *d,
+			      bool light)
+{
+	if (ts_curve_deepest(&d->curve) < 0)
+		fprintf(f, "  limit: unknown: not enough evidence\n");
+	else if (light && !d->bio_layer)
+		fprintf(f, "  limit: unknown: the OS queue is not followed under --light\n");
+	else
+		fprintf(f, "  limit: unknown: the growth into the deepest depths seen does not hold if their requests were filed %u too deep, as the depth counter was too high at times; take a report whose depth is exact\n",
+			d->device.excess);
+}
+
+static void put_curve_limit(FILE *f, const struct ts_dev_report *d,
+			    bool light)
+{
+	const struct ts_curve *c = &d->curve;
+	char a[24];
+
+	switch (dev_limit(d, light)) {
+	case TS_LIMIT_DEVICE:
+		fprintf(f, "  limit: the device: deeper than %s it held more requests and completed hardly more\n",
+			depths(&c->row[c->parallelism_row], a, sizeof(a)));
+		break;
+	case TS_LIMIT_OS_QUEUE:
+		fprintf(f, "  limit: the OS queue: requests waited in it %.0f%% of the time the device was busy (%.2f on average), so the device was given no more than it held (its queue depth, the I/O scheduler or an I/O controller kept them back); the device's own limit was not reached\n",
+			os_wait_pct(d), d->os.mean);
+		break;
+	case TS_LIMIT_ABOVE:
+		fprintf(f, "  limit: above the device: it took every request it was given at once (the OS queue held one %.1f%% of the time the device was busy), so the submitter (its CPUs, its rate, its depth) limited the load; offer more to find the device's limit\n",
+			os_wait_pct(d));
+		break;
+	default:
+		put_limit_unknown(f, d, light);
+	}
+}
+
+static void put_curve_verdict(FILE *f, const struct ts_dev_report *d,
+			      bool light)
+{
+	const struct ts_curve *c = &d->curve;
 	char a[24], b[24];
 
 	if (c->parallelism_row < 0)
@@ -164,6 +221,7 @@ static void put_curve_verdict(FILE *f, const struct ts_curve *c)
 			c->row[c->parallelism_row].hi,
 			depths(&c->row[c->parallelism_row], a, sizeof(a)),
 			100 * (TS_CURVE_GROWTH - 1), c->row[c->parallelism_row].iops);
+	put_curve_limit(f, d, light);
 	if (c->saturation_row == -2)
 		fprintf(f, "  saturation: not enough evidence at depth 1 to compare with\n");
 	else if (c->saturation_row < 0)
@@ -218,7 +276,7 @@ static void put_curves(FILE *f, const struct ts_report *r)
 		if (!d->device.exact)
 			fprintf(f, "  not exact: while completions went unseen the depth counter was up to %u too high, so some requests sit in deeper classes than they were\n",
 				d->device.excess);
-		put_curve_verdict(f, c);
+		put_curve_verdict(f, d, r->light);
 	}
 }
 
@@ -502,12 +560,27 @@ static void json_row_label(struct tj *j, const char *key,
 		tj_str(j, key, depths(&c->row[row], buf, sizeof(buf)));
 }
 
-static void json_curve(struct tj *j, const struct ts_curve *c, bool exact)
+static void json_limit(struct tj *j, enum ts_curve_limit l)
 {
+	static const char *const names[] = {
+		[TS_LIMIT_DEVICE] = "device",
+		[TS_LIMIT_OS_QUEUE] = "os_queue",
+		[TS_LIMIT_ABOVE] = "above_device",
+	};
+
+	if (l == TS_LIMIT_UNKNOWN)
+		tj_null(j, "limit");
+	else
+		tj_str(j, "limit", names[l]);
+}
+
+static void json_curve(struct tj *j, const struct ts_dev_report *d, bool light)
+{
+	const struct ts_curve *c = &d->curve;
 	int k;
 
 	tj_obj(j, "depth_curve");
-	tj_bool(j, "exact", exact);
+	tj_bool(j, "exact", d->device.exact);
 	tj_arr(j, "rows");
 	for (k = 0; k < c->nrows; k++) {
 		const struct ts_curve_row *row = &c->row[k];
@@ -532,6 +605,7 @@ static void json_curve(struct tj *j, const struct ts_curve *c, bool exact)
 	else
 		tj_null(j, "parallelism");
 	json_row_label(j, "parallelism_depths", c, c->parallelism_row);
+	json_limit(j, dev_limit(d, light));
 	tj_bool(j, "still_growing", c->still_growing);
 	json_row_label(j, "saturation_depths", c, c->saturation_row);
 	tj_num(j, "headroom", c->headroom, 3);
@@ -584,7 +658,7 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
 	if (show_curve && d->has_curve)
-		json_curve(j, &d->curve, d->device.exact);
+		json_curve(j, d, light);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
 		tj_u64(j, ts_event_names[e], d->events[e]);

@@ -18,7 +18,13 @@
 #    excess when not exact), A..R below, fio's latency above;
 #  - truestat's parallelism and saturation are among the answers the
 #    daemon's curve gives once widened by the FUSE+loop share of each
-#    request the log allows and the histograms' resolution.
+#    request the log allows and the histograms' resolution;
+#  - the limit: "device" (and a parallelism) where most requests of the
+#    deepest phase waited in the daemon for a unit.
+# Then what kept the depth where it was, with S = 8 ms: 2 synchronous
+# readers on 16 units and 12 on 64 (the device takes them all, the limit is
+# above it: no parallelism named), and 16 offered to a loop device that
+# takes 4 at once (the rest wait in the OS queue), against the daemon's log.
 # The model's figures (min(d, K)/S, max(1, d/K) x S, knee at K) are printed
 # as a table, not judged: how close a host comes to them is its speed.
 set -euo pipefail
@@ -27,6 +33,19 @@ set -euo pipefail
 need fio python3
 
 S_US=2000
+# blind(concurrency, depth_curve): truestat's doubt: the growth into the
+# deepest evidenced row does not hold with its mean depth less the counter's
+# excess (every request there filed that much too deep); it names no limit
+# then (unless a plateau shows)
+BLIND='
+def blind(c, cv):
+    ev = [(i, r) for i, r in enumerate(cv["rows"]) if r["evidence"]]
+    if len(ev) < 2:
+        return False
+    (p, a), (d, b) = ev[-2], ev[-1]
+    low = (b["mean_depth"] - c["excess"]) / (b["service_mean_ms"] / 1e3)
+    return low <= 0 or (low / a["iops"]) ** (1.0 / (d - p)) < 1.2
+'
 tmp=$(mktemp -d /tmp/truestat-test.curve.XXXXXX)
 on_exit "rm -rf '$tmp'"
 
@@ -56,7 +75,7 @@ curve() {
 	cp "$SIMDISK_LOG" "$tmp/$name.log"
 	simdisk_down
 	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
-	simdisk_judge "$name" "
+	simdisk_judge "$name" "$BLIND
 n, K, S, miss_every = '$name', $k, $S_US * 1000, int('${TRUESTAT_TEST_MISS_EVERY:-0}')
 t = totals('$tmp/$name.json')
 d = dev(t, '$dev')
@@ -107,6 +126,17 @@ if m:
     print(n + '_flagged', int(exact or c['max_exact'] or cv['exact']),
           '%d completions unseen: exact %s, max_exact %s, depth_curve exact %s (all must be false)' % (m, exact, c['max_exact'], cv['exact']))
 D = sd_curve(n, c, cv, m, P, allreq)
+# the deepest phase from the log: if most of its requests waited for a unit,
+# the device was full there and was the limit (null when blind, unless the
+# plateau shows anyway)
+deep = P[Q[-1]][0].reqs
+waits = sum(1 for x in deep if x[1] > x[0])
+want = 'device' if 2 * waits >= len(deep) else 'no device limit (test not for that)'
+if blind(c, cv) and cv['parallelism'] is None:
+    want = None
+print(n + '_limit', int(cv['limit'] != want or (want == 'device') != (cv['parallelism'] is not None)),
+      'limit %s, parallelism %s, counter up to %d too high; the daemon: %d of the %d requests of depth %d waited for a unit, so %s'
+      % (cv['limit'], cv['parallelism'], c['excess'], waits, len(deep), Q[-1], want))
 
 # the benchmark: the model, the daemon's curve and truestat's rows
 b = open('$tmp/bench', 'a')
@@ -123,9 +153,57 @@ b.write('| %s | knee | parallelism %s, saturation %s | model: K = %d, saturation
 "
 }
 
+# limit NAME K S_US NR_REQUESTS OFFERED FIO-OPTION...: one truestat -D run
+# over one fio run (OFFERED requests at once) on a simulated disk whose loop
+# device takes NR_REQUESTS at once, and what -D says kept the depth. The
+# reference is the daemon's log: a request that waited for a unit found the
+# device full (the device); else, if the daemon never held as many as were
+# offered, the rest waited in the kernel above it (the OS queue); else the
+# device took all it was given and the submitter was the limit.
+limit() {
+	local name=$1 k=$2 s=$3 nr=$4 offered=$5 dev
+	shift 5
+	simdisk_up "$k" "$s"
+	dev=$SIMDISK_LOOP
+	echo "$nr" >"/sys/block/$dev/queue/nr_requests"
+	simdisk_mark
+	ts_start "$tmp/$name.json" -D -d "$dev"
+	fio --name=limit --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
+		--runtime=3 --time_based --group_reporting "$@" \
+		--output-format=json --output="$tmp/$name.fio"
+	ts_stop INT
+	simdisk_save "$tmp/$name"
+	simdisk_down
+	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
+	simdisk_judge "$name" "$BLIND
+n, offered = '$name', $offered
+d = dev(totals('$tmp/$name.json'), '$dev')
+cv, os = d['depth_curve'], d['os_queue']
+reqs = sd_read('$tmp/$name.log')
+L = Sd(reqs)
+waits = sum(1 for x in reqs if x[1] > x[0])
+want = 'device' if waits else 'os_queue' if L.held_max < offered else 'above_device'
+if want != 'device' and blind(d['concurrency'], cv):
+    want = None
+print(n + '_limit', int(cv['limit'] != want),
+      'limit %s; the daemon: %d requests, %d waited for a unit, it held at most %d of %d offered, so %s (truestat: device %.0f%% busy, OS queue %.1f%%, counter up to %d too high)'
+      % (cv['limit'], L.n, waits, L.held_max, offered, want, d['concurrency']['busy_pct'], os['busy_pct'], d['concurrency']['excess']))
+print(n + '_no_parallelism', int(want != 'device' and cv['parallelism'] is not None),
+      'parallelism %s (named only where the device was the limit)' % cv['parallelism'])
+"
+}
+
 curve k1 1 2
 curve k8 8 2
 TRUESTAT_TEST_MISS_EVERY=50 curve k8_miss50 8 1
+# 16 units, two synchronous readers: the device never fills, nothing waits;
+# an unseen completion there blinds the growth from depth 1 to 2 (null)
+limit k16_psync2 16 8000 128 2 --ioengine=psync --numjobs=2
+# 64 units, twelve: the device holds 9-16 nearly always, and the growth
+# into it from 5-8 outlasts a counter a few too high
+limit k64_psync12 64 8000 128 12 --ioengine=psync --numjobs=12
+# 16 units behind 4 requests at once: 12 of 16 wait in the OS queue
+limit k16_nr4 16 8000 4 16 --ioengine=libaio --iodepth=16
 echo "# this host against the model (not judged): per row truestat's IOPS, the model's min(d, K)/S, the daemon's"
 echo "# own curve (mean held / mean A..R); p50 service: truestat's, the model's max(1, d/K) x S, the daemon's A..R"
 echo "# | run | depth | IOPS | model | daemon | p50 ms | model | daemon | |"

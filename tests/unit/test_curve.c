@@ -114,6 +114,86 @@ static void test_evidence(void **state)
 	assert_int_equal(c.saturation_row, -2);
 }
 
+/*
+ * What held the device at its depths. Its busy share 1.0 (every row is
+ * spent busy), the OS queue's share as given.
+ */
+static void test_limit(void **state)
+{
+	struct ts_curve c;
+
+	/* 8 units, offered up to 32: a plateau, whatever the OS queue held */
+	device(8);
+	ts_curve_build(&h, at_least, 0, 6 * SEC, 4000, 4.0, &c);
+	assert_int_equal(ts_curve_limit_of(&c, 100, 1.0, 0), TS_LIMIT_DEVICE);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, 0), TS_LIMIT_DEVICE);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, 1.0), TS_LIMIT_DEVICE);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, NAN), TS_LIMIT_DEVICE);
+
+	/* 64 units, still growing at 32 */
+	device(64);
+	ts_curve_build(&h, at_least, 0, 6 * SEC, 500, 1.0, &c);
+	assert_true(c.still_growing);
+	/* an empty OS queue, or one that held a request only in passing */
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, 0), TS_LIMIT_ABOVE);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 0.8, 0.005), TS_LIMIT_ABOVE);
+	/* requests waited in the OS for most of the device's busy time */
+	assert_int_equal(ts_curve_limit_of(&c, 0, 0.8, 0.79), TS_LIMIT_OS_QUEUE);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 0.8, 0.4), TS_LIMIT_OS_QUEUE);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 0.8, 0.39), TS_LIMIT_ABOVE);
+	/* the OS queue not followed (--light): nothing to tell by */
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, NAN), TS_LIMIT_UNKNOWN);
+	/*
+	 * the depth counter too high at times: the row 17-32 (mean 32) was
+	 * at least 31 deep with 1 too many (still growing from 9-16's 16),
+	 * at least 12 with 20 (then not)
+	 */
+	assert_int_equal(ts_curve_limit_of(&c, 1, 1.0, 0), TS_LIMIT_ABOVE);
+	assert_int_equal(ts_curve_limit_of(&c, 20, 1.0, 0), TS_LIMIT_UNKNOWN);
+
+	/* one depth only (two psync jobs in step): still said */
+	reset();
+	spend(2, 1.0, S_NS);
+	ts_curve_build(&h, at_least, 0, SEC, 1000, 2.0, &c);
+	assert_int_equal(c.parallelism_row, -1);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, 0), TS_LIMIT_ABOVE);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, 1.0), TS_LIMIT_OS_QUEUE);
+	/* misfiled or not, a lone row shows no growth to doubt */
+	assert_int_equal(ts_curve_limit_of(&c, 5, 1.0, 0), TS_LIMIT_ABOVE);
+
+	/* no evidence at all: no verdict */
+	reset();
+	spend(1, 0.005, S_NS);
+	ts_curve_build(&h, at_least, 0, 10 * SEC, 1, 1.0, &c);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 0.0005, 0), TS_LIMIT_UNKNOWN);
+}
+
+/* A second at depth @a, one at @b, all at S. */
+static void at_two(unsigned int a, unsigned int b, struct ts_curve *c)
+{
+	reset();
+	spend(a, 1.0, S_NS);
+	spend(b, 1.0, S_NS);
+	ts_curve_build(&h, at_least, 0, 2 * SEC, 1000, (a + b) / 2.0, c);
+	assert_true(c->still_growing);
+}
+
+/* Growth that a depth counter @excess too high at times could fake. */
+static void test_limit_misfiled(void **state)
+{
+	struct ts_curve c;
+
+	/* 1 and 4, two classes apart: 4 - 1 still grows +73% a doubling */
+	at_two(1, 4, &c);
+	assert_int_equal(ts_curve_limit_of(&c, 1, 1.0, 0), TS_LIMIT_ABOVE);
+	/* 4 - 3 does not grow */
+	assert_int_equal(ts_curve_limit_of(&c, 3, 1.0, 0), TS_LIMIT_UNKNOWN);
+	/* two readers at 1 and 2: one too many at 2 leaves no growth */
+	at_two(1, 2, &c);
+	assert_int_equal(ts_curve_limit_of(&c, 0, 1.0, 0), TS_LIMIT_ABOVE);
+	assert_int_equal(ts_curve_limit_of(&c, 1, 1.0, 0), TS_LIMIT_UNKNOWN);
+}
+
 static void test_classes(void **state)
 {
 	assert_int_equal(ts_depth_class(0), 0);
@@ -135,6 +215,8 @@ int main(void)
 		cmocka_unit_test(test_parallel_device),
 		cmocka_unit_test(test_serial_device),
 		cmocka_unit_test(test_evidence),
+		cmocka_unit_test(test_limit),
+		cmocka_unit_test(test_limit_misfiled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
