@@ -20,7 +20,8 @@
 #	DEVICE=zram	the fast device is zram0 (bio-based: what truestat
 #			pays at a bio layer such as md or dm) instead of a loop
 #
-# Tracers: truestat, truestat-light (--light), truestat-raw_tp, truestat-base
+# Tracers: truestat, truestat-light (--light), truestat-pattern (--pattern),
+# truestat-raw_tp, truestat-base
 # (the truestat binary at $BASELINE, e.g. built from an older commit, for a
 # before/after comparison in one run), biolatency,
 # biolatency-Q (libbpf-tools, Debian package libbpf-tools), blk (the
@@ -88,6 +89,7 @@ start_tracer() {
 	case $1 in
 	truestat) "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-light) "$ROOT/truestat" -v --light 1 >/dev/null 2>"$work/err" & ;;
+	truestat-pattern) "$ROOT/truestat" -v --pattern 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-base) "${BASELINE:?truestat-base: set BASELINE to a truestat binary}" -v 1 >/dev/null 2>"$work/err" & ;;

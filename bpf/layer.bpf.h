@@ -28,6 +28,7 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 	LOAD(direct, bytes, bio->bi_iter.bi_size);
 	LOAD(direct, key.sector, bio->bi_iter.bi_sector);
 	op = op_of(opf);
+	pattern_count(qid, op, key.sector, bytes);
 	s = record_open(addr, now, &held, &at);
 	if (!s) {
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);

@@ -19,6 +19,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "depth.bpf.h"
 #include "devices.bpf.h"
 #include "records.bpf.h"
+#include "pattern.bpf.h"
 #include "account.bpf.h"
 #include "layer.bpf.h"
 #include "sweep.bpf.h"
@@ -30,7 +31,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	struct ts_rq_slot *s;
 	struct bio *bio;
 	u32 qid, cmd_flags, bytes, at;
-	u64 now, queued_ns;
+	u64 now, queued_ns, sector;
 	bool held;
 	u8 op;
 
@@ -43,6 +44,10 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	LOAD(direct, bytes, rq->__data_len);
 	LOAD(direct, bio, rq->bio);
 	op = op_of(cmd_flags);
+	if (pattern) {
+		LOAD(direct, sector, rq->__sector);
+		pattern_count(qid, op, sector, bytes);
+	}
 	s = record_open((u64)rq, now, &held, &at);
 	queued_ns = request_queued_ns(rq, bio, qid, op, direct, now);
 	if (!s) { /* not tracked: counted untimed, its bios left */

@@ -318,6 +318,39 @@ static inline __u32 ts_slot_level(int slot)
 }
 
 /*
+ * --pattern: where each request starts against where the device's previous
+ * one ended, in the order the device was given them (issue; Q at a bio
+ * layer), for reads and writes. ARRAY patterns, index = queue id, shared
+ * by all CPUs (atomic adds, an exchange for last_end); one entry when
+ * --pattern is off.
+ */
+#define TS_PATTERN_OPS 2 /* TS_OP_READ, TS_OP_WRITE */
+#define TS_SEEK_SLOTS 32 /* |distance| in sectors: 0, then [2^(k-1), 2^k) */
+
+struct ts_pattern_op {
+	__u64 seek[TS_SEEK_SLOTS];	 /* requests with a previous one, by distance */
+	__u64 backward;			 /* of those, starting before it ended */
+	__u64 size_ios[TS_SIZE_SLOTS];	 /* all requests, by ts_size_bucket */
+	__u64 size_bytes[TS_SIZE_SLOTS]; /* and their bytes */
+};
+
+struct ts_pattern {
+	__u64 last_end; /* 1 + the end sector of the last request, 0: none */
+	struct ts_pattern_op op[TS_PATTERN_OPS];
+};
+
+/* Bucket of a seek of @sectors: 0 when sequential, else log2 + 1. */
+static __always_inline unsigned int ts_seek_bucket(__u64 sectors)
+{
+	unsigned int e;
+
+	if (!sectors)
+		return 0;
+	e = ts_log2(sectors) + 1;
+	return e < TS_SEEK_SLOTS ? e : TS_SEEK_SLOTS - 1;
+}
+
+/*
  * Table index from the low 32 bits of an address (Fibonacci hashing). Only
  * the low half: the BPF verifier lets a privileged program copy 32 bits of
  * a pointer into a scalar, but no arithmetic on the pointer itself.

@@ -46,6 +46,11 @@ const char ts_usage[] =
 	"                     throughput stops growing (< +20% per doubling),\n"
 	"                     the depth whose p95 service passes 3x that at\n"
 	"                     depth 1, and the headroom now\n"
+	"      --pattern      the access pattern per disk and direction, in the\n"
+	"                     order the disk was given requests: the share that\n"
+	"                     start where the previous one ended (SEQ%), the\n"
+	"                     share that go backwards, seek distance p50/p90,\n"
+	"                     and I/Os and MB/s by request size\n"
 	"      --prometheus=[ADDR:]PORT\n"
 	"                     serve /metrics in the Prometheus text format\n"
 	"                     (cumulative histograms, counters, gauges);\n"
@@ -176,6 +181,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "hist", optional_argument, NULL, 'H' },
 		{ "depth", no_argument, NULL, 'D' },
 		{ "light", no_argument, NULL, 'L' },
+		{ "pattern", no_argument, NULL, 'A' },
 		{ "prometheus", required_argument, NULL, 'P' },
 		{ "web.config.file", required_argument, NULL, 'W' },
 		{ "heatmap", required_argument, NULL, 'M' },
@@ -217,6 +223,9 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			break;
 		case 'L':
 			o->light = true;
+			break;
+		case 'A':
+			o->pattern = true;
 			break;
 		case 'P':
 			if (o->prometheus)

@@ -17,6 +17,7 @@ struct ts_opts {
 	int hist;    /* -H: 0 none, 1 folded to powers of two, 2 fine */
 	bool depth;  /* -D: the parallelism curve */
 	bool light;  /* -L: no bio programs; Q from the request's allocation */
+	bool pattern; /* --pattern: seeks and sizes as the device sees them */
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
 	const char *web_config; /* --web.config.file FILE, or NULL */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */

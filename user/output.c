@@ -455,6 +455,9 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		put_histograms(f, r);
 	if (r->show_curve)
 		put_curves(f, r);
+	for (i = 0; r->show_pattern && i < r->ndev; i++)
+		if (r->dev[i].active)
+			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern);
 	put_notes(f, r);
 }
 
@@ -630,8 +633,8 @@ static void json_stack(struct tj *j, const struct ts_dev_report *d)
 	tj_end_arr(j);
 }
 
-static void json_device(struct tj *j, const struct ts_dev_report *d,
-			int show_hist, bool show_curve, bool light)
+static void json_device(struct tj *j, const struct ts_report *r,
+			const struct ts_dev_report *d)
 {
 	int op, e;
 
@@ -644,12 +647,12 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	for (op = 0; op < TS_NR_OPS; op++)
 		if (d->op[op].ios || d->op[op].missed || d->op[op].unissued)
 			json_op(j, ts_op_names[op], &d->op[op],
-				show_hist && d->hist ? &d->hist[op] : NULL);
+				r->show_hist && d->hist ? &d->hist[op] : NULL);
 	tj_end_obj(j);
 	json_op(j, "all", &d->all, NULL);
 	json_depth(j, "concurrency", &d->device, d->in_device_now);
 	tj_num(j, "oldest_in_device_s", d->oldest_age_s, 3);
-	if (light || d->bio_layer) /* not followed, or none */
+	if (r->light || d->bio_layer) /* not followed, or none */
 		tj_null(j, "os_queue");
 	else
 		json_depth(j, "os_queue", &d->os, d->in_os_now);
@@ -657,8 +660,10 @@ static void json_device(struct tj *j, const struct ts_dev_report *d,
 	tj_num(j, "util_pct", d->busy_pct, 2);
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
-	if (show_curve && d->has_curve)
-		json_curve(j, d, light);
+	if (r->show_curve && d->has_curve)
+		json_curve(j, d, r->light);
+	if (r->show_pattern)
+		ts_pattern_json(j, &d->pattern);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
 		tj_u64(j, ts_event_names[e], d->events[e]);
@@ -698,8 +703,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
-			json_device(&j, &r->dev[i], r->show_hist, r->show_curve,
-				    r->light);
+			json_device(&j, r, &r->dev[i]);
 	tj_end_arr(&j);
 	tj_end_obj(&j);
 	tj_close(&j);

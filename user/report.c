@@ -273,8 +273,10 @@ int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 			b = &base->dev[base->ndev++];
 		if (!b)
 			continue;
-		if (b != p)
+		if (b != p) {
 			b->stats = p->stats;
+			b->pattern = p->pattern;
+		}
 		b->qid = d->qid;
 		b->queue = d->queue;
 		b->kdev = d->kdev;
@@ -309,5 +311,7 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 			d->oldest_age_s = (b->mono_ns - cur->oldest_issue_ns) / 1e9;
 		d->hist = dev_hists(a, find_dev(a, cur), b, cur, r, d);
 		dev_curve(a, find_dev(a, cur), b, cur, span_ns, r, d);
+		ts_pattern_delta(find_dev(a, cur) ? &find_dev(a, cur)->pattern : NULL,
+				 &cur->pattern, r->span_s, &d->pattern);
 	}
 }

@@ -12,6 +12,7 @@
 #include "depth.h"
 #include "histogram.h"
 #include "curve.h"
+#include "pattern.h"
 
 /* One traced device as read from the maps at one moment. */
 struct ts_dev_snap {
@@ -22,6 +23,7 @@ struct ts_dev_snap {
 	__s64 device_time[TS_LEVEL_SLOTS]; /* ns at depth >= level so far */
 	__s64 os_time[TS_LEVEL_SLOTS];
 	struct ts_dev_stats stats; /* summed over CPUs */
+	struct ts_pattern pattern; /* --pattern, else zeros */
 	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
 	__u64 oldest_issue_ns; /* oldest request in flight at the sweep, 0: none */
 	unsigned int suspects;	/* idle requests too young to repair (sweep) */
@@ -73,12 +75,14 @@ struct ts_dev_report {
 	struct ts_hist *hist; /* this span's histograms by op, or NULL */
 	bool has_curve;	      /* curve is known (the disk has histograms) */
 	struct ts_curve curve;
+	struct ts_pattern_span pattern; /* --pattern, else zeros */
 };
 
 struct ts_report {
 	bool totals; /* the whole run, not one interval */
 	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
 	bool show_curve; /* print the parallelism curve (--depth) */
+	bool show_pattern; /* print the access pattern (--pattern) */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
 	const char *not_traced; /* disks no report covers (bio-based ones
 				 * under --light), space separated, or NULL */

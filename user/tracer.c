@@ -40,6 +40,7 @@ struct ts_tracer {
 	__u64 repairs_read; /* repairs taken from the log so far */
 	unsigned int seq;   /* span ends so far */
 	struct ts_bounds bounds;
+	bool pattern; /* --pattern: the patterns map is read */
 };
 
 static bool verbose;
@@ -174,6 +175,9 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 		skel->rodata->rq_mask = o->test_rq_slots - 1;
 	skel->rodata->test_miss_every = o->test_miss_every;
 	skel->rodata->bio_traced_bit = bio_traced_bit;
+	skel->rodata->pattern = o->pattern;
+	if (!o->pattern) /* never written: one entry, not 400 KB */
+		bpf_map__set_max_entries(skel->maps.patterns, 1);
 	*error = -truestat_bpf__load(skel);
 	/* the filter must be in place before the first event claims a disk */
 	if (!*error && set_filter(skel, o))
@@ -346,6 +350,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	if (!t || open_btf(o, err, errlen))
 		goto fail;
 	t->kind = "tp_btf";
+	t->pattern = o->pattern;
 	if (!o->raw_tp)
 		t->skel = load_set(o, "btf", &error);
 	if (!t->skel) {
@@ -437,6 +442,15 @@ static void sum_stats(struct ts_tracer *t, unsigned int qid,
 		for (i = 0; i < n; i++)
 			dst[i] += src[i];
 	}
+}
+
+/* Device @qid's access pattern (--pattern), or zeros. */
+static void read_pattern(struct ts_tracer *t, unsigned int qid,
+			 struct ts_pattern *out)
+{
+	if (!t->pattern ||
+	    bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.patterns), &qid, out))
+		memset(out, 0, sizeof(*out));
 }
 
 /* Repairs requests completed without our program seeing them (BPF side). */
@@ -565,6 +579,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			d->os_time[i] = ts_level_time(raw_os[i], s->mono_ns);
 		}
 		sum_stats(t, qid, &d->stats);
+		read_pattern(t, qid, &d->pattern);
 		read_bounds(t, st, d, s->mono_ns);
 		d->oldest_issue_ns = oldest_issue(t, qid);
 		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;

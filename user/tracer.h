@@ -21,6 +21,7 @@ struct ts_tracer_opts {
 	unsigned int test_miss_every; /* drop 1 completion in N (tests), 0: no */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
+	bool pattern;	  /* --pattern: seek distances and sizes at issue */
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
 };

@@ -238,6 +238,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->totals = totals;
 	r->show_hist = o->hist;
 	r->show_curve = o->depth;
+	r->show_pattern = o->pattern;
 	r->light = o->light;
 	r->not_traced = not_traced;
 	if (o->json)
@@ -325,6 +326,7 @@ int main(int argc, char **argv)
 	topts.btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
 	topts.raw_tp = o.raw_tp;
 	topts.light = o.light;
+	topts.pattern = o.pattern;
 	topts.verbose = o.verbose;
 	/* for tests of the error path: the verifier rejects one program */
 	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --pattern: the access pattern a device sees (seed 002: scattered small
+ * reads against sequential large ones), counted as requests are issued.
+ */
+#ifndef TS_PATTERN_BPF_H
+#define TS_PATTERN_BPF_H
+
+/* Set by the loader for --pattern; false: the verifier drops the code. */
+const volatile bool pattern = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_MAX_QUEUES); /* 1 without --pattern */
+	__type(key, u32);
+	__type(value, struct ts_pattern);
+} patterns SEC(".maps");
+
+static __always_inline void count_at(u64 *counts, u64 i, u64 slots, u64 n)
+{
+	barrier_var(i); /* see hist_count */
+	if (i < slots)
+		__sync_fetch_and_add(&counts[i], n);
+}
+
+/*
+ * A request of @bytes at @sector, given to device @qid. The device's last
+ * end is swapped in one exchange, so each request is compared with the
+ * one given to the device just before it, whichever CPU issued that.
+ */
+static __always_inline void pattern_count(u32 qid, u8 op, u64 sector,
+					  u32 bytes)
+{
+	struct ts_pattern_op *o;
+	struct ts_pattern *p;
+	u64 prev, size;
+
+	if (!pattern || (op != TS_OP_READ && op != TS_OP_WRITE))
+		return;
+	p = bpf_map_lookup_elem(&patterns, &qid);
+	if (!p)
+		return;
+	/* constant offsets: the verifier does not carry op's bound here */
+	o = op == TS_OP_READ ? &p->op[TS_OP_READ] : &p->op[TS_OP_WRITE];
+	prev = __sync_lock_test_and_set(&p->last_end, sector + (bytes >> 9) + 1);
+	size = ts_size_bucket(bytes);
+	count_at(o->size_ios, size, TS_SIZE_SLOTS, 1);
+	count_at(o->size_bytes, size, TS_SIZE_SLOTS, bytes);
+	if (!prev--)
+		return;
+	if (sector < prev)
+		__sync_fetch_and_add(&o->backward, 1);
+	count_at(o->seek, ts_seek_bucket(sector < prev ? prev - sector :
+							 sector - prev),
+		 TS_SEEK_SLOTS, 1);
+}
+
+#endif

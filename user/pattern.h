@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --pattern: what a device was given, per direction: the share of requests
+ * that start where the device's previous request ended, how far the
+ * others seek, and I/Os and throughput by request size (seed 002).
+ */
+#ifndef TS_PATTERN_H
+#define TS_PATTERN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "json.h"
+#include "truestat.h"
+
+/* One span's pattern of a device: counts, and the span they are over. */
+struct ts_pattern_span {
+	struct ts_pattern_op op[TS_PATTERN_OPS];
+	double span_s;
+};
+
+struct ts_pattern_figures {
+	__u64 ios;	 /* requests given to the device */
+	__u64 compared;	 /* of those, with a previous request to compare */
+	__u64 sequential; /* started where it ended */
+	__u64 backward;	  /* started before where it ended */
+	__u64 seek_p50_lt, seek_p90_lt; /* bytes: the seeks' p50 and p90 are
+					 * below these (0: sequential) */
+};
+
+/* @out = @b - @a, the span @span_s; @a NULL: zero. */
+void ts_pattern_delta(const struct ts_pattern *a, const struct ts_pattern *b,
+		      double span_s, struct ts_pattern_span *out);
+
+void ts_pattern_figures(const struct ts_pattern_op *o,
+			struct ts_pattern_figures *f);
+
+/* The text section of device @name (nothing when it was given nothing). */
+void ts_pattern_print(FILE *f, const char *name,
+		      const struct ts_pattern_span *p);
+
+/* The "pattern" object of a device in the JSON output. */
+void ts_pattern_json(struct tj *j, const struct ts_pattern_span *p);
+
+#endif
