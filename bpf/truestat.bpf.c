@@ -23,6 +23,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "account.bpf.h"
 #include "layer.bpf.h"
 #include "sweep.bpf.h"
+#include "durable.bpf.h"
 
 static __always_inline int on_issue(struct request *rq, bool direct)
 {
@@ -126,6 +127,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
+	durable_request_done(rq, direct, now);
 	s = rq_find((u64)rq, &at);
 	if (s && record_is_older(s, rq, data_len, direct)) {
 		forget_held(s, (u64)rq, now);
@@ -189,6 +191,7 @@ static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
+	durable_enter(qid, bio, direct, now);
 	if (st->layer == TS_LAYER_BIO)
 		layer_enter(st, qid, bio, direct, now);
 	else
@@ -206,13 +209,17 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 	struct ts_dev_state *st;
 	u32 qid;
 
+	u64 now;
+
 	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
 	if (!st)
 		return 0;
+	now = bpf_ktime_get_ns();
+	durable_complete(bio, direct, now);
 	if (st->layer == TS_LAYER_BIO)
-		layer_complete(st, qid, (u64)bio, bpf_ktime_get_ns());
+		layer_complete(st, qid, (u64)bio, now);
 	else
-		bio_leave(qid, (u64)bio, bpf_ktime_get_ns());
+		bio_leave(qid, (u64)bio, now);
 	return 0;
 }
 
@@ -282,6 +289,7 @@ int ts_sweep(void *ctx)
 		return *(volatile int *)sweep.now; /* not a pointer: rejected */
 	bpf_loop(TS_MAX_QUEUES, sweep_begin, NULL, 0);
 	bpf_loop(TS_RQ_SLOTS, sweep_slot, &sweep, 0);
+	bpf_for_each_map_elem(&durable_bios, durable_sweep_one, &sweep.now, 0);
 	bpf_loop(TS_MAX_QUEUES, sweep_end, NULL, 0);
 	return 0;
 }

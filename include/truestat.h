@@ -107,10 +107,34 @@ struct ts_op_stats {
 	__u64 layer_ns;	    /* their time in the layer itself */
 };
 
+/*
+ * Durable writes: write bios that ask for durability, REQ_PREFLUSH (the
+ * device's cache flushed before them: fsync, a journal commit) and/or
+ * REQ_FUA (written through: O_DSYNC), timed from their Q to their C
+ * (block_bio_complete: the end of the whole flush sequence, pre-flush,
+ * data, post-flush or FUA). What a database waits for at commit.
+ */
+struct ts_sync_stats {
+	__u64 ios;	 /* completed */
+	__u64 bytes;	 /* their data (an fsync's flush has none) */
+	__u64 total_ns;	 /* sum of Q -> C */
+	__u64 missed;	 /* completed unseen (found by the sweep): not in ios */
+	__u64 untracked; /* not followed (durable_bios full): not in ios */
+};
+
 /* PERCPU_ARRAY dev_stats, index = queue id. */
 struct ts_dev_stats {
 	struct ts_op_stats op[TS_NR_OPS];
 	__u64 events[TS_NR_EVENTS];
+	struct ts_sync_stats sync;
+};
+
+/* A durable write between Q and C: HASH durable_bios, key = bio address. */
+#define TS_DURABLE_BIOS 8192
+struct ts_durable {
+	__u64 queued_ns;
+	__u32 qid;
+	__u32 bytes;
 };
 
 /*

@@ -49,6 +49,47 @@ static void put_blank_device_columns(FILE *f)
 	fprintf(f, " %6s %9s %6s %6s %8s\n", "-", "-", "-", "-", "-");
 }
 
+/* Durable writes: their rate and size, and TOTAL = Q -> end of sequence. */
+static void put_sync_row(FILE *f, const struct ts_dev_report *d)
+{
+	const struct ts_sync_figures *s = &d->sync;
+
+	fprintf(f, "%-10s %-7s %10.1f %8.2f", d->name, "sync", s->iops, s->mbps);
+	if (s->ios)
+		fprintf(f, " %7.1f", s->bytes / 1024.0 / s->ios);
+	else
+		fprintf(f, " %7s", "-");
+	put_ms(f, NAN, 9);
+	put_ms(f, NAN, 10);
+	put_ms(f, s->total_ms, 9);
+	put_blank_device_columns(f);
+}
+
+static bool has_sync(const struct ts_dev_report *d)
+{
+	return d->sync.ios || d->sync.missed || d->sync.untracked;
+}
+
+/* What the sync row is, and what it could not time. */
+static void put_sync_notes(FILE *f, const struct ts_dev_report *d)
+{
+	const struct ts_sync_figures *s = &d->sync;
+
+	if (!has_sync(d))
+		return;
+	fprintf(f, "  note: %s: sync: %llu durable writes (REQ_PREFLUSH or REQ_FUA: fsync, O_DSYNC, journal commits), TOTAL from Q to the end of their flush sequence",
+		d->name, (unsigned long long)s->ios);
+	if (!isnan(s->flush_share))
+		fprintf(f, "; the flush commands' service (%llu, mean %.3f ms) summed is %.0f%% of theirs",
+			(unsigned long long)s->flush_ios,
+			isnan(s->flush_ms) ? 0 : s->flush_ms, 100 * s->flush_share);
+	fputc('\n', f);
+	if (s->missed || s->untracked)
+		fprintf(f, "  note: %s: sync: %llu durable writes completed unseen and %llu not followed (table full): not in the sync row\n",
+			d->name, (unsigned long long)s->missed,
+			(unsigned long long)s->untracked);
+}
+
 static void put_pct_row(FILE *f, const char *dev, const char *op,
 			const char *what, double mean, const struct ts_pct *p)
 {
@@ -379,6 +420,9 @@ static void put_notes(FILE *f, const struct ts_report *r)
 			r->not_traced);
 	put_inexact(f, r);
 	for (i = 0; i < r->ndev; i++)
+		if (r->dev[i].active)
+			put_sync_notes(f, &r->dev[i]);
+	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++)
 			if (r->dev[i].events[e])
 				fprintf(f, "  note: %s: %llu %s\n", r->dev[i].name,
@@ -446,6 +490,8 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 			put_op_row(f, d->name, "all", &d->all);
 			put_device_columns(f, d, r->light);
 		}
+		if (has_sync(d))
+			put_sync_row(f, d);
 		if (d->stack.nmembers)
 			put_stack(f, r, d);
 	}
@@ -633,6 +679,29 @@ static void json_stack(struct tj *j, const struct ts_dev_report *d)
 	tj_end_arr(j);
 }
 
+/* Durable writes; null with --light (their Q is not followed). */
+static void json_sync(struct tj *j, const struct ts_report *r,
+		      const struct ts_sync_figures *s)
+{
+	if (r->light) {
+		tj_null(j, "sync");
+		return;
+	}
+	tj_obj(j, "sync");
+	tj_u64(j, "ios", s->ios);
+	tj_u64(j, "bytes", s->bytes);
+	tj_num(j, "iops", s->iops, 1);
+	tj_num(j, "mb_per_s", s->mbps, 3);
+	tj_num(j, "total_ms", s->total_ms, 6);
+	tj_u64(j, "missed", s->missed);
+	tj_u64(j, "untracked", s->untracked);
+	tj_u64(j, "in_flight", s->in_flight);
+	tj_u64(j, "flush_ios", s->flush_ios);
+	tj_num(j, "flush_service_ms", s->flush_ms, 6);
+	tj_num(j, "flush_share", s->flush_share, 4);
+	tj_end_obj(j);
+}
+
 static void json_device(struct tj *j, const struct ts_report *r,
 			const struct ts_dev_report *d)
 {
@@ -660,6 +729,7 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	tj_num(j, "util_pct", d->busy_pct, 2);
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
+	json_sync(j, r, &d->sync);
 	if (r->show_curve && d->has_curve)
 		json_curve(j, d, r->light);
 	if (r->show_pattern)

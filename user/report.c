@@ -17,7 +17,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
 	"completions of requests issued before tracing began or while it attached (not counted)",
-	"requests completed without being issued (e.g. flushes with nothing to do)",
+	"requests completed without being issued (the ends of flush sequences: an fsync's empty write; timed in the sync row)",
 	"requests issued whose arrival (Q) was not seen: no queue time for them",
 	"requests given back by the driver and issued again",
 	"partial completions (each request is counted once, when it ends)",
@@ -176,6 +176,27 @@ static void add_op_stats(struct ts_op_stats *sum, const struct ts_op_stats *x)
 		dst[i] += src[i];
 }
 
+static void sync_figures(const struct ts_dev_stats *a,
+			 const struct ts_dev_stats *b, double span_s,
+			 struct ts_sync_figures *f)
+{
+	const struct ts_op_stats *fa = &a->op[TS_OP_FLUSH];
+	const struct ts_op_stats *fb = &b->op[TS_OP_FLUSH];
+	__u64 total = b->sync.total_ns - a->sync.total_ns;
+	__u64 flush = fb->service_ns - fa->service_ns;
+
+	f->ios = b->sync.ios - a->sync.ios;
+	f->bytes = b->sync.bytes - a->sync.bytes;
+	f->missed = b->sync.missed - a->sync.missed;
+	f->untracked = b->sync.untracked - a->sync.untracked;
+	f->iops = f->ios / span_s;
+	f->mbps = f->bytes / span_s / 1e6;
+	f->total_ms = mean_ms(total, f->ios);
+	f->flush_ios = fb->ios - fa->ios;
+	f->flush_ms = mean_ms(flush, f->flush_ios);
+	f->flush_share = total ? (double)flush / total : NAN;
+}
+
 /* Each direction's figures, and all of them summed (r->all). */
 static void ops_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		       double span_s, struct ts_dev_report *r)
@@ -191,6 +212,8 @@ static void ops_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		add_op_stats(&sum_b, &b->stats.op[i]);
 	}
 	op_figures(&sum_a, &sum_b, span_s, &r->all);
+	sync_figures(&a->stats, &b->stats, span_s, &r->sync);
+	r->sync.in_flight = b->sync_in_flight;
 }
 
 /*

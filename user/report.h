@@ -23,6 +23,7 @@ struct ts_dev_snap {
 	__s64 device_time[TS_LEVEL_SLOTS]; /* ns at depth >= level so far */
 	__s64 os_time[TS_LEVEL_SLOTS];
 	struct ts_dev_stats stats; /* summed over CPUs */
+	unsigned int sync_in_flight; /* durable writes between Q and C now */
 	struct ts_pattern pattern; /* --pattern, else zeros */
 	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
 	__u64 oldest_issue_ns; /* oldest request in flight at the sweep, 0: none */
@@ -56,6 +57,17 @@ struct ts_op_figures {
 	struct ts_pct queue_p, service_p, total_p, layer_p;
 };
 
+/* Durable writes (ts_sync_stats) in a span, beside the flush commands. */
+struct ts_sync_figures {
+	__u64 ios, bytes, missed, untracked;
+	unsigned int in_flight; /* at the report: between Q and C */
+	double iops, mbps, total_ms; /* total: mean Q -> C; NaN: none */
+	__u64 flush_ios;	/* flush commands (op flush) completed */
+	double flush_ms;	/* their mean service; NaN: none */
+	double flush_share;	/* their service summed / the durable writes'
+				 * Q -> C summed; NaN: no durable write */
+};
+
 struct ts_dev_report {
 	char name[64];
 	unsigned int major, minor;
@@ -65,6 +77,7 @@ struct ts_dev_report {
 	int nops_active;
 	struct ts_op_figures op[TS_NR_OPS];
 	struct ts_op_figures all;
+	struct ts_sync_figures sync;
 	struct ts_depth_summary device; /* requests inside the device */
 	struct ts_depth_summary os;	/* requests waiting in the OS */
 	double busy_pct; /* iostat's %util from the same events */

@@ -453,6 +453,21 @@ static void read_pattern(struct ts_tracer *t, unsigned int qid,
 		memset(out, 0, sizeof(*out));
 }
 
+/* Durable writes between Q and C now, by queue id (durable_bios). */
+static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
+{
+	int fd = bpf_map__fd(t->skel->maps.durable_bios);
+	__u64 key, *prev = NULL;
+	struct ts_durable d;
+
+	memset(count, 0, TS_MAX_QUEUES * sizeof(*count));
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		if (!bpf_map_lookup_elem(fd, &key, &d) && d.qid < TS_MAX_QUEUES)
+			count[d.qid]++;
+		prev = &key;
+	}
+}
+
 /* Repairs requests completed without our program seeing them (BPF side). */
 void ts_tracer_sweep(struct ts_tracer *t)
 {
@@ -550,6 +565,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end)
 {
 	static __u64 raw_dev[TS_LEVEL_SLOTS], raw_os[TS_LEVEL_SLOTS];
+	static unsigned int durable[TS_MAX_QUEUES];
 	struct timespec ts;
 	unsigned int qid;
 	int i;
@@ -557,6 +573,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	follow_stacks(t);
 	ts_tracer_sweep(t);
 	read_repairs(t);
+	durable_in_flight(t, durable);
 	s->ndev = 0;
 	for (qid = 0; qid < TS_MAX_QUEUES; qid++) {
 		const volatile struct ts_dev_state *st = &t->state[qid];
@@ -579,6 +596,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			d->os_time[i] = ts_level_time(raw_os[i], s->mono_ns);
 		}
 		sum_stats(t, qid, &d->stats);
+		d->sync_in_flight = durable[qid];
 		read_pattern(t, qid, &d->pattern);
 		read_bounds(t, st, d, s->mono_ns);
 		d->oldest_issue_ns = oldest_issue(t, qid);
