@@ -30,16 +30,22 @@ for m in $MODULES; do
 	insmod "/modules/$m.ko" || say guest insmod_failed "$m"
 done
 
-# nullb_load N S_NS K: N null_blk disks (nullb0..), each one hardware queue
-# with K tags whose requests a timer completes S_NS after they reach the
-# driver: known service time S and parallelism K
+# nullb_load N S_NS K [QUEUES [IRQMODE]]: N null_blk disks (nullb0..),
+# each QUEUES (default 1) hardware queues with K tags each whose requests
+# a timer completes S_NS after they reach the driver (IRQMODE 2, the
+# default): known service time S and parallelism K per queue
 nullb_load() {
-	local i=0
 	rmmod null_blk 2>/dev/null
-	insmod /modules/null_blk.ko queue_mode=2 nr_devices="$1" submit_queues=1 \
-		irqmode=2 completion_nsec="$2" hw_queue_depth="$3" ||
+	insmod /modules/null_blk.ko queue_mode=2 nr_devices="$1" submit_queues="${4:-1}" \
+		irqmode="${5:-2}" completion_nsec="$2" hw_queue_depth="$3" ||
 		say guest insmod_failed null_blk
-	while [ ! -b /dev/nullb$(($1 - 1)) ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	wait_dev nullb$(($1 - 1))
+}
+
+# wait_dev DEV: until /dev/DEV exists (5 s at most)
+wait_dev() {
+	local i=0
+	while [ ! -b /dev/$1 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 }
 
 # ts_start NAME ARGS...: truestat -j -v ARGS in the background ($TS_ENV: its
@@ -236,6 +242,194 @@ case_dm() {
 	for t in lin dly cry; do /bin/dmsetup remove $t >/dev/null 2>&1; done
 }
 
+# --- Real drivers: each run below is judged by tests/vm/drivers.py ---
+
+# hctxs NAME DEV: the type of each hardware queue of DEV (default, read,
+# poll: debugfs), which says which queues a run can use
+hctxs() {
+	local h
+	for h in /sys/kernel/debug/block/$2/hctx*; do
+		[ -d "$h" ] && say "$1" hctx "${h##*/} $(cat $h/type)"
+	done
+}
+
+# irqs NAME TAG: the interrupt counts of the NVMe I/O queues and the
+# virtio-blk request queues (/proc/interrupts): which queues completed
+# requests by interrupt
+irqs() {
+	grep -E 'nvme0q[1-9]|virtio[0-9]*-req' /proc/interrupts | sed "s/^/@@TS $1 irq $2 /"
+}
+
+# rq_trace_start [full] / rq_trace NAME DEV: ftrace's record of DEV, the
+# kernel's own beside truestat's: "ftrace REQUEUES ERRORS ISSUED": its
+# requeues (block_rq_requeue), its completions with an error
+# (block_rq_complete), and with "full" (issues and all completions
+# traced too, for the few thousand I/Os of scsi_debug) how many of the
+# requeues gave back a request the driver had been issued; the others
+# never left the OS (SCSI refuses them before blk_mq_start_request when the
+# host is blocked). Without "full" ISSUED is -1 and only completions with
+# an error are kept.
+rq_trace_start() {
+	[ -d $T/events ] || mount -t tracefs tracefs $T 2>/dev/null
+	echo 0 >$T/tracing_on
+	echo 4096 >$T/buffer_size_kb
+	echo >$T/trace
+	RQ_FULL=${1:-}
+	[ -n "$RQ_FULL" ] || echo 'error != 0' >$T/events/block/block_rq_complete/filter
+	[ -z "$RQ_FULL" ] || echo 1 >$T/events/block/block_rq_issue/enable
+	echo 1 >$T/events/block/block_rq_complete/enable
+	echo 1 >$T/events/block/block_rq_requeue/enable
+	echo 1 >$T/tracing_on
+}
+rq_trace() {
+	local mm
+	mm=$(tr : , </sys/block/$2/dev)
+	echo 0 >$T/tracing_on
+	echo 0 >$T/events/block/block_rq_issue/enable
+	echo 0 >$T/events/block/block_rq_complete/enable
+	echo 0 >$T/events/block/block_rq_requeue/enable
+	echo 0 >$T/events/block/block_rq_complete/filter
+	# a request is "out" (in the driver) from its issue to its completion
+	# or requeue, by sector (4 KiB random: two at one sector at once are
+	# rare, and would show as a difference to truestat's count)
+	awk -v mm="$mm" -v full="${RQ_FULL:-}" '
+		$0 !~ ("block_rq_(issue|requeue|complete): " mm " ") { next }
+		{ for (i = 1; i <= NF; i++) if ($i == "+") k = $(i - 1) }
+		/block_rq_issue:/ { out[k]++; next }
+		/block_rq_requeue:/ { rq++; if (out[k] > 0) { out[k]--; issued++ }; next }
+		{ if ($NF != "[0]") err++; if (out[k] > 0) out[k]-- }
+		END { printf "%d %d %d\n", rq, err, full ? issued : -1 }' $T/trace |
+		sed "s/^/@@TS $1 ftrace /"
+	say "$1" ftrace_kept "$(grep -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace)"
+}
+
+# drv_run NAME DEV JOBS IODEPTH FIO_ARGS...: DEV (scheduler none) under
+# fio, 4 KiB random direct I/O, JOBS jobs of IODEPTH each, split over the
+# vCPUs (each job pinned to one, so every CPU's hardware queue gets
+# JOBS/CPUs x IODEPTH), under one truestat -d DEV run. Around it: the
+# guest's diskstats, the queues' counts (hctxs), ftrace's requeues and
+# errors (rq_trace); fio's JSON on one line.
+drv_run() {
+	local name=$1 d=$2 jobs=$3 depth=$4 q=/sys/block/$2 ncpu
+	shift 4
+	ncpu=$(grep -c ^processor /proc/cpuinfo)
+	echo none >$q/queue/scheduler 2>/dev/null
+	say "$name" dev "$d"
+	say "$name" scheduler "$(cat $q/queue/scheduler)"
+	say "$name" nr_requests "$(cat $q/queue/nr_requests)"
+	say "$name" hw_queues "$(ls $q/mq | wc -l)"
+	say "$name" offered "$((jobs * depth))"
+	[ ! -r $q/device/queue_depth ] || say "$name" queue_depth "$(cat $q/device/queue_depth)"
+	ts_start "$name" -d "$d" || return
+	rq_trace_start $RQ_TRACE
+	hctxs "$name" "$d"
+	irqs "$name" before
+	say "$name" before "$(grep " $d " /proc/diskstats)"
+	/bin/fio --name="$name" --filename="/dev/$d" --direct=1 --bs=4k --thread \
+		--norandommap --numjobs="$jobs" --iodepth="$depth" \
+		--cpus_allowed=0-$((ncpu - 1)) --cpus_allowed_policy=split \
+		--group_reporting --runtime="$RUNTIME" --time_based \
+		--output-format=json "$@" >/tmp/$name.fio 2>/tmp/$name.fioerr ||
+		say "$name" fio_failed "$(tail -n 3 /tmp/$name.fioerr | tr '\n' ' ')"
+	say "$name" after "$(grep " $d " /proc/diskstats)"
+	irqs "$name" after
+	rq_trace "$name" "$d"
+	ts_stop "$name"
+	say "$name" fio "$(sed -n '/^{/,$p' /tmp/$name.fio | tr -d '\n')"
+}
+
+# sysfs_dev GLOB: the block device under the sysfs path GLOB/block/ (a
+# driver's disk, whatever sdX name it got), waited for
+sysfs_dev() {
+	local i=0 x
+	while [ $i -lt 50 ]; do
+		for x in $1/block/*; do
+			[ -e "$x" ] && { wait_dev "${x##*/}"; echo "${x##*/}"; return; }
+		done
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# case nvme: qemu's NVMe controller, io_queue_depth NVME_QD (NVME_QD - 1
+# tags per queue), one I/O queue per vCPU, interrupt-driven; then again
+# with poll_queues=1 and io_uring's hipri, which sends every request to the
+# poll queue and has the submitter reap the completions (in batches)
+case_nvme() {
+	insmod /modules/nvme.ko io_queue_depth="$NVME_QD" || say nvme_irq insmod_failed
+	wait_dev nvme0n1
+	drv_run nvme_irq nvme0n1 4 8 --ioengine=io_uring --rw=randrw
+	rmmod nvme
+	insmod /modules/nvme.ko io_queue_depth="$NVME_QD" poll_queues=1 || say nvme_poll insmod_failed
+	wait_dev nvme0n1
+	drv_run nvme_poll nvme0n1 4 8 --ioengine=io_uring --hipri --rw=randrw
+	rmmod nvme
+}
+
+# case virtio: qemu's virtio-blk with num-queues=2 and a ring of
+# VIRTIO_QSIZE: one hardware queue per vCPU
+case_virtio() {
+	insmod /modules/virtio_blk.ko || say virtio insmod_failed
+	wait_dev vda
+	drv_run virtio vda 4 8 --ioengine=io_uring --rw=randrw
+}
+
+# case nullq: null_blk with two submit queues of K tags, in each irqmode:
+# 0 completes inside the submission, 1 in a softirq, 2 by a timer S later
+case_nullq() {
+	local m
+	for m in 0 1 2; do
+		nullb_load 1 "$S_NS" "$K" 2 "$m"
+		drv_run nullq$m nullb0 4 8 --ioengine=io_uring --rw=randrw
+	done
+	rmmod null_blk
+}
+
+# case scsi: scsi_debug with max_queue SCSI_QD below the offered depth,
+# each command answered S_NS after it (ndelay). Runs: plain; every 10th
+# command refused as host busy (the midlayer requeues it); every 10th
+# failed with a transport error (ABORTED COMMAND: retried, requeued); a
+# range of sectors that fails reads with a medium error (not retried: the
+# I/O completes with an error)
+case_scsi() {
+	local p=/sys/bus/pseudo/drivers/scsi_debug d
+	insmod /modules/scsi_debug.ko dev_size_mb=64 max_queue="$SCSI_QD" ndelay="$S_NS" ||
+		say scsi insmod_failed
+	d=$(sysfs_dev "$p/adapter*/host*/target*/*")
+	[ -n "$d" ] || { say scsi no_disk; return; }
+	RQ_TRACE=full
+	drv_run scsi "$d" 4 8 --ioengine=io_uring --rw=randrw
+	echo 10 >$p/every_nth
+	echo 0x8000 >$p/opts
+	drv_run scsi_busy "$d" 4 8 --ioengine=io_uring --rw=randrw
+	echo 0x10 >$p/opts
+	drv_run scsi_retry "$d" 4 8 --ioengine=io_uring --rw=randrw
+	echo 0 >$p/every_nth
+	# scsi_debug's medium error: sectors 0x1234 to 0x123d; 64 KiB read
+	# around them, 2 of its 16 blocks fail
+	echo 2 >$p/opts
+	drv_run scsi_error "$d" 4 8 --ioengine=io_uring --rw=randread \
+		--offset=$((0x1200 * 512)) --size=64k --continue_on_error=all \
+		--ignore_error=61,5
+	echo 0 >$p/opts
+	RQ_TRACE=
+	rmmod scsi_debug
+}
+
+# case ahci: qemu's AHCI controller and one SATA disk (libata, NCQ),
+# offered 64 at once: NCQ at the depth the guest chose, then queue_depth 1
+case_ahci() {
+	local d
+	insmod /modules/ahci.ko || say ncq insmod_failed
+	d=$(sysfs_dev "/sys/bus/pci/drivers/ahci/*/ata*/host*/target*/*")
+	[ -n "$d" ] || { say ncq no_disk; return; }
+	drv_run ncq "$d" 1 64 --ioengine=io_uring --rw=randread
+	echo 1 >/sys/block/$d/device/queue_depth
+	drv_run ncq1 "$d" 1 64 --ioengine=io_uring --rw=randread
+}
+
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+RQ_TRACE=
 for c in $CASES; do
 	say guest case "$c $(now)"
 	case $c in
@@ -251,6 +445,7 @@ for c in $CASES; do
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;
+	nvme | virtio | nullq | scsi | ahci) case_$c ;;
 	esac
 done
 say guest case "end $(now)"

@@ -12,8 +12,8 @@
 # directory that is removed at exit, and qemu is ended by its pid, also on
 # failure, timeout or a signal. One guest at a time.
 #
-# Per kernel, the guest (tests/vm/guest-init.sh) runs these cases
-# (TS_VM_CASES, default all three; 95-older-kernel runs base and raid0):
+# Per kernel, the guests (tests/vm/guest-init.sh) run these cases
+# (TS_VM_CASES, default all; 95-older-kernel runs base and raid0):
 #  base: null_blk with K=4, S=1 ms offered depth 16 (16 psync jobs, fio)
 #    for 2 s, four times: scheduler none, mq-deadline, none again with
 #    --raw-tp, and none with one completion in 20 dropped
@@ -27,6 +27,16 @@
 #  dm: dm-linear, dm-delay and dm-crypt over one null_blk, each read in
 #    turn under one truestat run: both layers' counts, the layer time.
 #    tests/vm/stacked.py judges these two, and describes its checks.
+#  Real drivers, judged by tests/vm/drivers.py (its checks described
+#  there), each run fio's 4 KiB random direct I/O under truestat -d DISK:
+#  nvme: qemu's NVMe controller, one I/O queue per vCPU, then with a poll
+#    queue and io_uring hipri; virtio: virtio-blk with num-queues=2;
+#  nullq: null_blk with two submit queues in irqmode 0, 1 and 2 (these
+#    three in a second guest with two vCPUs and without -icount);
+#  scsi: scsi_debug with max_queue below the offered depth, host-busy
+#    and transport-error injection (requeues), a medium error (an I/O
+#    error); ahci: a SATA disk on qemu's AHCI, NCQ at its queue_depth,
+#    then queue_depth 1.
 # The last line: "N passed, N failed".
 #
 # For experiments: TS_VM_S_NS, TS_VM_K, TS_VM_DEPTH set the base cases' S,
@@ -43,7 +53,18 @@ K=${TS_VM_K:-4}	# null_blk hw_queue_depth: requests the device serves at once
 DEPTH=${TS_VM_DEPTH:-16}	# fio jobs, each with one synchronous read in flight
 RUNTIME=2	# seconds of I/O per case
 # Stacked (bio-based) devices: see tests/vm/stacked.py for the checks.
-CASES=${TS_VM_CASES:-base dm raid0}	# base: the null_blk cases above
+CASES=${TS_VM_CASES:-base dm raid0 nvme virtio nullq scsi ahci}	# base: the null_blk cases above
+# Real drivers (tests/vm/drivers.py judges them), the emulated
+# controllers on raw image files here. The multi-queue ones get a guest of
+# their own with two vCPUs, so that a device gets a queue per CPU; that
+# guest runs without -icount, which hangs qemu 7.2 at the second vCPU's
+# start ("x86: Booting SMP configuration", with any -cpu), so its checks
+# take no upper bound from the guest's timing.
+SMP_CASES="nvme virtio nullq"
+NVME_QD=8	# nvme io_queue_depth: 7 tags per I/O queue
+SCSI_QD=4	# scsi_debug max_queue: below the offered depth (32)
+VIRTIO_QSIZE=16	# virtio-blk ring: the tags per queue
+IMG_MB=256	# each emulated disk's raw file (sparse, in the temporary dir)
 RAID_S_NS=8000000	# raid0: four serial null_blk disks (K = 1), S = 8 ms
 RAID_CHUNK=64	# KiB
 RAID_BS=16k	# block-aligned reads: none crosses a chunk
@@ -53,13 +74,22 @@ INTERVAL=0.5	# truestat's reports during raid0: phases are cut from them
 DM_DELAY_MS=50	# dm-delay on reads (>= 50: a timer on every kernel)
 DM_JOBS=8
 DM_RUNTIME=2
-# the guest powers itself off after GUARD seconds (its clock); qemu is
-# killed after LIMIT seconds (the host's): twice what each case took
-# here (6.1, 2 cores; base 91 s with the boot, raid0 and dm 35 s each)
-GUARD=100 LIMIT=180
-[[ " $CASES " != *" raid0 "* ]] || { GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)); }
-[[ " $CASES " != *" dm "* ]] || { GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)); }
-LIMIT=${TS_VM_LIMIT:-$LIMIT}
+
+# limits CASES: GUARD, the seconds after which the guest powers itself off
+# (its clock), and LIMIT, after which qemu is killed (the host's): twice
+# what each case took here (6.1, 2 cores; base 91 s with the boot, raid0
+# and dm 35 s each)
+limits() {
+	local c
+	GUARD=40 LIMIT=60
+	for c in $1; do
+		case $c in
+		base) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 120)) ;;
+		*) GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)) ;;
+		esac
+	done
+	LIMIT=${TS_VM_LIMIT:-$LIMIT}
+}
 pkgs=("$@")
 ((${#pkgs[@]})) || pkgs=(linux-image-amd64 linux-image-6.12-amd64)
 
@@ -122,7 +152,8 @@ add_module() {
 		sed -n 's/^depends=//p' | tr ',' ' '); do
 		add_module "$root" "$moddir" "$dep"
 	done
-	[[ $name == null_blk ]] || mods+=" $name"
+	# the cases load these themselves, with their parameters
+	[[ " null_blk nvme virtio_blk scsi_debug ahci " == *" $name "* ]] || mods+=" $name"
 }
 
 # copy_with_libs ROOT BINARY: BINARY into ROOT/bin, its libraries (as ldd
@@ -137,9 +168,15 @@ copy_with_libs() {
 	cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 }
 
-# initramfs DIR KVER OUT: the guest's whole root file system
+# has_module KDIR KVER NAME: whether NAME is a module of that kernel (not
+# built in)
+has_module() {
+	[[ -n $(find "$1/lib/modules/$2/kernel" -name "$3.ko*" | head -n 1) ]]
+}
+
+# initramfs DIR KVER OUT CASES: the guest's whole root file system
 initramfs() {
-	local kdir=$1 kver=$2 out=$3 root=$tmp/root a
+	local kdir=$1 kver=$2 out=$3 cases=$4 root=$tmp/root a
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,lib,modules,proc,sys,dev,tmp}
 	cp /bin/busybox "$root/bin/"
@@ -156,12 +193,18 @@ initramfs() {
 	done
 	# dm-crypt's cipher_null: built in on 6.1 (CRYPTO_NULL2=y), a module
 	# on 6.12
-	if [[ -n $(find "$kdir/lib/modules/$kver/kernel/crypto" -name 'crypto_null.ko*') ]]; then
+	if has_module "$kdir" "$kver" crypto_null; then
 		add_module "$root" "$kdir/lib/modules/$kver" crypto_null
 	fi
+	# the real drivers; virtio_pci is built in on 6.12, a module on 6.1
+	for a in virtio_pci sd_mod nvme virtio_blk scsi_debug ahci; do
+		[[ $a != virtio_pci ]] || has_module "$kdir" "$kver" $a || continue
+		add_module "$root" "$kdir/lib/modules/$kver" "$a"
+	done
 	cat >"$root/params" <<-EOF
 		S_NS=$S_NS K=$K DEPTH=$DEPTH RUNTIME=$RUNTIME GUARD=$GUARD
-		MODULES="$mods" CASES="$CASES"
+		MODULES="$mods" CASES="$cases"
+		NVME_QD=$NVME_QD SCSI_QD=$SCSI_QD
 		RAID_S_NS=$RAID_S_NS RAID_CHUNK=$RAID_CHUNK RAID_BS=$RAID_BS
 		RAID_JOBS="$RAID_JOBS" RAID_RUNTIME=$RAID_RUNTIME INTERVAL=$INTERVAL
 		DM_DELAY_MS=$DM_DELAY_MS DM_JOBS=$DM_JOBS DM_RUNTIME=$DM_RUNTIME
@@ -172,16 +215,35 @@ initramfs() {
 	rm -rf "$root"
 }
 
-# boot KERNEL INITRD CONSOLE: runs the guest to its end or to LIMIT seconds
+# boot KERNEL INITRD CONSOLE CASES: runs the guest to its end or to LIMIT
+# seconds, with the emulated disks its CASES use; two vCPUs for SMP_CASES
 boot() {
+	local cpus=(-smp 1 -icount shift=0,sleep=off) dev=()
+	if [[ " $SMP_CASES " == *" ${4%% *} "* ]]; then
+		cpus=(-smp 2)
+	fi
+	if [[ " $4 " == *" nvme "* ]]; then
+		img nvme
+		dev+=(-drive "if=none,id=nvme,format=raw,file=$tmp/nvme.img"
+			-device nvme,serial=truestat0,drive=nvme)
+	fi
+	if [[ " $4 " == *" virtio "* ]]; then
+		img virtio
+		dev+=(-drive "if=none,id=virtio,format=raw,file=$tmp/virtio.img"
+			-device "virtio-blk-pci,drive=virtio,num-queues=2,queue-size=$VIRTIO_QSIZE")
+	fi
+	if [[ " $4 " == *" ahci "* ]]; then
+		img ahci
+		dev+=(-drive "if=none,id=ahci,format=raw,file=$tmp/ahci.img"
+			-device ahci,id=ahci -device ide-hd,drive=ahci,bus=ahci.0)
+	fi
 	# -icount: the guest's clock advances 1 ns per emulated instruction
 	# (and jumps over idle time), so the guest runs like a 1 GIPS machine
 	# whatever the load on the host. Without it, TCG's slowness made the
 	# driver's own few microseconds from issue to the timer and from the
 	# timer to the completion 60-330 us, and service came out 6-33% above
 	# S depending on the host's load; with it, 0.1-0.5%.
-	timeout -k 5 "$LIMIT" qemu-system-x86_64 -accel tcg -cpu max -smp 1 \
-		-icount shift=0,sleep=off \
+	timeout -k 5 "$LIMIT" qemu-system-x86_64 -accel tcg -cpu max "${cpus[@]}" "${dev[@]}" \
 		-m 1024 -nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$1" -initrd "$2" \
 		-append 'console=ttyS0 panic=-1 quiet' </dev/null >"$3" 2>&1 &
@@ -190,30 +252,39 @@ boot() {
 	wait "$QPID" || BOOT_RC=$?
 	QPID=
 }
+# img NAME: a sparse raw disk image of IMG_MB in the temporary directory
+img() {
+	rm -f "$tmp/$1.img"
+	truncate -s "${IMG_MB}M" "$tmp/$1.img"
+}
+
 # TERM to timeout ends qemu; after a SIGKILL of this script, timeout still
 # ends it at LIMIT
 QPID=
 on_exit '[[ -z $QPID ]] || { kill $QPID; wait $QPID; }'
 
-# results CONSOLE KVER KDIR: the checks for one kernel (the stacked cases'
-# in tests/vm/stacked.py)
+# results CONSOLE KVER KDIR CASES: the checks of one guest (the stacked
+# cases' in tests/vm/stacked.py, the drivers' in tests/vm/drivers.py)
 results() {
-	local console=$1 kver=$2 kdir=$3 hz
+	local console=$1 kver=$2 kdir=$3 cases=$4 hz
 	tr -d '\r' <"$console" | sed -n 's/^.*@@TS //p' >"$tmp/ts"
 	hz=$(sed -n 's/^CONFIG_HZ=//p' "$kdir/boot/config-$kver")
 	local name rc msg
 	while read -r name rc msg; do
 		if [[ $name == "#" ]]; then echo "        $msg"; else check "$name" "$rc" "$msg"; fi
-	done < <(base_results "$kver"
-		python3 "$TS_ROOT/tests/vm/stacked.py" "$tmp/ts" "$kver" CASES="$CASES" \
+	done < <(base_results "$kver" "$cases"
+		python3 "$TS_ROOT/tests/vm/stacked.py" "$tmp/ts" "$kver" CASES="$cases" \
 			S_NS="$S_NS" K="$K" RAID_S_NS="$RAID_S_NS" RAID_JOBS="$RAID_JOBS" \
 			DM_DELAY_MS="$DM_DELAY_MS" DM_JOBS="$DM_JOBS" HZ="${hz:-0}" ||
-			echo "$kver/stacked 1 tests/vm/stacked.py ended with status $? (its error above)")
+			echo "$kver/stacked 1 tests/vm/stacked.py ended with status $? (its error above)"
+		python3 "$TS_ROOT/tests/vm/drivers.py" "$tmp/ts" "$kver" CASES="$cases" \
+			S_NS="$S_NS" K="$K" NVME_QD="$NVME_QD" SCSI_QD="$SCSI_QD" ||
+			echo "$kver/drivers 1 tests/vm/drivers.py ended with status $? (its error above)")
 }
 
-# base_results KVER: the boot, and the base cases when they ran
+# base_results KVER CASES: the boot, and the base cases when they ran
 base_results() {
-	local kver=$1
+	local kver=$1 cases=$2
 	py "
 S_ms = $S_NS / 1e6
 K, D = $K, $DEPTH
@@ -227,10 +298,10 @@ for line in open('$tmp/ts'):
     c = cases.setdefault(who, {})
     c.setdefault(key, []).append(val)
 g = cases.get('guest', {})
-print(kv + '/boot', int(g.get('kernel') != [kv] or 'done' not in g),
+print(kv + '/boot' + ('_smp' if ' $SMP_CASES '.find(' ${cases%% *} ') >= 0 else ''), int(g.get('kernel') != [kv] or 'done' not in g),
       'guest ran kernel %s (btf: %s) to the end%s' % (g.get('kernel', ['?'])[0], g.get('btf', ['?'])[0],
       '' if 'done' in g else ': it did NOT finish'))
-base = ' base ' in ' $CASES '
+base = ' base ' in ' $cases '
 for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
                                ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')) if base else ():
     c = cases.get(name)
@@ -335,6 +406,34 @@ for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf'
 "
 }
 
+# cases_in CASES SET [-v]: those of CASES in SET (-v: not in it), in order
+cases_in() {
+	local c out=
+	for c in $1; do
+		if [[ " $2 " == *" $c "* ]]; then [[ ${3:-} == -v ]] || out+=" $c"
+		else [[ ${3:-} != -v ]] || out+=" $c"; fi
+	done
+	echo "${out# }"
+}
+
+# guest KIMG KDIR KVER CASES: one guest that runs CASES, and its checks
+guest() {
+	local kimg=$1 kdir=$2 kver=$3 cases=$4 before
+	limits "$cases"
+	echo "-- $kver: $cases"
+	initramfs "$kdir" "$kver" "$tmp/initrd" "$cases"
+	boot "$kimg" "$tmp/initrd" "$tmp/console" "$cases"
+	check "$kver/qemu ($cases)" "$BOOT_RC" "the guest powered off by itself within ${LIMIT} s (qemu status $BOOT_RC; 124: killed at the limit)"
+	[[ -z ${TS_VM_KEEP:-} ]] || cp "$tmp/console" "$TS_VM_KEEP/console-$kver-${cases// /-}"
+	before=$_CHECKS
+	results "$tmp/console" "$kver" "$kdir" "$cases"
+	if ((_CHECKS == before)); then
+		check "$kver" 1 "no results from the guest; its console ends with:"
+		tr -d '\r' <"$tmp/console" | tail -n 15
+	fi
+	rm -f "$tmp"/*.img
+}
+
 start_all=$SECONDS
 for p in "${pkgs[@]}"; do
 	start=$SECONDS
@@ -347,16 +446,10 @@ for p in "${pkgs[@]}"; do
 	fi
 	kver=${kimg##*/vmlinuz-}
 	echo "== $kver ($pkg)"
-	initramfs "$kdir" "$kver" "$tmp/initrd"
-	boot "$kimg" "$tmp/initrd" "$tmp/console"
-	check "$kver/qemu" "$BOOT_RC" "the guest powered off by itself within ${LIMIT} s (qemu status $BOOT_RC; 124: killed at the limit)"
-	[[ -z ${TS_VM_KEEP:-} ]] || cp "$tmp/console" "$TS_VM_KEEP/console-$kver"
-	before=$_CHECKS
-	results "$tmp/console" "$kver" "$kdir"
-	if ((_CHECKS == before)); then
-		check "$kver" 1 "no results from the guest; its console ends with:"
-		tr -d '\r' <"$tmp/console" | tail -n 15
-	fi
+	for group in "$(cases_in "$CASES" "$SMP_CASES" -v)" "$(cases_in "$CASES" "$SMP_CASES")"; do
+		[[ -n $group ]] || continue
+		guest "$kimg" "$kdir" "$kver" "$group"
+	done
 	echo "== $kver: $((SECONDS - start)) s"
 done
 echo "== all kernels: $((SECONDS - start_all)) s"
