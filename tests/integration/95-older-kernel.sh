@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The truestat binary built here, on Debian's 6.1 kernel in qemu, against a
-# null_blk device of known S and K, and md raid0 over four of them (bio-based
+# null_blk device of known S and K, md raid0 over four of them (bio-based
 # md0 and its members; tests/vm/run.sh and tests/vm/stacked.py, where the
-# checks are described). The whole matrix (6.1 and 6.12, and device-mapper:
-# linear, delay, crypt) is `make test-kernels`; one older kernel runs in
-# every `make test` so that CI sees CO-RE at work.
+# checks are described), and one real driver: a SATA disk on qemu's AHCI
+# with NCQ, then queue_depth 1 (tests/vm/drivers.py). The whole matrix
+# (6.1, 6.12 and 6.12-rt; device-mapper, NVMe, virtio-blk, null_blk with
+# two queues, scsi_debug) is `make test-kernels`; one older kernel and
+# one real driver run in every `make test` so that CI sees CO-RE at work.
 set -euo pipefail
 # a SANITIZE=1 build cannot be linked statically for the guest
 if ldd "$(dirname "$0")/../../truestat" | grep -q libasan; then
 	echo "SKIP: truestat is built with sanitizers (make SANITIZE=1)"
 	exit 77
 fi
-TS_VM_CASES=${TS_VM_CASES:-base raid0} \
+TS_VM_CASES=${TS_VM_CASES:-base raid0 ahci} \
 	exec "$(dirname "$0")/../vm/run.sh" ${TS_TEST_KERNELS:-linux-image-amd64}

@@ -4,9 +4,10 @@
 # Debian's own older kernels under qemu (TCG, one vCPU), against a null_blk
 # device whose service time S and parallelism K the test sets.
 #
-# Default packages: linux-image-amd64 (bookworm: 6.1) and
-# linux-image-6.12-amd64; meta-packages are resolved to the image they
-# depend on. The .debs are fetched with `apt-get download` into
+# Default packages: linux-image-amd64 (bookworm: 6.1),
+# linux-image-6.12-amd64 and linux-image-6.12-rt-amd64 (PREEMPT_RT: the
+# null_blk cases only); meta-packages are resolved to the image they
+# depend on. PKG:CASE,CASE runs only those of TS_VM_CASES on PKG. The .debs are fetched with `apt-get download` into
 # $TS_VM_CACHE (default /var/cache/truestat-vm) and unpacked there once;
 # everything else (initramfs, console log) lives in one temporary
 # directory that is removed at exit, and qemu is ended by its pid, also on
@@ -91,7 +92,7 @@ limits() {
 	LIMIT=${TS_VM_LIMIT:-$LIMIT}
 }
 pkgs=("$@")
-((${#pkgs[@]})) || pkgs=(linux-image-amd64 linux-image-6.12-amd64)
+((${#pkgs[@]})) || pkgs=(linux-image-amd64 linux-image-6.12-amd64 linux-image-6.12-rt-amd64:base,nullq)
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "tests/vm needs root (apt-get download into $CACHE)"
@@ -277,7 +278,7 @@ results() {
 			S_NS="$S_NS" K="$K" RAID_S_NS="$RAID_S_NS" RAID_JOBS="$RAID_JOBS" \
 			DM_DELAY_MS="$DM_DELAY_MS" DM_JOBS="$DM_JOBS" HZ="${hz:-0}" ||
 			echo "$kver/stacked 1 tests/vm/stacked.py ended with status $? (its error above)"
-		python3 "$TS_ROOT/tests/vm/drivers.py" "$tmp/ts" "$kver" CASES="$cases" \
+		python3 -B "$TS_ROOT/tests/vm/drivers.py" "$tmp/ts" "$kver" CASES="$cases" \
 			S_NS="$S_NS" K="$K" NVME_QD="$NVME_QD" SCSI_QD="$SCSI_QD" ||
 			echo "$kver/drivers 1 tests/vm/drivers.py ended with status $? (its error above)")
 }
@@ -406,11 +407,12 @@ for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf'
 "
 }
 
-# cases_in CASES SET [-v]: those of CASES in SET (-v: not in it), in order
+# cases_in CASES SET [-v]: those of CASES in SET (words or a comma list;
+# -v: those not in it), in order
 cases_in() {
-	local c out=
+	local c out= set=" ${2//,/ } "
 	for c in $1; do
-		if [[ " $2 " == *" $c "* ]]; then [[ ${3:-} == -v ]] || out+=" $c"
+		if [[ $set == *" $c "* ]]; then [[ ${3:-} == -v ]] || out+=" $c"
 		else [[ ${3:-} != -v ]] || out+=" $c"; fi
 	done
 	echo "${out# }"
@@ -435,8 +437,10 @@ guest() {
 }
 
 start_all=$SECONDS
-for p in "${pkgs[@]}"; do
+for spec in "${pkgs[@]}"; do
 	start=$SECONDS
+	p=${spec%%:*} cases=$CASES
+	[[ $spec != *:* ]] || cases=$(cases_in "$CASES" "${spec#*:}")
 	pkg=$(image_pkg "$p")
 	kimg=
 	kdir=$(unpacked "$pkg") && kimg=$(ls "$kdir"/boot/vmlinuz-* 2>/dev/null | head -n 1)
@@ -446,7 +450,7 @@ for p in "${pkgs[@]}"; do
 	fi
 	kver=${kimg##*/vmlinuz-}
 	echo "== $kver ($pkg)"
-	for group in "$(cases_in "$CASES" "$SMP_CASES" -v)" "$(cases_in "$CASES" "$SMP_CASES")"; do
+	for group in "$(cases_in "$cases" "$SMP_CASES" -v)" "$(cases_in "$cases" "$SMP_CASES")"; do
 		[[ -n $group ]] || continue
 		guest "$kimg" "$kdir" "$kver" "$group"
 	done
