@@ -46,64 +46,42 @@ Examples:
 EOF
 }
 
-die() { # die STATUS MESSAGE: one line on stderr
-	echo "$ME: $2" >&2
-	exit "$1"
-}
-note() { echo "$ME: $*" >&2; }
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
+# the options that take a value, and the variable each sets (opt_value)
+# shellcheck disable=SC2034 # read by name
+declare -A VALUED=([--seconds]=secs [--fio]=qd [--fio-args]=fio_args
+	[--warmup]=warmup [--json]=json [--keep]=keep)
 secs=5 qd= fio_args= warmup=1 json= keep= target=
 while (($#)); do
+	opt_value VALUED "$@" && { shift "$OPT_N"; continue; }
 	case $1 in
 	-h | --help) usage; exit 0 ;;
-	--seconds | --fio | --fio-args | --warmup | --json | --keep)
-		(($# >= 2)) || die 2 "$1 needs a value (--help for usage)"
-		case $1 in
-		--seconds) secs=$2 ;;
-		--fio) qd=$2 ;;
-		--fio-args) fio_args=$2 ;;
-		--warmup) warmup=$2 ;;
-		--json) json=$2 ;;
-		--keep) keep=$2 ;;
-		esac
-		shift 2 ;;
-	--seconds=* | --fio=* | --fio-args=* | --warmup=* | --json=* | --keep=*)
-		set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
 	-*) die 2 "unknown option '$1' (--help for usage)" ;;
 	*) [[ -z $target ]] || die 2 "one device only: '$target' and '$1'"
 		target=$1; shift ;;
 	esac
 done
 [[ -n $target ]] || die 2 "no device given (--help for usage)"
-[[ $secs =~ ^[0-9]+$ ]] && ((secs >= 1 && secs <= 3600)) ||
-	die 2 "bad --seconds '$secs': whole seconds, 1 to 3600"
-[[ -z $qd ]] || { [[ $qd =~ ^[0-9]+$ ]] && ((qd >= 1 && qd <= 4096)); } ||
-	die 2 "bad --fio '$qd': an iodepth, 1 to 4096"
+opt_int --seconds "$secs" 1 3600 "whole seconds, 1 to 3600"
+[[ -z $qd ]] || opt_int --fio "$qd" 1 4096 "an iodepth, 1 to 4096"
 [[ -z $fio_args || -n $qd ]] || die 2 "--fio-args only goes with --fio"
-[[ $warmup =~ ^[0-9]*\.?[0-9]+$ ]] || die 2 "bad --warmup '$warmup': seconds, e.g. 1 or 0.5"
+opt_decimal --warmup "$warmup" "seconds, e.g. 1 or 0.5"
 
 # the tools
-need() { # need COMMAND WHERE-FROM
-	command -v "$1" >/dev/null || die 1 "$1 is not installed ($2)"
-}
-need iostat "Debian package sysstat"
-need biolatency "Debian package libbpf-tools"
-need blkparse "Debian package blktrace"
-need btt "Debian package blktrace"
-need cc "Debian package gcc: builds tests/tools/blkrenum.c"
-need python3 "Debian package python3"
-need stdbuf "Debian package coreutils"
-[[ -z $qd ]] || need fio "Debian package fio"
-if [[ -x $HERE/../truestat ]]; then
-	TRUESTAT=$(cd "$HERE/.." && pwd)/truestat
-elif [[ -n ${TRUESTAT:-} ]]; then
-	[[ -x $TRUESTAT ]] || die 1 "TRUESTAT=$TRUESTAT is not an executable"
-elif ! TRUESTAT=$(command -v truestat); then
-	die 1 "truestat not found: build it (make) or put it on PATH"
-fi
+need_cmd iostat "Debian package sysstat"
+need_cmd biolatency "Debian package libbpf-tools"
+need_cmd blkparse "Debian package blktrace"
+need_cmd btt "Debian package blktrace"
+need_cmd cc "Debian package gcc: builds tests/tools/blkrenum.c"
+need_cmd python3 "Debian package python3"
+need_cmd stdbuf "Debian package coreutils"
+[[ -z $qd ]] || need_cmd fio "Debian package fio"
+find_truestat
 BLKLIB=$HERE/../tests/lib/blktrace.sh
 [[ -r $BLKLIB ]] || die 1 "$BLKLIB not found: run compare.sh from a truestat source tree"
-(($(id -u) == 0)) || die 1 "needs root (BPF programs, the blk tracer)"
+need_root "BPF programs, the blk tracer"
 
 # the disk: a name or /dev/NAME; a partition stands for its disk
 name=${target#/dev/}
@@ -120,42 +98,19 @@ fi
 . "$BLKLIB"
 tmp=$(mktemp -d /tmp/compare.XXXXXX)
 fio_pid= ts_pid= bl_pid= io_pid=
-# stop PID...: SIGINT (each ends cleanly on it), then SIGKILL after 5 s
-stop() {
-	local p i
-	for p in "$@"; do
-		[[ -n $p ]] || continue
-		kill -INT "$p" 2>/dev/null || continue
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-}
 cleanup() {
-	stop "$io_pid" "$bl_pid" "$ts_pid"
+	stop_pid "$io_pid"
+	stop_pid "$bl_pid"
+	stop_pid "$ts_pid"
 	blk_trace_abort 2>/dev/null || true
-	stop "$fio_pid"
+	stop_pid "$fio_pid"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 stamp() { echo "$1 $(date +%s.%N)" >>"$tmp/times"; }
-
-# wait_line PID FILE PATTERN WHAT ERRFILE: until FILE holds PATTERN, 10 s at
-# most; should WHAT end first, the last line of ERRFILE says why
-wait_line() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		grep -q "$3" "$2" 2>/dev/null && return 0
-		kill -0 "$1" 2>/dev/null ||
-			die 1 "$4 failed: $(grep -v '^libbpf' "$5" | grep -v '^$' | tail -1)"
-		sleep 0.05
-	done
-	die 1 "$4 did not start within 10 s"
-}
+# what blktrace.sh said last, without its name
+blk_error() { sed 's/^blktrace.sh: //' "$tmp/blk.err" | tail -1; }
 
 # 1. the workload
 if [[ -n $qd ]]; then
@@ -169,14 +124,14 @@ if [[ -n $qd ]]; then
 	fio_pid=$!
 	sleep "$warmup"
 	kill -0 "$fio_pid" 2>/dev/null ||
-		die 1 "fio failed: $(cat "$tmp/fio.err" "$tmp/fio.json" 2>/dev/null | grep -v '^$' | tail -1)"
+		die 1 "fio failed: $(last_error "$tmp/fio.err" "$tmp/fio.json")"
 fi
 
 # 2. the blk tracer first: setting it up stalled the device for up to 0.2 s
 # here, which the tools started after it then do not see. btt does not
 # either: the requests it stalled were issued before it was on.
 blk_trace_start "$disk" "$tmp/btt" 2>"$tmp/blk.err" ||
-	die 1 "blk tracer: $(sed 's/^blktrace.sh: //' "$tmp/blk.err" | tail -1)"
+	die 1 "blk tracer: $(blk_error)"
 stamp blk_start
 sleep 0.3
 
@@ -199,24 +154,24 @@ wait "$io_pid" || rc=$?
 io_pid=
 stamp iostat_end
 ((rc == 0)) || die 1 "iostat failed: $(tail -1 "$tmp/iostat.err")"
-stop "$bl_pid"
+stop_pid "$bl_pid"
 bl_pid=
 stamp biolatency_end
-stop "$ts_pid"
+stop_pid "$ts_pid"
 ts_pid=
 stamp truestat_end
 grep -q "^{\"type\":\"totals\".*\"device\":\"$disk\"" "$tmp/truestat.json" ||
 	die 1 "no I/O on $disk during the window: is a workload running? (or --fio QD)"
 stamp blk_end
 blk_trace_stop 2>"$tmp/blk.err" ||
-	die 1 "blk tracer: $(sed 's/^blktrace.sh: //' "$tmp/blk.err" | tail -1)"
-stop "$fio_pid"
+	die 1 "blk tracer: $(blk_error)"
+stop_pid "$fio_pid"
 fio_pid=
 # btt's iostat-like figures (-I), from the same trace
 (cd "$tmp/btt" && btt -i trace.bin -o iostat -I btt.iostat >/dev/null 2>&1) ||
 	die 1 "btt -I failed on the trace"
 blk_btt_summary "$tmp/btt" >"$tmp/btt.summary" 2>"$tmp/blk.err" ||
-	die 1 "btt: $(sed 's/^blktrace.sh: //' "$tmp/blk.err" | tail -1)"
+	die 1 "btt: $(blk_error)"
 
 if [[ -n $keep ]]; then
 	mkdir -p "$keep" || die 1 "--keep: cannot create $keep"

@@ -4,6 +4,7 @@
 # disk whose truth is known, in well under a minute. See --help.
 set -euo pipefail
 
+ME="truestat demo"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 K=4 S_US=8000 BS=16k	# the disk of the issue's seed 000: 4 units of 8 ms
@@ -42,29 +43,30 @@ Exit status: 0 done, 1 cannot run (one line says why), 2 bad usage,
 EOF
 }
 
-die() { # die MESSAGE: one line on stderr, exit 1
-	echo "truestat demo: $*" >&2
-	exit 1
-}
-
 keep=
 while (($#)); do
 	case $1 in
 	-h | --help) usage; exit 0 ;;
-	--keep) (($# >= 2)) || { echo "truestat demo: --keep needs a directory" >&2; exit 2; }
+	--keep) (($# >= 2)) || { echo "$ME: --keep needs a directory" >&2; exit 2; }
 		keep=$2; shift 2 ;;
 	--keep=*) keep=${1#*=}; shift ;;
-	*) echo "truestat demo: unknown argument '$1' (--help for usage)" >&2; exit 2 ;;
+	*) echo "$ME: unknown argument '$1' (--help for usage)" >&2; exit 2 ;;
 	esac
 done
 
-# What the demo cannot do without, before anything is installed or started
-((EUID == 0)) || die "needs root: it loads BPF programs and attaches a loop device (sudo make demo)"
-[[ -c /dev/fuse ]] || die "no FUSE: /dev/fuse is missing (modprobe fuse; a container needs --device /dev/fuse)"
+# What the demo cannot do without, before anything is installed or started.
+# Root first, before lib.sh: said also by a copy of this script alone
+((EUID == 0)) || {
+	echo "$ME: needs root: it loads BPF programs and attaches a loop device (sudo make demo)" >&2
+	exit 1
+}
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+[[ -c /dev/fuse ]] || die 1 "no FUSE: /dev/fuse is missing (modprobe fuse; a container needs --device /dev/fuse)"
 [[ -c /dev/loop-control ]] || compgen -G '/dev/loop[0-9]*' >/dev/null ||
-	die "cannot create loop devices: no /dev/loop-control and no /dev/loopN (modprobe loop)"
+	die 1 "cannot create loop devices: no /dev/loop-control and no /dev/loopN (modprobe loop)"
 # a free one (made now if need be): the one error FUSE cannot explain later
-err=$(losetup -f 2>&1 >/dev/null) || die "cannot create loop devices: ${err:-losetup -f failed}"
+err=$(losetup -f 2>&1 >/dev/null) || die 1 "cannot create loop devices: ${err:-losetup -f failed}"
 
 "$ROOT/scripts/deps.sh" --demo
 sd_make=${SIMDISK:-.output/simdisk}	# make demo passes its own
@@ -83,20 +85,15 @@ tmp=$(mktemp -d /tmp/truestat-demo.XXXXXX)
 on_exit "rm -rf '$tmp'"
 FIO_PID='' TS_PID=''
 # shellcheck disable=SC2016 # expanded at exit: the pids of then
-on_exit 'stop_pid "$TS_PID"'
+on_exit 'stop_pid "$TS_PID" 0 KILL'
 # shellcheck disable=SC2016
-on_exit 'stop_pid "$FIO_PID"'
-stop_pid() { # stop_pid PID: gone, whatever it was doing
-	[[ -n $1 ]] || return 0
-	kill -9 "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
+on_exit 'stop_pid "$FIO_PID" 0 KILL'
 
 if ! simdisk_up "$K" "$S_US" >"$tmp/err" 2>&1; then
 	if [[ -n $SIMDISK_MNT && -z $SIMDISK_LOOP ]] && mountpoint -q "$SIMDISK_MNT"; then
-		die "cannot create a loop device on the simulated disk: $(grep -v '^simdisk:' "$tmp/err" | tail -1)"
+		die 1 "cannot create a loop device on the simulated disk: $(grep -v '^simdisk:' "$tmp/err" | tail -1)"
 	fi
-	die "the simulated disk (FUSE) did not start: $(tail -1 "$tmp/err")"
+	die 1 "the simulated disk (FUSE) did not start: $(tail -1 "$tmp/err")"
 fi
 dev=$SIMDISK_LOOP
 
@@ -107,7 +104,7 @@ mkfifo "$tmp/ts.fifo"
 TS_PID=$!
 exec {ts_fd}<"$tmp/ts.fifo"
 if [[ -n $keep ]]; then	# what there is to clean up, for the tests
-	mkdir -p "$keep" || die "--keep: cannot create $keep"
+	mkdir -p "$keep" || die 1 "--keep: cannot create $keep"
 	printf '%s=%s\n' tmp "$tmp" simdisk_dir "$SIMDISK_DIR" simdisk_mnt "$SIMDISK_MNT" \
 		simdisk_pid "$SIMDISK_PID" loop "$dev" truestat_pid "$TS_PID" >"$keep/where"
 fi
@@ -115,7 +112,7 @@ nrep=0
 report() { # the next report into $rep, appended with its stamp
 	local line
 	if ! IFS= read -r -t 15 -u "$ts_fd" rep; then
-		die "truestat stopped: $(grep -v '^libbpf' "$tmp/ts.err" | grep -v '^$' | tail -1)"
+		die 1 "truestat stopped: $(last_error "$tmp/ts.err")"
 	fi
 	stamp=$EPOCHREALTIME
 	while read -r line; do
@@ -275,7 +272,7 @@ for n in "${THREADS[@]}"; do
 	for ((r = 0; r < RAMP_MAX; r++)); do
 		report
 		kill -0 "$FIO_PID" 2>/dev/null ||
-			die "fio failed: $(grep -v '^$' "$tmp/fio.err" "$tmp/fio-$n.json" 2>/dev/null | tail -1)"
+			die 1 "fio failed: $(grep -v '^$' "$tmp/fio.err" "$tmp/fio-$n.json" 2>/dev/null | tail -1)"
 		[[ $rep =~ \"concurrency\":\{[^}]*\"mean\":([0-9]+)\.?([0-9]?) ]] || continue
 		((BASH_REMATCH[1] * 10 + ${BASH_REMATCH[2]:-0} >= 9 * n)) || continue
 		read -r -t 0 -u "$ts_fd" || break	# and not behind
@@ -297,7 +294,7 @@ done
 rc=0
 wait "$TS_PID" || rc=$?
 TS_PID=
-((rc == 0)) || die "truestat ended with status $rc: $(grep -v '^libbpf' "$tmp/ts.err" | grep -v '^$' | tail -1)"
+((rc == 0)) || die 1 "truestat ended with status $rc: $(last_error "$tmp/ts.err")"
 figures end
 
 if [[ -n $keep ]]; then

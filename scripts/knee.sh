@@ -65,29 +65,18 @@ Examples:
 EOF
 }
 
-die() { # die STATUS MESSAGE: one line on stderr
-	echo "$ME: $2" >&2
-	exit "$1"
-}
-note() { echo "$ME: $*" >&2; }
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
+# the options that take a value, and the variable each sets (opt_value)
+# shellcheck disable=SC2034 # read by name
+declare -A VALUED=([--max-depth]=max_depth [--runtime]=runtime [--bs]=bs
+	[--svg]=svg [--json]=json [--max-latency]=max_latency)
 max_depth=64 runtime=5 bs=4k write=0 force=0 svg= json= target= max_latency=
 while (($#)); do
+	opt_value VALUED "$@" && { shift "$OPT_N"; continue; }
 	case $1 in
 	-h | --help) usage; exit 0 ;;
-	--max-depth | --runtime | --bs | --svg | --json | --max-latency)
-		(($# >= 2)) || die 2 "$1 needs a value (--help for usage)"
-		case $1 in
-		--max-depth) max_depth=$2 ;;
-		--max-latency) max_latency=$2 ;;
-		--runtime) runtime=$2 ;;
-		--bs) bs=$2 ;;
-		--svg) svg=$2 ;;
-		--json) json=$2 ;;
-		esac
-		shift 2 ;;
-	--max-depth=* | --runtime=* | --bs=* | --svg=* | --json=* | --max-latency=*)
-		set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
 	--write) write=1; shift ;;
 	--force) force=1; shift ;;
 	--) shift; (($# == 1)) || die 2 "one target expected after --"; target=$1; shift ;;
@@ -97,9 +86,8 @@ while (($#)); do
 	esac
 done
 [[ -n $target ]] || die 2 "no target: give a block device or a file (--help for usage)"
-[[ $max_depth =~ ^[0-9]+$ ]] && ((max_depth >= 1 && max_depth <= 4096)) ||
-	die 2 "bad --max-depth '$max_depth': must be 1 to 4096"
-[[ $runtime =~ ^[0-9]*\.?[0-9]+$ ]] || die 2 "bad --runtime '$runtime': seconds, e.g. 5 or 0.5"
+opt_int --max-depth "$max_depth" 1 4096 "must be 1 to 4096"
+opt_decimal --runtime "$runtime" "seconds, e.g. 5 or 0.5"
 runtime_ms=$(awk -v s="$runtime" 'BEGIN { printf "%d", s * 1000 }')
 ((runtime_ms >= 100 && runtime_ms <= 3600000)) ||
 	die 2 "bad --runtime '$runtime': must be 0.1 to 3600 seconds"
@@ -110,18 +98,10 @@ runtime_ms=$(awk -v s="$runtime" 'BEGIN { printf "%d", s * 1000 }')
 ((force == 0 || write == 1)) || die 2 "--force only goes with --write"
 
 # the tools
-command -v fio >/dev/null || die 1 "fio is not installed (Debian: apt install fio)"
-command -v python3 >/dev/null || die 1 "python3 is not installed"
-if [[ -x $HERE/../truestat ]]; then
-	TRUESTAT=$(cd "$HERE/.." && pwd)/truestat
-elif [[ -n ${TRUESTAT:-} ]]; then
-	[[ -x $TRUESTAT ]] || die 1 "TRUESTAT=$TRUESTAT is not an executable"
-elif TRUESTAT=$(command -v truestat); then
-	:
-else
-	die 1 "truestat not found: build it (make) or put it on PATH"
-fi
-(($(id -u) == 0)) || die 1 "needs root (truestat loads BPF programs; fio opens the device)"
+need_cmd fio "Debian: apt install fio"
+need_cmd python3
+find_truestat
+need_root "truestat loads BPF programs; fio opens the device"
 
 # the target, and the disk truestat traces
 [[ -e $target ]] || die 1 "$target: no such file or device"
@@ -200,9 +180,8 @@ rw=randread
 tmp=$(mktemp -d /tmp/knee.XXXXXX)
 ts_pid= fio_pid=
 cleanup() {
-	[[ -z $fio_pid ]] || kill "$fio_pid" 2>/dev/null || true
-	[[ -z $ts_pid ]] || kill -9 "$ts_pid" 2>/dev/null || true
-	wait 2>/dev/null || true
+	stop_pid "$fio_pid" 5 TERM
+	stop_pid "$ts_pid" 0 KILL
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -210,17 +189,10 @@ trap 'exit 130' INT TERM
 
 # step QD: fio at depth QD for the run time, a fresh truestat recording it
 step() {
-	local qd=$1 i rc=0
-	: >"$tmp/ts.$qd.err"	# before the wait below reads it
+	local qd=$1 rc=0
 	"$TRUESTAT" -j -v -H -D -d "$disk" >"$tmp/ts.$qd" 2>"$tmp/ts.$qd.err" &
 	ts_pid=$!
-	for ((i = 0; i < 200; i++)); do
-		grep -q "attached with" "$tmp/ts.$qd.err" && break
-		kill -0 "$ts_pid" 2>/dev/null ||
-			die 1 "truestat failed: $(grep -v '^libbpf' "$tmp/ts.$qd.err" | tail -1)"
-		sleep 0.05
-	done
-	((i < 200)) || die 1 "truestat did not attach within 10 s"
+	wait_line "$ts_pid" "$tmp/ts.$qd.err" "attached with" truestat "$tmp/ts.$qd.err"
 	# fio's latency percentiles (in --json), finer just above 95: each of
 	# its latencies holds a request's Q->C, so they bound truestat's p95
 	fio --name=knee --filename="$target" --direct=1 --rw="$rw" --bs="$bs" \
@@ -234,8 +206,8 @@ step() {
 	kill -INT "$ts_pid"
 	wait "$ts_pid" || die 1 "truestat ended with status $? at depth $qd"
 	ts_pid=
-	((rc == 0)) || die 1 "fio failed at depth $qd: $(grep -v '^$' "$tmp/fio.$qd.err" | tail -1)"
-	printf '%s: depth %d done\n' "$ME" "$qd" >&2
+	((rc == 0)) || die 1 "fio failed at depth $qd: $(last_error "$tmp/fio.$qd.err")"
+	note "depth $qd done"
 }
 
 # the analysis: 'below MS TMP DISK OP QD' says whether a step's p95 total

@@ -23,6 +23,8 @@
 # BLK_TRACE_DRAIN_TIMEOUT (seconds, default 60).
 
 _BLK_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../../scripts/lib.sh
+. "$_BLK_LIB_DIR/../../scripts/lib.sh"	# stop_pid
 _BLK_TRACEFS=/sys/kernel/tracing
 _BLK_ACTIVE=0
 _BLK_DEV=
@@ -147,8 +149,7 @@ blk_trace_stop() {
 	fi
 	if [[ -n $_BLK_READER ]]; then
 		_blk_drain || rc=1
-		kill "$_BLK_READER" 2>/dev/null || true
-		wait "$_BLK_READER" 2>/dev/null || true
+		stop_pid "$_BLK_READER" 5 TERM
 		_BLK_READER=
 		printf 'overrun1=%s\ndropped1=%s\n' "$(_blk_stat overrun)" \
 			"$(_blk_stat 'dropped events')" >>"$out/ring.txt" || rc=1

@@ -28,6 +28,9 @@
 # devices detached, files removed, queue settings restored.
 
 TS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# die, stop_pid, wait_for, ...: what the scripts share with the tests
+# shellcheck source=../../scripts/lib.sh
+. "$TS_ROOT/scripts/lib.sh"
 TRUESTAT=$TS_ROOT/truestat
 TS_PID=
 TS_RC=
@@ -110,16 +113,12 @@ diskstats() {
 }
 
 ts_start() {
-	local out=$1 i
+	local out=$1
 	shift
 	"$TRUESTAT" -j -v "$@" >"$out" 2>"$out.err" &
 	TS_PID=$!
 	on_exit "kill -9 $TS_PID"
-	for ((i = 0; i < 200; i++)); do
-		grep -q "attached with" "$out.err" 2>/dev/null && return 0
-		kill -0 "$TS_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_for "$TS_PID" 10 grep -q "attached with" "$out.err" && return 0
 	echo "truestat did not attach:"
 	grep -v "^libbpf" "$out.err" | tail -5
 	return 1

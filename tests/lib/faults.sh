@@ -16,13 +16,13 @@
 #				device's ios + missed per direction with the
 #				/proc/diskstats delta; add_rows(rows) sums rows
 
+_bpf_linked() {
+	(($(grep -ls "^link_id:" /proc/"$1"/fdinfo/* 2>/dev/null | wc -l || true) >= 8))
+}
+
 bpf_ids() {
-	local pid=$1 i f links
-	for ((i = 0; i < 200; i++)); do
-		links=$(grep -ls "^link_id:" /proc/"$pid"/fdinfo/* 2>/dev/null | wc -l || true)
-		((links >= 8)) && break
-		sleep 0.05
-	done
+	local pid=$1 f
+	wait_for "" 10 _bpf_linked "$pid" || true
 	for f in /proc/"$pid"/fdinfo/*; do
 		awk '/^prog_type:/ { p = 1 } /^link_id:/ { print "link", $2 }
 		     /^prog_id:/ && p { print "prog", $2 }' "$f" 2>/dev/null
@@ -67,13 +67,12 @@ loop_at() {
 	udevadm settle 2>/dev/null || sleep 0.5
 }
 
+_loop_free() {
+	[[ -z $(losetup -nO BACK-FILE "/dev/$1" 2>/dev/null) ]]
+}
+
 loop_gone() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		[[ -z $(losetup -nO BACK-FILE "/dev/$1" 2>/dev/null) ]] && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_for "" 5 _loop_free "$1"
 }
 
 # shellcheck disable=SC2034 # used by the tests

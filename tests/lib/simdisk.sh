@@ -77,7 +77,7 @@ SIMDISK_DIR=	# under /tmp/truestat-test.*: run-integration.sh looks for leftover
 _SIMDISK_HOOKED=
 
 simdisk_up() {
-	local k=$1 s=$2 size=${3:-256} i conn
+	local k=$1 s=$2 size=${3:-256} conn
 	[[ -x $SIMDISK_BIN ]] || { echo "simdisk: $SIMDISK_BIN not built (make $SIMDISK_BIN)"; return 1; }
 	[[ -n $_SIMDISK_HOOKED ]] || on_exit simdisk_down
 	_SIMDISK_HOOKED=1
@@ -89,11 +89,7 @@ simdisk_up() {
 		${SIMDISK_IOPS:+-i "$SIMDISK_IOPS"} ${SIMDISK_BURST:+-B "$SIMDISK_BURST"} \
 		-l "$SIMDISK_LOG" "$SIMDISK_MNT" 2>"$SIMDISK_DIR/stderr" &
 	SIMDISK_PID=$!
-	for ((i = 0; i < 100; i++)); do
-		mountpoint -q "$SIMDISK_MNT" && break
-		kill -0 "$SIMDISK_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_for "$SIMDISK_PID" 5 mountpoint -q "$SIMDISK_MNT" || true
 	if ! mountpoint -q "$SIMDISK_MNT" || [[ ! -f $SIMDISK_MNT/disk ]]; then
 		echo "simdisk: did not mount: $(cat "$SIMDISK_DIR/stderr")"
 		return 1
@@ -122,7 +118,6 @@ simdisk_sync() {
 }
 
 simdisk_down() {
-	local i
 	# every step may find its part gone already (set -e in the callers)
 	if [[ -n $SIMDISK_LOOP ]]; then
 		losetup -d "/dev/$SIMDISK_LOOP" 2>/dev/null || true
@@ -136,13 +131,7 @@ simdisk_down() {
 	fi
 	if [[ -n $SIMDISK_PID ]]; then
 		# unmounting ends the daemon; a signal if it did not
-		kill "$SIMDISK_PID" 2>/dev/null || true
-		for ((i = 0; i < 40; i++)); do
-			kill -0 "$SIMDISK_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -9 "$SIMDISK_PID" 2>/dev/null || true
-		wait "$SIMDISK_PID" 2>/dev/null || true
+		stop_pid "$SIMDISK_PID" 2 TERM
 		SIMDISK_PID=
 	fi
 	[[ -z $SIMDISK_DIR ]] || rm -rf "$SIMDISK_DIR"
