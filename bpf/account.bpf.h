@@ -98,7 +98,7 @@ static __always_inline void complete_unknown(struct request *rq, u32 qid,
 	struct bio *bio;
 
 	LOAD(direct, bio, rq->bio);
-	if (bio && !light && bio_leave(qid, (u64)bio, now))
+	if (bio && !light && bio_leave(qid, (u64)bio, now, NULL))
 		count_unissued(rq, qid, direct);
 	else if (!data_len)
 		count_event(qid, TS_EV_FLUSH_SEQ);

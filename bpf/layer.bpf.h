@@ -21,6 +21,7 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 	void *end_io;
 	u32 opf, bytes, at = 0;
 	u64 addr = (u64)bio;
+	s64 depth;
 	bool held;
 	u8 op;
 
@@ -42,7 +43,13 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 		m->sub_start_ns = 0;
 		m->sub_end_ns = 0;
 	}
-	record_fill(st, qid, s, addr, held, now, bytes, op, now);
+	depth = record_fill(st, qid, s, addr, held, now, bytes, op, now);
+	if (slow) {
+		struct ts_submitter w;
+
+		who_now(&w);
+		rq_extra_set(at, &w, key.sector, depth);
+	}
 	if (bpf_map_lookup_elem(&stacked, &key.dev)) {
 		addr = ptr_value(bio);
 		bpf_map_update_elem(&layer_index, &key, &addr, BPF_ANY);
@@ -120,10 +127,13 @@ static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
 	struct ts_op_stats *os;
 	struct ts_hist *h;
+	u64 i = op;
 
-	if (!ds || op >= TS_NR_OPS)
+	/* one register checked and used: see hist_count */
+	barrier_var(i);
+	if (!ds || i >= TS_NR_OPS)
 		return;
-	os = &ds->op[op];
+	os = &ds->op[i];
 	os->ios++;
 	os->bytes += bytes;
 	os->service_ns += q_to_c;
@@ -150,6 +160,7 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 					   u64 bio, u64 now)
 {
 	struct ts_layer_rec mem = {};
+	struct ts_rq_extra x = {};
 	struct ts_rq_slot rec;
 	u32 at;
 
@@ -161,6 +172,7 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 	}
 	if (test_drop())
 		return;
+	rq_extra_get(at, &x);
 	if (!record_end(bio, &rec, &mem)) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return;
@@ -168,6 +180,7 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 	device_down(st, qid, now, false);
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
 		      layer_time(&rec, &mem, qid, now), rec.depth_class);
+	slow_report(st, qid, &rec, &x, now);
 }
 
 #endif

@@ -67,8 +67,9 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 	return NULL;
 }
 
-/* Bio table: the record of @bio, or (claim) a free slot for it. */
-static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim)
+/* Bio table: the record of @bio, or (claim) a free slot for it (in *@at). */
+static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim,
+						    u32 *at)
 {
 	struct ts_bio_slot *s;
 	u32 h = ts_ptr_hash(addr_lo(bio), TS_BIO_BITS), idx;
@@ -77,16 +78,21 @@ static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim)
 	for (i = 0; i < TS_BIO_PROBES; i++) {
 		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
 		s = bpf_map_lookup_elem(&bio_slots, &idx);
-		if (s && s->bio == bio)
+		if (s && s->bio == bio) {
+			*at = idx;
 			return s;
+		}
 	}
 	if (!claim)
 		return NULL;
 	for (i = 0; i < TS_BIO_PROBES; i++) {
 		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
 		s = bpf_map_lookup_elem(&bio_slots, &idx);
-		if (s && !s->bio && __sync_val_compare_and_swap(&s->bio, 0, bio) == 0)
+		if (s && !s->bio &&
+		    __sync_val_compare_and_swap(&s->bio, 0, bio) == 0) {
+			*at = idx;
 			return s;
+		}
 	}
 	return NULL;
 }
@@ -111,7 +117,8 @@ static __always_inline void os_leave(struct ts_bio_slot *s, int ev, u64 now)
 static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
 				      u64 bio, u64 queued_ns, u64 now)
 {
-	struct ts_bio_slot *s = bio_slot(bio, true);
+	u32 at = 0;
+	struct ts_bio_slot *s = bio_slot(bio, true, &at);
 
 	if (!s) {
 		count_event(qid, TS_EV_BIO_FULL);
@@ -121,6 +128,7 @@ static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
 		os_leave(s, TS_EV_STALE_BIO, now);
 	s->queued_ns = queued_ns;
 	s->qid = qid;
+	bio_who_now(at);
 	os_up(st, qid, now);
 }
 
@@ -128,14 +136,18 @@ static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
  * @bio leaves the OS queue of device @qid: its Q time, or 0 when it was not
  * recorded there (a record from another device is a bio that left unseen).
  */
-static __always_inline u64 bio_leave(u32 qid, u64 bio, u64 now)
+static __always_inline u64 bio_leave(u32 qid, u64 bio, u64 now,
+				     struct ts_submitter *who)
 {
-	struct ts_bio_slot *s = bio_slot(bio, false);
+	u32 at = 0;
+	struct ts_bio_slot *s = bio_slot(bio, false, &at);
 	u64 queued_ns;
 
 	if (!s)
 		return 0;
 	queued_ns = s->qid == qid ? s->queued_ns : 0;
+	if (queued_ns)
+		bio_who_take(at, who);
 	os_leave(s, queued_ns ? -1 : TS_EV_STALE_BIO, now);
 	s->queued_ns = 0;
 	s->bio = 0;
@@ -152,13 +164,15 @@ static __always_inline u64 bio_leave(u32 qid, u64 bio, u64 now)
 #define TS_BIO_WALK 8
 
 static __always_inline u64 bios_leave(u32 qid, struct bio *bio, bool all,
-				      bool direct, u64 now)
+				      bool direct, u64 now,
+				      struct ts_submitter *who)
 {
 	u64 queued_ns = 0, q;
 	int i;
 
+	/* the submitter is that of the first bio with a Q */
 	for (i = 0; i < TS_BIO_WALK && bio; i++) {
-		q = bio_leave(qid, (u64)bio, now);
+		q = bio_leave(qid, (u64)bio, now, queued_ns ? NULL : who);
 		if (q && (!queued_ns || q < queued_ns))
 			queued_ns = q;
 		if (queued_ns && !all)
@@ -225,7 +239,8 @@ static __always_inline u64 queued_at_alloc(struct request *rq, bool direct,
 /* Q of a request being issued; its bios leave the OS queue. */
 static __always_inline u64 request_queued_ns(struct request *rq,
 					     struct bio *bio, u32 qid, u8 op,
-					     bool direct, u64 now)
+					     bool direct, u64 now,
+					     struct ts_submitter *who)
 {
 	u64 queued_ns;
 
@@ -235,7 +250,7 @@ static __always_inline u64 request_queued_ns(struct request *rq,
 		return 0;
 	else
 		queued_ns = bios_leave(qid, bio, op == TS_OP_DISCARD, direct,
-				       now);
+				       now, who);
 	if (!queued_ns)
 		count_event(qid, TS_EV_NO_QUEUE_TIME);
 	return queued_ns;
@@ -258,20 +273,27 @@ static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
 	return s;
 }
 
-/* Fills record @s of @addr and puts it in @st's depth. */
-static __always_inline void record_fill(struct ts_dev_state *st, u32 qid,
+/*
+ * Fills record @s of @addr and puts it in @st's depth: the depth, the
+ * request included.
+ */
+static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 					struct ts_rq_slot *s, u64 addr,
 					bool held, u64 queued_ns, u32 bytes,
 					u8 op, u64 now)
 {
+	s64 depth;
+
 	s->queued_ns = queued_ns;
 	s->issue_ns = now;
 	s->bytes = bytes;
 	s->qid = qid;
 	s->op = op;
-	s->depth_class = ts_depth_class(device_up(st, qid, now));
+	depth = device_up(st, qid, now);
+	s->depth_class = ts_depth_class(depth);
 	if (held)
 		__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
+	return depth;
 }
 
 #endif

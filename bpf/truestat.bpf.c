@@ -18,6 +18,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "maps.bpf.h"
 #include "depth.bpf.h"
 #include "devices.bpf.h"
+#include "slow.bpf.h"
 #include "records.bpf.h"
 #include "pattern.bpf.h"
 #include "account.bpf.h"
@@ -31,8 +32,10 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	struct ts_dev_state *st;
 	struct ts_rq_slot *s;
 	struct bio *bio;
+	struct ts_submitter who = {};
 	u32 qid, cmd_flags, bytes, at;
-	u64 now, queued_ns, sector;
+	u64 now, queued_ns, sector = 0;
+	s64 depth;
 	bool held;
 	u8 op;
 
@@ -50,12 +53,16 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 		pattern_count(qid, op, sector, bytes);
 	}
 	s = record_open((u64)rq, now, &held, &at);
-	queued_ns = request_queued_ns(rq, bio, qid, op, direct, now);
+	queued_ns = request_queued_ns(rq, bio, qid, op, direct, now, &who);
 	if (!s) { /* not tracked: counted untimed, its bios left */
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
 		return 0;
 	}
-	record_fill(st, qid, s, (u64)rq, held, queued_ns, bytes, op, now);
+	depth = record_fill(st, qid, s, (u64)rq, held, queued_ns, bytes, op, now);
+	if (slow) {
+		LOAD(direct, sector, rq->__sector);
+		rq_extra_set(at, &who, sector, depth);
+	}
 	return 0;
 }
 
@@ -113,6 +120,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 {
 	struct request_queue *q;
 	struct ts_dev_state *st;
+	struct ts_rq_extra x = {};
 	struct ts_rq_slot *s, rec;
 	u32 qid, data_len, at;
 	u64 now;
@@ -139,6 +147,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	}
 	if (test_drop())
 		return 0;
+	rq_extra_get(at, &x);
 	if (!record_end((u64)rq, &rec, NULL)) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return 0;
@@ -147,6 +156,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 	if (st->has_uppers)
 		members_done(rq, direct, now);
 	request_account(st, qid, &rec, now);
+	slow_report(st, qid, &rec, &x, now);
 	return 0;
 }
 
@@ -219,7 +229,7 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 	if (st->layer == TS_LAYER_BIO)
 		layer_complete(st, qid, (u64)bio, now);
 	else
-		bio_leave(qid, (u64)bio, now);
+		bio_leave(qid, (u64)bio, now, NULL);
 	return 0;
 }
 
@@ -231,7 +241,7 @@ static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 
 	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
 	if (st)
-		bio_leave(qid, (u64)bio, bpf_ktime_get_ns());
+		bio_leave(qid, (u64)bio, bpf_ktime_get_ns(), NULL);
 	return 0;
 }
 
@@ -253,7 +263,7 @@ static __always_inline int on_rq_merge(struct request *next, bool direct)
 		return 0;
 	LOAD(direct, bio, next->bio);
 	if (bio)
-		bios_leave(qid, bio, false, direct, bpf_ktime_get_ns());
+		bios_leave(qid, bio, false, direct, bpf_ktime_get_ns(), NULL);
 	return 0;
 }
 
@@ -264,13 +274,13 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 	struct ts_dev_state *st;
 	void *parent;
 	u64 now, queued_ns;
-	u32 qid;
+	u32 qid, at = 0;
 
 	st = device_of(queue_of_bio(split, direct), NULL, split, direct, &qid);
 	if (!st || st->layer == TS_LAYER_BIO) /* one Q and C for all parts */
 		return 0;
 	LOAD(direct, parent, split->bi_private);
-	parent_slot = bio_slot((u64)parent, false);
+	parent_slot = bio_slot((u64)parent, false, &at);
 	if (!parent_slot)
 		return 0;
 	queued_ns = parent_slot->queued_ns;

@@ -86,6 +86,8 @@ enum ts_event {
 	TS_EV_CONTENDED,     /* depth update that lost its race 16 times */
 	TS_EV_FANOUT,	     /* bio layer: bio sent on as several member bios
 			      * (split, mirrored) or resized: no layer time */
+	TS_EV_SLOW_DROPPED,  /* --slow: a slow request not reported, the ring
+			      * buffer full */
 	TS_NR_EVENTS,
 };
 
@@ -127,6 +129,40 @@ struct ts_dev_stats {
 	struct ts_op_stats op[TS_NR_OPS];
 	__u64 events[TS_NR_EVENTS];
 	struct ts_sync_stats sync;
+};
+
+/*
+ * Who submitted a request: the task that was running when its first bio
+ * entered the block layer (Q), not the one that issued or completed it
+ * (a kworker, an interrupt). Kept only for --slow: ARRAY bio_who beside
+ * bio_slots, ARRAY rq_extra beside rq_slots (same indexes).
+ */
+struct ts_submitter {
+	__u64 cgroup; /* cgroup v2 id (the inode of its directory) */
+	__u32 tgid;   /* the process; 0: not known (--light, no Q seen) */
+	char comm[16];
+	__u32 pad;
+};
+
+struct ts_rq_extra {
+	struct ts_submitter who;
+	__u64 sector; /* where it starts */
+	__u32 depth;  /* the device's depth when it was issued, itself included */
+	__u32 pad;
+};
+
+/* --slow: one per request whose Q -> C reached the threshold (RINGBUF). */
+struct ts_slow_event {
+	__u64 end_ns; /* completion, CLOCK_MONOTONIC */
+	__u64 sector;
+	__u64 queue_ns, service_ns, total_ns; /* queue 0: Q not seen */
+	__u32 dev;    /* major << 20 | minor */
+	__u32 bytes;
+	__u32 depth;
+	__u8 op;
+	__u8 layer; /* enum ts_layer */
+	__u16 pad;
+	struct ts_submitter who;
 };
 
 /* A durable write between Q and C: HASH durable_bios, key = bio address. */

@@ -51,6 +51,12 @@ const char ts_usage[] =
 	"                     start where the previous one ended (SEQ%), the\n"
 	"                     share that go backwards, seek distance p50/p90,\n"
 	"                     and I/Os and MB/s by request size\n"
+	"      --slow=MS      also print each request whose total time (Q->C)\n"
+	"                     reached MS milliseconds, as it completes: device,\n"
+	"                     direction, sector, size, queue/service/total, the\n"
+	"                     in-device depth it was issued at, and the process\n"
+	"                     and cgroup that submitted it (at Q); one JSON\n"
+	"                     object each with -j\n"
 	"      --prometheus=[ADDR:]PORT\n"
 	"                     serve /metrics in the Prometheus text format\n"
 	"                     (cumulative histograms, counters, gauges);\n"
@@ -128,6 +134,21 @@ static int parse_interval(const char *s, double *out, char *err, int errlen)
 	return 0;
 }
 
+static int parse_slow(const char *s, double *out, char *err, int errlen)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400000)
+		return fail(err, errlen,
+			    "bad --slow '%s': milliseconds, 0 to 86400000 (e.g. --slow=50)",
+			    s);
+	*out = v;
+	return 0;
+}
+
 static int parse_count(const char *s, long *out, char *err, int errlen)
 {
 	char *end;
@@ -182,6 +203,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "depth", no_argument, NULL, 'D' },
 		{ "light", no_argument, NULL, 'L' },
 		{ "pattern", no_argument, NULL, 'A' },
+		{ "slow", required_argument, NULL, 'S' },
 		{ "prometheus", required_argument, NULL, 'P' },
 		{ "web.config.file", required_argument, NULL, 'W' },
 		{ "heatmap", required_argument, NULL, 'M' },
@@ -195,6 +217,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	int c, npos, at;
 
 	memset(o, 0, sizeof(*o));
+	o->slow_ms = -1;
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
@@ -226,6 +249,10 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			break;
 		case 'A':
 			o->pattern = true;
+			break;
+		case 'S':
+			if (parse_slow(optarg, &o->slow_ms, err, errlen))
+				return -1;
 			break;
 		case 'P':
 			if (o->prometheus)

@@ -18,6 +18,7 @@ struct ts_opts {
 	bool depth;  /* -D: the parallelism curve */
 	bool light;  /* -L: no bio programs; Q from the request's allocation */
 	bool pattern; /* --pattern: seeks and sizes as the device sees them */
+	double slow_ms; /* --slow: report requests this slow; < 0: off */
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
 	const char *web_config; /* --web.config.file FILE, or NULL */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */

@@ -12,7 +12,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"requeues", "partial_completions", "flush_sequence_ends",
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 	"no_histograms", "claim_races", "contended_depth_updates",
-	"fanned_out_bios",
+	"fanned_out_bios", "slow_dropped",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -30,6 +30,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"events dropped while the device's entry was being set up (its first events)",
 	"depth updates that lost their race 16 times (made with the clock as read)",
 	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
+	"slow requests not printed: the ring buffer of --slow was full",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,

@@ -41,6 +41,9 @@ struct ts_tracer {
 	unsigned int seq;   /* span ends so far */
 	struct ts_bounds bounds;
 	bool pattern; /* --pattern: the patterns map is read */
+	struct ring_buffer *slow; /* --slow, else NULL */
+	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
+	void *on_slow_ctx;
 };
 
 static bool verbose;
@@ -176,6 +179,14 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->test_miss_every = o->test_miss_every;
 	skel->rodata->bio_traced_bit = bio_traced_bit;
 	skel->rodata->pattern = o->pattern;
+	skel->rodata->slow = o->slow;
+	skel->rodata->slow_ns = o->slow_ns;
+	bpf_map__set_max_entries(skel->maps.slow_events,
+				 o->slow ? o->slow_ring : 4096);
+	if (!o->slow) { /* never written: one entry each */
+		bpf_map__set_max_entries(skel->maps.bio_who, 1);
+		bpf_map__set_max_entries(skel->maps.rq_extra, 1);
+	}
 	if (!o->pattern) /* never written: one entry, not 400 KB */
 		bpf_map__set_max_entries(skel->maps.patterns, 1);
 	*error = -truestat_bpf__load(skel);
@@ -339,6 +350,23 @@ static void *map_shared(const struct bpf_map *map, size_t *len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+static int on_slow_event(void *ctx, void *data, size_t len);
+
+static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
+		     char *err, size_t errlen)
+{
+	t->on_slow = o->on_slow;
+	t->on_slow_ctx = o->on_slow_ctx;
+	t->slow = ring_buffer__new(bpf_map__fd(t->skel->maps.slow_events),
+				   on_slow_event, t, NULL);
+	if (!t->slow) {
+		fail(err, errlen, "cannot open the ring buffer of --slow: %s",
+		     strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen)
 {
@@ -389,6 +417,8 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		fail(err, errlen, "cannot size the per-CPU maps");
 		goto fail;
 	}
+	if (o->slow && open_slow(t, o, err, errlen))
+		goto fail;
 	return t;
 fail:
 	ts_tracer_close(t);
@@ -621,10 +651,26 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	}
 }
 
+static int on_slow_event(void *ctx, void *data, size_t len)
+{
+	struct ts_tracer *t = ctx;
+
+	if (len < sizeof(struct ts_slow_event))
+		return 0;
+	return t->on_slow(t->on_slow_ctx, data);
+}
+
+void ts_tracer_read_slow(struct ts_tracer *t)
+{
+	if (t->slow)
+		ring_buffer__consume(t->slow);
+}
+
 void ts_tracer_close(struct ts_tracer *t)
 {
 	if (!t)
 		return;
+	ring_buffer__free(t->slow);
 	bpf_link__destroy(t->remap);
 	while (t->nlinks > 0)
 		bpf_link__destroy(t->links[--t->nlinks]);

@@ -22,6 +22,12 @@ struct ts_tracer_opts {
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
+	bool slow;	  /* --slow: requests at least slow_ns Q->C reported */
+	__u64 slow_ns;
+	unsigned int slow_ring; /* ring buffer bytes (a power of 2, >= 4096) */
+	/* called for each slow request; return non-zero to stop reading */
+	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
+	void *on_slow_ctx;
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
 };
@@ -50,6 +56,9 @@ void ts_tracer_settle(struct ts_tracer *t);
 void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
 				__u64 service_ns);
 /* Detaches and unloads everything. */
+/* Reads the slow requests (--slow) waiting in the ring buffer. */
+void ts_tracer_read_slow(struct ts_tracer *t);
+
 void ts_tracer_close(struct ts_tracer *t);
 
 #endif

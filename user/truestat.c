@@ -17,6 +17,7 @@
 #include "heatmap.h"
 #include "httpd.h"
 #include "webauth.h"
+#include "slow.h"
 #include "opts.h"
 #include "output.h"
 #include "prom.h"
@@ -166,16 +167,38 @@ static char *render_metrics(void *ctx, size_t *len)
 }
 
 static struct exporter exporter;
+static struct ts_slow_printer slow_printer = { .sysroot = "/sys" };
+static struct ts_tracer *slow_tracer; /* --slow: read every SLOW_READ_NS */
+#define SLOW_READ_NS 100000000LL
+
+static long long ns_of(const struct timespec *t)
+{
+	return t->tv_sec * 1000000000LL + t->tv_nsec;
+}
 
 /*
- * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile;
- * false when a signal came.
+ * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile,
+ * and with --slow printing the slow requests as they come; false when a
+ * signal came.
  */
 static bool sleep_until(const struct timespec *deadline)
 {
-	if (ts_httpd_serve(exporter.httpd, deadline, &stop_signal, &wait_mask,
-			   render_metrics, &exporter))
-		return false;
+	struct timespec now, step;
+
+	do {
+		step = *deadline;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (slow_tracer && ns_of(deadline) - ns_of(&now) > SLOW_READ_NS)
+			step = (struct timespec){
+				.tv_sec = (ns_of(&now) + SLOW_READ_NS) / 1000000000LL,
+				.tv_nsec = (ns_of(&now) + SLOW_READ_NS) % 1000000000LL,
+			};
+		if (ts_httpd_serve(exporter.httpd, &step, &stop_signal,
+				   &wait_mask, render_metrics, &exporter))
+			return false;
+		if (slow_tracer)
+			ts_tracer_read_slow(slow_tracer);
+	} while (!stop_signal && ns_of(&step) < ns_of(deadline));
 	return !stop_signal;
 }
 
@@ -327,6 +350,18 @@ int main(int argc, char **argv)
 	topts.raw_tp = o.raw_tp;
 	topts.light = o.light;
 	topts.pattern = o.pattern;
+	topts.slow = o.slow_ms >= 0;
+	topts.slow_ns = o.slow_ms >= 0 ? (__u64)(o.slow_ms * 1e6) : 0;
+	/* a smaller ring buffer of --slow, so that tests fill it */
+	topts.slow_ring = test_knob("TRUESTAT_TEST_SLOW_RING", 4096, 1U << 30,
+				    true, "a power of two, 4096 to 2^30");
+	if (!topts.slow_ring)
+		topts.slow_ring = 1U << 20;
+	slow_printer.f = stdout;
+	slow_printer.json = o.json;
+	slow_printer.cgroup_root = ts_cgroup2_root();
+	topts.on_slow = ts_slow_print;
+	topts.on_slow_ctx = &slow_printer;
 	topts.verbose = o.verbose;
 	/* for tests of the error path: the verifier rejects one program */
 	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
@@ -358,6 +393,8 @@ int main(int argc, char **argv)
 			ts_tracer_kind(tracer));
 	if (o.prometheus)
 		open_exporter(&o, tracer, first);
+	if (topts.slow)
+		slow_tracer = tracer;
 
 	/*
 	 * The maps start at zero: the baseline is an empty snapshot taken at
@@ -391,6 +428,7 @@ int main(int argc, char **argv)
 	}
 	if (out_ok) {
 		ts_tracer_settle(tracer);
+		ts_tracer_read_slow(tracer);
 		take(tracer, first, prev, cur, gone);
 		/* disks that went away during the run keep their row */
 		for (int i = 0; i < gone->ndev && cur->ndev < TS_MAX_QUEUES; i++)

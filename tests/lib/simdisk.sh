@@ -28,7 +28,8 @@
 #
 # One simulated disk at a time. SIMDISK_BW (MB/s) adds size/bandwidth;
 # SIMDISK_IOPS caps the disk at that many requests per second, a token
-# bucket of SIMDISK_BURST tokens (default 1), as simdisk -i and -B.
+# bucket of SIMDISK_BURST tokens (default 1), as simdisk -i and -B;
+# SIMDISK_SLOW=N:US makes every Nth request US microseconds slower (-x).
 #
 # What the daemon logged is what the tests measure truestat against: per
 # request its arrival A and reply R (CLOCK_MONOTONIC, as truestat's), which
@@ -87,6 +88,7 @@ simdisk_up() {
 	mkdir "$SIMDISK_MNT"
 	"$SIMDISK_BIN" -k "$k" -s "$s" -z "$size" ${SIMDISK_BW:+-b "$SIMDISK_BW"} \
 		${SIMDISK_IOPS:+-i "$SIMDISK_IOPS"} ${SIMDISK_BURST:+-B "$SIMDISK_BURST"} \
+		${SIMDISK_SLOW:+-x "$SIMDISK_SLOW"} \
 		-l "$SIMDISK_LOG" "$SIMDISK_MNT" 2>"$SIMDISK_DIR/stderr" &
 	SIMDISK_PID=$!
 	wait_for "$SIMDISK_PID" 5 mountpoint -q "$SIMDISK_MNT" || true

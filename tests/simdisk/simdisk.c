@@ -23,8 +23,12 @@
  * replies to each at its finish time. A pool of sleeping threads drifts;
  * this does not, and the time a reply is late by is logged, not hidden.
  *
+ * With -x N:US every Nth request (seq N - 1, 2N - 1, ...) takes US
+ * microseconds more: requests slow by a known amount, where they are
+ * known (the test of truestat --slow).
+ *
  * usage: simdisk [-k UNITS] [-s SERVICE_US] [-b MB_PER_S] [-i IOPS [-B BURST]]
- *                [-z SIZE_MB] [-l LOG] MOUNTPOINT
+ *                [-x N:US] [-z SIZE_MB] [-l LOG] MOUNTPOINT
  *
  * The log has one line per request, in CLOCK_MONOTONIC ns (the clock of
  * bpf_ktime_get_ns), written within about 20 ms of its reply:
@@ -91,6 +95,8 @@ static struct {
 	uint64_t iops;		/* 0: no cap */
 	uint64_t interval_ns;	/* 10^9 / iops */
 	uint64_t burst;		/* tokens the bucket holds */
+	uint64_t slow_every;	/* -x: every Nth request, 0: none */
+	uint64_t slow_extra_ns;	/* takes this much more */
 	uint64_t size;
 	const char *log_path;
 	const char *mountpoint;
@@ -218,6 +224,8 @@ static void schedule(struct pending *p)
 	if (cfg.iops)
 		tat = max_u64(tat, p->start) + cfg.interval_ns;
 	p->finish = p->start + cfg.service_ns;
+	if (cfg.slow_every && p->seq % cfg.slow_every == cfg.slow_every - 1)
+		p->finish += cfg.slow_extra_ns;
 	if (cfg.bytes_per_s)
 		p->finish += p->bytes * 1000000000ull / cfg.bytes_per_s;
 	unit_free[best] = p->finish;
@@ -435,7 +443,7 @@ static const struct fuse_lowlevel_ops sd_ops = {
 static void usage(void)
 {
 	fprintf(stderr, "usage: simdisk [-k UNITS] [-s SERVICE_US] "
-			"[-b MB_PER_S] [-i IOPS [-B BURST]] [-z SIZE_MB] "
+			"[-b MB_PER_S] [-i IOPS [-B BURST]] [-x N:US] [-z SIZE_MB] "
 			"[-l LOG] MOUNTPOINT\n");
 	exit(2);
 }
@@ -452,11 +460,23 @@ static uint64_t number(const char *s, uint64_t min)
 	return v;
 }
 
+/* -x N:US */
+static void slow_every(char *arg)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon)
+		usage();
+	*colon = 0;
+	cfg.slow_every = number(arg, 1);
+	cfg.slow_extra_ns = number(colon + 1, 1) * 1000;
+}
+
 static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "k:s:b:i:B:z:l:")) != -1) {
+	while ((c = getopt(argc, argv, "k:s:b:i:B:x:z:l:")) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.units = number(optarg, 1);
@@ -472,6 +492,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'B':
 			cfg.burst = number(optarg, 1);
+			break;
+		case 'x':
+			slow_every(optarg);
 			break;
 		case 'z':
 			cfg.size = number(optarg, 1) << 20;
@@ -502,12 +525,14 @@ static int init_state(void)
 		perror("simdisk");
 		return -1;
 	}
-	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu iops %llu interval_ns %llu burst %llu\n",
+	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu iops %llu interval_ns %llu burst %llu slow_every %llu slow_extra_ns %llu\n",
 		cfg.units, (unsigned long long)cfg.service_ns,
 		(unsigned long long)cfg.bytes_per_s,
 		(unsigned long long)cfg.iops,
 		(unsigned long long)cfg.interval_ns,
-		(unsigned long long)cfg.burst);
+		(unsigned long long)cfg.burst,
+		(unsigned long long)cfg.slow_every,
+		(unsigned long long)cfg.slow_extra_ns);
 	fprintf(logf, "# arrival start finish reply op offset bytes unit sent seq token\n");
 	fflush(logf);
 	/* the log thread runs at normal priority and must not hold up the
