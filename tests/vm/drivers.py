@@ -39,7 +39,7 @@ from stacked import check, note, dev
 
 P = st.P
 RUNS = {
-    'nvme': ['nvme_irq', 'nvme_poll'],
+    'nvme': ['nvme_irq', 'nvme_ns', 'nvme_poll'],
     'virtio': ['virtio'],
     'nullq': ['nullq0', 'nullq1', 'nullq2'],
     'scsi': ['scsi', 'scsi_busy', 'scsi_retry', 'scsi_error'],
@@ -54,8 +54,23 @@ def one(c, key, default=None):
     return v[-1] if v else default
 
 
-def diskstats(c, tag):
-    return [int(x) for x in one(c, tag, '').split()[3:]]
+def diskstats(c, tag, disk):
+    """disk's /proc/diskstats fields at tag (before, after)"""
+    for v in c.get(tag, []):
+        f = v.split()
+        if len(f) > 3 and f[2] == disk:
+            return [int(x) for x in f[3:]]
+    return []
+
+
+def ftrace(c, disk):
+    """ftrace's requeues, completions with an error and requeues of issued
+    requests (-1: not traced) of disk"""
+    for v in c.get('ftrace', []):
+        f = v.split()
+        if f[0] == disk:
+            return [int(x) for x in f[1:4]]
+    return [-1, -1, -1]
 
 
 def hctx_types(c):
@@ -79,7 +94,7 @@ def irq_deltas(c):
 
 def counts(tag, c, d):
     """ios + missed and bytes + missed_bytes per direction against diskstats"""
-    b, a = diskstats(c, 'before'), diskstats(c, 'after')
+    b, a = diskstats(c, 'before', d['device']), diskstats(c, 'after', d['device'])
     ev = d['events']
     # the events that could explain a difference: completions the
     # platform dropped, requests already in flight, events dropped while
@@ -171,17 +186,28 @@ def run(name, c):
         return
     docs = [json.loads(l) for l in c.get('json', [])]
     tot = [x for x in docs if x['type'] == 'totals']
-    disk = one(c, 'dev')
-    d = dev(tot[0], disk) if len(tot) == 1 else None
-    if d is None:
-        check(name + '_json', 1, 'no totals for %s' % disk)
+    if len(tot) != 1:
+        check(name + '_json', 1, 'no totals from truestat')
         return
     job = fio_job(c)
     # fio ends with an error status when an I/O failed, as scsi_error's must
     if job is None or ('fio_failed' in c and name != 'scsi_error'):
         check(name + '_fio', 1, 'fio failed: %s' % one(c, 'fio_failed', 'no JSON'))
         return
-    span_ms = tot[0]['span_s'] * 1000
+    disks = one(c, 'dev', '').split()
+    for disk in disks:
+        d = dev(tot[0], disk)
+        tag = name if len(disks) == 1 else '%s_%s' % (name, disk)
+        if d is None:
+            check(tag + '_json', 1, 'no totals for %s' % disk)
+            continue
+        disk_run(name, tag, c, tot[0], d, job)
+
+
+def disk_run(name, tag, c, tot, d, job):
+    """the checks of one disk (d: its totals) of run name"""
+    disk = d['device']
+    span_ms = tot['span_s'] * 1000
     types = hctx_types(c)
     # the queues' interrupts, of the disk's own driver (null_blk has none)
     pre = {'nvme': 'nvme', 'vd': 'virtio'}.get(disk[:4] if disk.startswith('nvme') else disk[:2], '-')
@@ -191,16 +217,16 @@ def run(name, c):
     kind = 'poll' if name == 'nvme_poll' else 'default'
     nr, nq = int(one(c, 'nr_requests')), sum(t == kind for t in types.values()) or int(one(c, 'hw_queues'))
     note('%s on %s: scheduler %s, hardware queues %s, %d tags each; interrupts per queue during the run: %s; '
-         'offered %s' % (name, disk, one(c, 'scheduler'), ' '.join('%s:%s' % x for x in sorted(types.items())),
+         'offered %s' % (tag, disk, one(c, 'scheduler'), ' '.join('%s:%s' % x for x in sorted(types.items())),
                          nr, ', '.join('%s %d' % x for x in sorted(irq.items())) or '-', one(c, 'offered')))
-    counts(name, c, d)
-    rq, errs, issued = [int(x) for x in one(c, 'ftrace', '-1 -1 -1').split()]
-    little(name, d, span_ms, name not in ('nullq0', 'nullq1'), issued if name == 'scsi_retry' else 0)
+    counts(tag, c, d)
+    rq, errs, issued = ftrace(c, disk)
+    little(tag, d, span_ms, name not in ('nullq0', 'nullq1'), issued if name == 'scsi_retry' else 0)
     kept = one(c, 'ftrace_kept', '')
     # truestat counts the requeues of requests it saw issued (a request
     # given back before its issue never left the OS: bpf on_requeue)
     want = issued if issued >= 0 else rq
-    check(name + '_requeues', d['events']['requeues'] != want,
+    check(tag + '_requeues', d['events']['requeues'] != want,
           'requeues: truestat %d, ftrace block_rq_requeue %d%s (exact; ftrace kept/written %s)'
           % (d['events']['requeues'], rq, ', of requests issued %d, never issued %d' % (issued, rq - issued)
              if issued >= 0 else '', kept.split()[-1] if kept else '?'))
@@ -209,7 +235,7 @@ def run(name, c):
     cc = d['concurrency']
     if name.startswith('scsi'):
         sq = int(P['SCSI_QD'])
-        depth(name, d, sq, 'scsi_debug max_queue %d (the host\'s queue), offered %s'
+        depth(tag, d, sq, 'scsi_debug max_queue %d (the host\'s queue), offered %s'
               % (sq, one(c, 'offered')))
         why = 'scsi_debug answers each command ndelay = S after it gets it'
         if name == 'scsi_retry':
@@ -217,48 +243,48 @@ def run(name, c):
         if name == 'scsi_error':
             # a failed read's completion goes through the midlayer's sense
             # decoding and the kernel's error report first: no upper bound
-            service(name, d, S_ms, why + '; + the error path of the failed reads', None)
+            service(tag, d, S_ms, why + '; + the error path of the failed reads', None)
         else:
-            service(name, d, S_ms, why)
+            service(tag, d, S_ms, why)
         if name in ('scsi_busy', 'scsi_retry'):
-            check(name + '_requeued', rq <= 0, '%d requeues (ftrace), > 0: every 10th command %s' % (
+            check(tag + '_requeued', rq <= 0, '%d requeues (ftrace), > 0: every 10th command %s' % (
                 rq, 'refused as host busy' if name == 'scsi_busy' else 'failed with ABORTED COMMAND and retried'))
         if name == 'scsi_error':
             ferr = job.get('total_err', -1)
-            check(name + '_errors', errs <= 0 or ferr != errs,
+            check(tag + '_errors', errs <= 0 or ferr != errs,
                   'completions with an error: ftrace %d, fio\'s failed I/Os %d (equal, > 0); counted as I/Os '
                   'above' % (errs, ferr))
         return
     if name.startswith('ncq'):
         qd = int(qd)
-        depth(name, d, qd, 'the disk\'s queue_depth (NCQ tags the guest uses)')
+        depth(tag, d, qd, 'the disk\'s queue_depth (NCQ tags the guest uses)')
         if name == 'ncq':
-            check(name + '_reach', cc['max'] != qd,
+            check(tag + '_reach', cc['max'] != qd,
                   'max in-device depth %d reaches queue_depth %d (offered %s)' % (cc['max'], qd, one(c, 'offered')))
         else:
             oq = d['os_queue']
-            check(name + '_os', not (cc['max'] == 1 and d['all']['queue_ms'] > 0 and oq['max'] > 1),
+            check(tag + '_os', not (cc['max'] == 1 and d['all']['queue_ms'] > 0 and oq['max'] > 1),
                   'queue_depth 1: max in the device %d (1), queue time %.4f ms > 0, OS depth max %d > 1 (mean %.2f), '
                   'in-device mean %.3f' % (cc['max'], d['all']['queue_ms'], oq['max'], oq['mean'], cc['mean']))
         return
-    depth(name, d, nr * nq, '%d tags x %d %s queues' % (nr, nq, kind))
+    depth(tag, d, nr * nq, '%d tags x %d %s queues' % (nr, nq, kind))
     n = d['all']['ios'] + d['all']['missed']
     if name == 'nvme_poll':
         # hipri sends every request to the poll queue, which has no
         # interrupt: the submitter reaps the completions
-        check(name + '_polled', sum(irq.values()) != 0 or n == 0,
+        check(tag + '_polled', sum(irq.values()) != 0 or n == 0,
               '%d I/Os, %d interrupts on the interrupt-driven I/O queues (%s): all polled'
               % (n, sum(irq.values()), ', '.join(sorted(irq)) or 'none listed'))
         return
     if name == 'nullq2':
-        service(name, d, S_ms, 'null_blk\'s timer fires S after the driver gets the request; no upper bound '
+        service(tag, d, S_ms, 'null_blk\'s timer fires S after the driver gets the request; no upper bound '
                 'without -icount', None)
     if name in ('nvme_irq', 'virtio', 'nullq2'):
         # each vCPU's jobs offer 16 to its own queue: more than its tags,
         # so both queues are full at times, together: the disk's one
         # figure must go above one queue's tags
         busy = [q for q, x in irq.items() if x > 0]
-        check(name + '_queues', cc['max_min'] <= nr or (name != 'nullq2' and len(busy) < 2),
+        check(tag + '_queues', cc['max_min'] <= nr or (name != 'nullq2' and len(busy) < 2),
               'max in-device depth %s > one queue\'s %d tags: one figure over the queues (interrupts came from %s)'
               % (cc['max_min'], nr, ', '.join(busy) or 'no queue: null_blk has none'))
 

@@ -282,58 +282,72 @@ rq_trace_start() {
 	echo 1 >$T/tracing_on
 }
 rq_trace() {
-	local mm
-	mm=$(tr : , </sys/block/$2/dev)
+	local name=$1 d mm
+	shift
 	echo 0 >$T/tracing_on
 	echo 0 >$T/events/block/block_rq_issue/enable
 	echo 0 >$T/events/block/block_rq_complete/enable
 	echo 0 >$T/events/block/block_rq_requeue/enable
 	echo 0 >$T/events/block/block_rq_complete/filter
+	for d in "$@"; do
+		mm=$(tr : , </sys/block/$d/dev)
+		rq_count "$mm" | sed "s/^/@@TS $name ftrace $d /"
+	done
+	say "$name" ftrace_kept "$(grep -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace)"
+}
+
+# rq_count MAJ,MIN: "REQUEUES ERRORS ISSUED" of that disk from the trace
+rq_count() {
 	# a request is "out" (in the driver) from its issue to its completion
 	# or requeue, by sector (4 KiB random: two at one sector at once are
 	# rare, and would show as a difference to truestat's count)
-	awk -v mm="$mm" -v full="${RQ_FULL:-}" '
+	awk -v mm="$1" -v full="${RQ_FULL:-}" '
 		$0 !~ ("block_rq_(issue|requeue|complete): " mm " ") { next }
 		{ for (i = 1; i <= NF; i++) if ($i == "+") k = $(i - 1) }
 		/block_rq_issue:/ { out[k]++; next }
 		/block_rq_requeue:/ { rq++; if (out[k] > 0) { out[k]--; issued++ }; next }
 		{ if ($NF != "[0]") err++; if (out[k] > 0) out[k]-- }
-		END { printf "%d %d %d\n", rq, err, full ? issued : -1 }' $T/trace |
-		sed "s/^/@@TS $1 ftrace /"
-	say "$1" ftrace_kept "$(grep -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace)"
+		END { printf "%d %d %d\n", rq, err, full ? issued : -1 }' $T/trace
 }
 
-# drv_run NAME DEV JOBS IODEPTH FIO_ARGS...: DEV (scheduler none) under
+# drv_run NAME DEV[:DEV...] JOBS IODEPTH FIO_ARGS...: DEV (scheduler none;
+# several: fio spreads each job's I/O over them, one truestat traces all)
+# under
 # fio, 4 KiB random direct I/O, JOBS jobs of IODEPTH each, split over the
 # vCPUs (each job pinned to one, so every CPU's hardware queue gets
 # JOBS/CPUs x IODEPTH), under one truestat -d DEV run. Around it: the
 # guest's diskstats, the queues' counts (hctxs), ftrace's requeues and
 # errors (rq_trace); fio's JSON on one line.
 drv_run() {
-	local name=$1 d=$2 jobs=$3 depth=$4 q=/sys/block/$2 ncpu
+	local name=$1 devs jobs=$3 depth=$4 q=/sys/block/${2%%:*} ncpu x args=
+	devs=$(echo "$2" | tr : ' ')
 	shift 4
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
-	echo none >$q/queue/scheduler 2>/dev/null
-	say "$name" dev "$d"
+	for x in $devs; do
+		echo none >/sys/block/$x/queue/scheduler 2>/dev/null
+		args="$args -d $x"
+	done
+	say "$name" dev "$devs"
 	say "$name" scheduler "$(cat $q/queue/scheduler)"
 	say "$name" nr_requests "$(cat $q/queue/nr_requests)"
 	say "$name" hw_queues "$(ls $q/mq | wc -l)"
 	say "$name" offered "$((jobs * depth))"
 	[ ! -r $q/device/queue_depth ] || say "$name" queue_depth "$(cat $q/device/queue_depth)"
-	ts_start "$name" -d "$d" || return
+	ts_start "$name" $args || return
 	rq_trace_start $RQ_TRACE
-	hctxs "$name" "$d"
+	hctxs "$name" "${devs%% *}"
 	irqs "$name" before
-	say "$name" before "$(grep " $d " /proc/diskstats)"
-	/bin/fio --name="$name" --filename="/dev/$d" --direct=1 --bs=4k --thread \
+	for x in $devs; do say "$name" before "$(grep " $x " /proc/diskstats)"; done
+	/bin/fio --name="$name" --filename="/dev/$(echo $devs | sed 's# #:/dev/#g')" \
+		--direct=1 --bs=4k --thread \
 		--norandommap --numjobs="$jobs" --iodepth="$depth" \
 		--cpus_allowed=0-$((ncpu - 1)) --cpus_allowed_policy=split \
 		--group_reporting --runtime="$RUNTIME" --time_based \
 		--output-format=json "$@" >/tmp/$name.fio 2>/tmp/$name.fioerr ||
 		say "$name" fio_failed "$(tail -n 3 /tmp/$name.fioerr | tr '\n' ' ')"
-	say "$name" after "$(grep " $d " /proc/diskstats)"
+	for x in $devs; do say "$name" after "$(grep " $x " /proc/diskstats)"; done
 	irqs "$name" after
-	rq_trace "$name" "$d"
+	rq_trace "$name" $devs
 	ts_stop "$name"
 	say "$name" fio "$(sed -n '/^{/,$p' /tmp/$name.fio | tr -d '\n')"
 }
@@ -351,14 +365,19 @@ sysfs_dev() {
 	done
 }
 
-# case nvme: qemu's NVMe controller, io_queue_depth NVME_QD (NVME_QD - 1
-# tags per queue), one I/O queue per vCPU, interrupt-driven; then again
+# case nvme: qemu's NVMe controller with two namespaces, io_queue_depth
+# NVME_QD (NVME_QD - 1 tags per queue), one I/O queue per vCPU,
+# interrupt-driven on nvme0n1, then on both namespaces; then again
 # with poll_queues=1 and io_uring's hipri, which sends every request to the
 # poll queue and has the submitter reap the completions (in batches)
 case_nvme() {
 	insmod /modules/nvme.ko io_queue_depth="$NVME_QD" || say nvme_irq insmod_failed
 	wait_dev nvme0n1
 	drv_run nvme_irq nvme0n1 4 8 --ioengine=io_uring --rw=randrw
+	# both namespaces at once: one tag set, so one pool of requests
+	# that serve either disk in turn
+	wait_dev nvme0n2
+	drv_run nvme_ns nvme0n1:nvme0n2 4 8 --ioengine=io_uring --rw=randrw
 	rmmod nvme
 	insmod /modules/nvme.ko io_queue_depth="$NVME_QD" poll_queues=1 || say nvme_poll insmod_failed
 	wait_dev nvme0n1

@@ -225,8 +225,12 @@ boot() {
 	fi
 	if [[ " $4 " == *" nvme "* ]]; then
 		img nvme
-		dev+=(-drive "if=none,id=nvme,format=raw,file=$tmp/nvme.img"
-			-device nvme,serial=truestat0,drive=nvme)
+		img nvme2
+		dev+=(-device nvme,id=nvme0,serial=truestat0
+			-drive "if=none,id=nvme,format=raw,file=$tmp/nvme.img"
+			-device nvme-ns,drive=nvme,bus=nvme0,nsid=1
+			-drive "if=none,id=nvme2,format=raw,file=$tmp/nvme2.img"
+			-device nvme-ns,drive=nvme2,bus=nvme0,nsid=2)
 	fi
 	if [[ " $4 " == *" virtio "* ]]; then
 		img virtio
