@@ -218,6 +218,40 @@ static void totals_now(const struct ts_dev_report *d, double span, double *t)
 		t[TS_PROM_EVENTS + e] = d->events[e];
 }
 
+/*
+ * Class @c of @d's curve into @x: the count's rise since the last scrape
+ * modulo 2^32 (see struct ts_prom_depth), its service time the rise's
+ * mean from the buckets; after a wrap that mean is unknown, and the run's
+ * mean so far stands in. @first: nothing printed yet.
+ */
+static void hold_class(struct ts_prom_depth *x, const struct ts_curve_row *row,
+		       bool first)
+{
+	__u64 rise = first ? row->completions : (__u32)(row->completions - x->seen);
+	double now_s = row->completions ? row->service_ms / 1e3 * row->completions : 0;
+	double mean_s = row->completions - x->seen == rise ?
+				(now_s - x->seen_s) / rise :
+				x->service_s / x->issued;
+
+	if (rise && isfinite(mean_s) && mean_s > 0)
+		x->service_s += mean_s * rise;
+	x->issued += rise;
+	x->seen = row->completions;
+	x->seen_s = now_s;
+	x->time_s = fmax(x->time_s, row->time_s);
+}
+
+static void hold_depth(struct ts_prom_dev *next, const struct ts_dev_report *d,
+		       bool first)
+{
+	int c;
+
+	if (!d->has_curve)
+		return;
+	for (c = 0; c < TS_DEPTH_CLASSES; c++)
+		hold_class(&next->depth[c], &d->curve.row[c], first);
+}
+
 static const struct ts_prom_dev *printed(const struct ts_prom *p,
 					 const char *name)
 {
@@ -244,9 +278,10 @@ static int hold(struct ts_prom *p, const struct ts_report *r)
 	for (i = 0; i < r->ndev; i++) {
 		const struct ts_prom_dev *last = printed(p, r->dev[i].name);
 
-		snprintf(next[i].name, sizeof(next[i].name), "%s", r->dev[i].name);
 		if (last)
-			memcpy(next[i].total, last->total, sizeof(last->total));
+			next[i] = *last;
+		snprintf(next[i].name, sizeof(next[i].name), "%s", r->dev[i].name);
+		hold_depth(&next[i], &r->dev[i], !last);
 		totals_now(&r->dev[i], r->span_s, now);
 		for (k = 0; k < TS_PROM_NR; k++)
 			next[i].total[k] = fmax(next[i].total[k], now[k]);
@@ -260,9 +295,76 @@ static int hold(struct ts_prom *p, const struct ts_report *r)
 
 #define MONOTONIC "; never goes down: a late repair is absorbed as it catches up"
 
+/* What to print of class @c of @x: NULL when the device never reached it. */
+static const char *depth_label(const struct ts_dev_report *d,
+			       const struct ts_prom_depth *x, int c, char *buf,
+			       size_t len)
+{
+	const struct ts_curve_row *row = &d->curve.row[c];
+	int n;
+
+	if (!d->has_curve || (!x->issued && !x->time_s))
+		return NULL;
+	n = snprintf(buf, len, "%u", row->lo);
+	if (row->hi >= TS_LEVEL_MAX)
+		snprintf(buf + n, len - n, "+");
+	else if (row->hi > row->lo)
+		snprintf(buf + n, len - n, "-%u", row->hi);
+	return buf;
+}
+
+enum depth_figure { DEPTH_ISSUED, DEPTH_SERVICE_S, DEPTH_TIME_S };
+
+struct depth_series {
+	const char *name, *text;
+	enum depth_figure figure;
+};
+
+static double depth_figure(const struct ts_prom_depth *x, enum depth_figure k)
+{
+	return k == DEPTH_ISSUED ? x->issued :
+	       k == DEPTH_SERVICE_S ? x->service_s : x->time_s;
+}
+
+/* A counter per device and depth class it reached: @s's figure. */
+static void per_depth_counter(FILE *f, const struct ts_report *r,
+			      const struct ts_prom *p,
+			      const struct depth_series *s)
+{
+	const struct ts_prom_depth *x;
+	char buf[32];
+	int i, c;
+
+	help(f, s->name, "counter", s->text);
+	for (i = 0; i < r->ndev; i++)
+		for (c = 0; c < TS_DEPTH_CLASSES; c++) {
+			x = &p->dev[i].depth[c];
+			if (!depth_label(&r->dev[i], x, c, buf, sizeof(buf)))
+				continue;
+			fputs(s->name, f);
+			labels(f, &r->dev[i], NULL);
+			fprintf(f, ",depth=\"%s\"} %.17g\n", buf,
+				depth_figure(x, s->figure));
+		}
+}
+
+/* The -D curve's raw material, by the in-device depth at issue. */
+static const struct depth_series depth_series[] = {
+	{ "truestat_issued_at_depth_total",
+	  "Requests completed, by the in-device depth at their issue (they included): 1, 2, 3-4, 5-8, ... (the -D curve's rows)",
+	  DEPTH_ISSUED },
+	{ "truestat_issued_at_depth_service_seconds_total",
+	  "Service time (D->C; Q->C on a bio-based device) of those requests, from the middles of their histogram buckets (within 3.2%)",
+	  DEPTH_SERVICE_S },
+	{ "truestat_device_at_depth_seconds_total",
+	  "Time the device held a number of requests in this depth class" MONOTONIC,
+	  DEPTH_TIME_S },
+};
+
 char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 {
 	char *buf = NULL;
+	size_t k;
 	FILE *f;
 
 	if (hold(p, r) || !(f = open_memstream(&buf, len)))
@@ -301,6 +403,8 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	per_dev_counter(f, r, p, "truestat_device_busy_seconds_total",
 			"Time with at least one request in the device (iostat's %util is its rate)"
 			MONOTONIC, TS_PROM_BUSY_S, false);
+	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
+		per_depth_counter(f, r, p, &depth_series[k]);
 	events(f, r, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");

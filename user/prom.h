@@ -29,6 +29,21 @@ enum {
 };
 
 /*
+ * The -D curve's raw material by depth class at issue, over the run. The
+ * kernel's buckets are 32 bits and the run's report sums their values as
+ * read, so a class's count there drops by 2^32 when a bucket wraps (an hour
+ * of a million IOPS): each scrape adds the count's rise modulo 2^32, right
+ * while a class gains fewer than 2^32 between scrapes.
+ */
+struct ts_prom_depth {
+	__u64 seen;	  /* the report's completions at the last scrape */
+	double seen_s;	  /* and their service time (bucket middles) */
+	__u64 issued;	  /* completions printed */
+	double service_s; /* their service time, printed */
+	double time_s;	  /* time the device spent at these depths, printed */
+};
+
+/*
  * What the exporter printed last: every *_total is the larger of the run's
  * total now and what was printed before, so that none goes down. A late
  * repair of the depth (README: completions never seen) lowers the run's
@@ -40,6 +55,7 @@ enum {
 struct ts_prom_dev {
 	char name[64];
 	double total[TS_PROM_NR];
+	struct ts_prom_depth depth[TS_DEPTH_CLASSES];
 };
 
 struct ts_prom {

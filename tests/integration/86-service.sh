@@ -227,7 +227,7 @@ check rules_check "$([[ $rc == 0 && -n $n ]]; echo $?)" \
 alerts=$(grep -c '^ *- alert:' "$rules")
 out=$(cd "${rules_test%/*}" && promtool test rules "${rules_test##*/}" 2>&1) && rc=0 || rc=$?
 check rules_test "$rc" \
-	"promtool test rules: $alerts alerts, each firing for the disk whose series cross its threshold and silent for the others, in the first hour and before its 'for' ran out; recorded p95 at depth 1, depth while busy, queue share and p99 as computed by hand"
+	"promtool test rules: $alerts alerts, each firing for the disk whose series cross its threshold and silent for the others, in the first hour and before its 'for' ran out; recorded depth-1 mean service, service over it by depth class, depth while busy, queue share and p99 as computed by hand"
 [[ $rc == 0 ]] || echo "$out" | head -20
 
 # the rules and the test's series name only metrics and labels the exporter

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The exporter's counters by depth class (user/prom.c) across scrapes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "prom.h"
+
+#define WRAP 4294967296.0 /* 2^32 */
+
+static struct ts_report *r;
+static struct ts_prom *p;
+static char *text;
+
+static int setup(void **state)
+{
+	(void)state;
+	r = calloc(1, sizeof(*r));
+	p = calloc(1, sizeof(*p));
+	if (!r || !p)
+		return -1;
+	r->ndev = 1;
+	r->span_s = 1;
+	snprintf(r->dev[0].name, sizeof(r->dev[0].name), "sda");
+	r->dev[0].has_curve = true;
+	r->dev[0].curve.row[0] = (struct ts_curve_row){ .lo = 1, .hi = 1 };
+	r->dev[0].curve.row[3] = (struct ts_curve_row){ .lo = 5, .hi = 8 };
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(text), free(r), free(p);
+	text = NULL;
+	return 0;
+}
+
+/* What the run's report says of class @c: as the curve sums the buckets. */
+static void report(int c, __u64 completions, double service_ms, double time_s)
+{
+	struct ts_curve_row *row = &r->dev[0].curve.row[c];
+
+	row->completions = completions;
+	row->service_ms = completions ? service_ms : NAN;
+	row->time_s = time_s;
+}
+
+static void scrape(void)
+{
+	size_t len;
+
+	free(text);
+	text = ts_prom_render(p, r, &len);
+	assert_non_null(text);
+}
+
+/* The value of @name at depth @depth, NAN when not printed. */
+static double value(const char *name, const char *depth)
+{
+	char key[256];
+	const char *at;
+
+	snprintf(key, sizeof(key),
+		 "\n%s{device=\"sda\",layer=\"request\",depth=\"%s\"} ", name,
+		 depth);
+	at = strstr(text, key);
+	return at ? strtod(at + strlen(key), NULL) : NAN;
+}
+
+/* cmocka's assert_float_equal rounds to float: 2^32 + 5 would pass as 2^32 */
+static void near(double got, double want, double eps)
+{
+	if (!(fabs(got - want) <= eps))
+		fail_msg("%.17g, not %.17g", got, want);
+}
+
+static double issued(const char *depth)
+{
+	return value("truestat_issued_at_depth_total", depth);
+}
+
+static double service_s(const char *depth)
+{
+	return value("truestat_issued_at_depth_service_seconds_total", depth);
+}
+
+/* Only the classes reached are printed, each as the report has it. */
+static void test_classes_reached(void **state)
+{
+	(void)state;
+	report(0, 1000, 2.0, 0.5);
+	scrape();
+	near(issued("1"), 1000, 0);
+	near(service_s("1"), 2.0, 1e-9);
+	near(value("truestat_device_at_depth_seconds_total", "1"),
+			   0.5, 1e-12);
+	assert_true(isnan(issued("5-8")));
+	assert_true(isnan(issued("2")));
+}
+
+/*
+ * A bucket of class 1 wraps between two scrapes: the report's count drops
+ * by 2^32, the counter goes on; that scrape's service time is the rise at
+ * the mean so far (1 ms), the next one's from the buckets again.
+ */
+static void test_wrap(void **state)
+{
+	double before;
+
+	(void)state;
+	report(0, (__u64)WRAP - 10, 1.0, 10);
+	scrape();
+	before = service_s("1");
+	report(0, 5, 50.0, 11); /* mean of a wrapped table: meaningless */
+	scrape();
+	near(issued("1"), WRAP + 5, 0);
+	near(service_s("1") - before, 15 * 1e-3, 1e-6);
+	before = service_s("1");
+	report(0, 25, (5 * 50.0 + 20 * 2.0) / 25, 12); /* 20 more of 2 ms */
+	scrape();
+	near(issued("1"), WRAP + 25, 0);
+	near(service_s("1") - before, 20 * 2e-3, 1e-6);
+}
+
+/* A time that moves back (a late repair) holds until it catches up. */
+static void test_time_holds(void **state)
+{
+	(void)state;
+	report(3, 100, 8.0, 3.0);
+	scrape();
+	report(3, 100, 8.0, 2.5);
+	scrape();
+	near(value("truestat_device_at_depth_seconds_total", "5-8"),
+			   3.0, 1e-12);
+	near(issued("5-8"), 100, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_classes_reached, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_holds, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
