@@ -13,16 +13,19 @@ DISK run. Every run is checked against the guest's own records:
  - counts: per direction, truestat's ios + missed equal the I/Os in
    /proc/diskstats, and its bytes + missed_bytes the sectors x 512,
    exactly; a difference prints the missed completions and requeues
- - requeues: truestat's equal ftrace's block_rq_requeue for the disk
+ - requeues: truestat's equal ftrace's block_rq_requeue for the disk (of
+   the requests issued, with scsi_debug: guest-init.sh's rq_count)
  - depth: exact, at most the tags of the hardware queues the run used
    (debugfs: each queue's count of requests queued to it), or the
    device's own limit (SCSI host queue, SATA queue_depth); back to 0 at
    the end, in the device and in the OS (never stuck, never negative)
  - Little's law: the in-device depth x time against (ios + missed) x mean
-   service, 2% (as tests/vm's base cases and 30-depth)
+   service, 2% (as tests/vm's base cases and 30-depth); scsi_retry adds a
+   service for each retried attempt
 And per case:
  - nvme_irq, virtio, nullq0-2: both queues used, and the disk's one
    maximum above a single queue's tags: one figure over all its queues
+ - nvme_ns: both namespaces at once (one tag set): each disk's checks
  - nvme_poll: every request went to the poll queue (hipri), counts exact
  - nullq2, scsi*: service S to S + 2% (null_blk's timer, scsi_debug's
    ndelay): for scsi_retry that is service from the last issue, the retry

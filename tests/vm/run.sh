@@ -79,13 +79,16 @@ DM_RUNTIME=2
 # limits CASES: GUARD, the seconds after which the guest powers itself off
 # (its clock), and LIMIT, after which qemu is killed (the host's): twice
 # what each case took here (6.1, 2 cores; base 91 s with the boot, raid0
-# and dm 35 s each)
+# and dm 35 s each; scsi up to 110 s with the boot, its four runs
+# slower on a loaded host; nvme and nullq three runs each)
 limits() {
 	local c
 	GUARD=40 LIMIT=60
 	for c in $1; do
 		case $c in
 		base) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 120)) ;;
+		scsi) GUARD=$((GUARD + 90)) LIMIT=$((LIMIT + 180)) ;;
+		nvme | nullq) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
 		*) GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)) ;;
 		esac
 	done
