@@ -190,10 +190,13 @@ static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
 	u64 issue_ns = rec->issue_ns, queued_ns = rec->queued_ns;
 	struct ts_op_stats *os;
 	u8 op = rec->op;
+	u64 i = op;
 
-	if (!ds || op >= TS_NR_OPS)
+	/* one register checked and used: see hist_count */
+	barrier_var(i);
+	if (!ds || i >= TS_NR_OPS)
 		return;
-	os = &ds->op[op];
+	os = &ds->op[i];
 	os->ios++;
 	os->bytes += rec->bytes;
 	os->service_ns += now - issue_ns;

@@ -44,7 +44,7 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 		m->sub_end_ns = 0;
 	}
 	depth = record_fill(st, qid, s, addr, held, now, bytes, op, now);
-	if (slow) {
+	if (keep_who) {
 		struct ts_submitter w;
 
 		who_now(&w);
@@ -181,6 +181,7 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
 		      layer_time(&rec, &mem, qid, now), rec.depth_class);
 	slow_report(st, qid, &rec, &x, now);
+	who_account(qid, &rec, &x, now);
 }
 
 #endif

@@ -1,25 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * --slow=MS: each request whose Q -> C reached MS, with where it was, the
- * depth it was issued at and who submitted it, through a ring buffer.
- * Off: the verifier removes all of it and the maps hold one entry.
+ * depth it was issued at and who submitted it, through a ring buffer; and
+ * --by: requests summed by their submitter. Off: the verifier removes all
+ * of it and the maps hold one entry.
  */
 #ifndef TS_SLOW_BPF_H
 #define TS_SLOW_BPF_H
 
 const volatile bool slow = false;
 const volatile __u64 slow_ns = 0;
+/* the submitter is kept from Q to C: for --slow or --by */
+const volatile bool keep_who = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TS_BIO_SLOTS); /* 1 without --slow */
+	__uint(max_entries, TS_BIO_SLOTS); /* 1 without --slow or --by */
 	__type(key, u32);
 	__type(value, struct ts_submitter);
 } bio_who SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TS_RQ_SLOTS); /* 1 without --slow */
+	__uint(max_entries, TS_RQ_SLOTS); /* 1 without --slow or --by */
 	__type(key, u32);
 	__type(value, struct ts_rq_extra);
 } rq_extra SEC(".maps");
@@ -41,7 +44,7 @@ static __always_inline void bio_who_now(u32 idx)
 {
 	struct ts_submitter *w;
 
-	if (!slow)
+	if (!keep_who)
 		return;
 	w = bpf_map_lookup_elem(&bio_who, &idx);
 	if (w)
@@ -53,7 +56,7 @@ static __always_inline void bio_who_take(u32 idx, struct ts_submitter *out)
 {
 	struct ts_submitter *w;
 
-	if (!slow || !out)
+	if (!keep_who || !out)
 		return;
 	w = bpf_map_lookup_elem(&bio_who, &idx);
 	if (w)
@@ -66,7 +69,7 @@ static __always_inline void rq_extra_set(u32 at, const struct ts_submitter *w,
 {
 	struct ts_rq_extra *x;
 
-	if (!slow)
+	if (!keep_who)
 		return;
 	x = bpf_map_lookup_elem(&rq_extra, &at);
 	if (!x)
@@ -81,7 +84,7 @@ static __always_inline void rq_extra_get(u32 at, struct ts_rq_extra *out)
 {
 	struct ts_rq_extra *x;
 
-	if (!slow)
+	if (!keep_who)
 		return;
 	x = bpf_map_lookup_elem(&rq_extra, &at);
 	if (x)
@@ -115,6 +118,67 @@ static __always_inline void slow_report(const struct ts_dev_state *st,
 	e->pad = 0;
 	e->who = x->who;
 	bpf_ringbuf_submit(e, 0);
+}
+
+const volatile __u32 by = TS_BY_NONE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_WHO_ENTRIES); /* 1 without --by */
+	__type(key, struct ts_who_key);
+	__type(value, struct ts_who_stats);
+} by_who SEC(".maps");
+
+struct ts_who_stats who_zero; /* never written */
+
+static __always_inline struct ts_who_stats *who_entry(u32 qid, u8 op,
+						      const struct ts_submitter *w)
+{
+	struct ts_who_key key = { .qid = qid, .op = op };
+	struct ts_who_stats *s;
+
+	if (w->tgid)
+		key.id = by == TS_BY_CGROUP ? w->cgroup : w->tgid;
+	s = bpf_map_lookup_elem(&by_who, &key);
+	if (s)
+		return s;
+	/* a new entry: zeros (too big for the stack), then its name */
+	if (bpf_map_update_elem(&by_who, &key, &who_zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&by_who, &key))
+		return NULL;
+	s = bpf_map_lookup_elem(&by_who, &key);
+	if (s)
+		__builtin_memcpy(s->comm, w->comm, sizeof(s->comm));
+	return s;
+}
+
+/* --by: request @rec, submitted by x->who, completed at @now. */
+static __always_inline void who_account(u32 qid, const struct ts_rq_slot *rec,
+					const struct ts_rq_extra *x, u64 now)
+{
+	u64 start = rec->queued_ns ? rec->queued_ns : rec->issue_ns;
+	struct ts_who_stats *s;
+	u64 b;
+
+	if (by == TS_BY_NONE)
+		return;
+	s = who_entry(qid, rec->op, &x->who);
+	if (!s) {
+		count_event(qid, TS_EV_WHO_FULL);
+		return;
+	}
+	__sync_fetch_and_add(&s->ios, 1);
+	__sync_fetch_and_add(&s->bytes, rec->bytes);
+	__sync_fetch_and_add(&s->service_ns, now - rec->issue_ns);
+	__sync_fetch_and_add(&s->total_ns, now - start);
+	if (rec->queued_ns) {
+		__sync_fetch_and_add(&s->queued_ios, 1);
+		__sync_fetch_and_add(&s->queue_ns, rec->issue_ns - rec->queued_ns);
+	}
+	b = ts_who_bucket(now - start);
+	barrier_var(b); /* see hist_count */
+	if (b < TS_WHO_SLOTS)
+		__sync_fetch_and_add(&s->total[b], 1);
 }
 
 #endif

@@ -59,7 +59,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 		return 0;
 	}
 	depth = record_fill(st, qid, s, (u64)rq, held, queued_ns, bytes, op, now);
-	if (slow) {
+	if (keep_who) {
 		LOAD(direct, sector, rq->__sector);
 		rq_extra_set(at, &who, sector, depth);
 	}
@@ -157,6 +157,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 		members_done(rq, direct, now);
 	request_account(st, qid, &rec, now);
 	slow_report(st, qid, &rec, &x, now);
+	who_account(qid, &rec, &x, now);
 	return 0;
 }
 

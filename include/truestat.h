@@ -88,6 +88,8 @@ enum ts_event {
 			      * (split, mirrored) or resized: no layer time */
 	TS_EV_SLOW_DROPPED,  /* --slow: a slow request not reported, the ring
 			      * buffer full */
+	TS_EV_WHO_FULL,	     /* --by: a request not attributed, the table of
+			      * submitters full */
 	TS_NR_EVENTS,
 };
 
@@ -164,6 +166,50 @@ struct ts_slow_event {
 	__u16 pad;
 	struct ts_submitter who;
 };
+
+/*
+ * --by=cgroup|process: per device, direction and submitter (its cgroup v2
+ * id or its process id; 0: not known), HASH by_who. Full, a request is
+ * counted in TS_EV_WHO_FULL instead.
+ */
+#define TS_WHO_ENTRIES 1024
+#define TS_WHO_SLOTS 64 /* Q -> C: quarter powers of two from 1 us */
+
+enum ts_by { TS_BY_NONE, TS_BY_CGROUP, TS_BY_PROCESS };
+
+struct ts_who_key {
+	__u64 id;
+	__u32 qid;
+	__u32 op;
+};
+
+struct ts_who_stats {
+	__u64 ios, bytes;
+	__u64 queued_ios, queue_ns; /* over those whose Q was seen */
+	__u64 service_ns, total_ns;
+	char comm[16]; /* of the first request's submitter */
+	__u64 total[TS_WHO_SLOTS];
+};
+
+/* Bucket of a Q -> C of @ns: [2^10, 2^10 * 1.25) ns is 1, ... */
+static __always_inline unsigned int ts_who_bucket(__u64 ns)
+{
+	unsigned int e, b;
+
+	if (ns < 1024)
+		return 0;
+	e = ts_log2(ns);
+	b = (e - 10) * 4 + (unsigned int)((ns >> (e - 2)) & 3);
+	return b < TS_WHO_SLOTS ? b : TS_WHO_SLOTS - 1;
+}
+
+/* The smallest Q -> C in bucket @b (0 for bucket 0). */
+static inline __u64 ts_who_lower(unsigned int b)
+{
+	if (!b)
+		return 0;
+	return (__u64)(4 + b % 4) << (b / 4 + 8);
+}
 
 /* A durable write between Q and C: HASH durable_bios, key = bio address. */
 #define TS_DURABLE_BIOS 8192

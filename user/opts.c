@@ -8,6 +8,7 @@
 
 #include "httpd.h"
 #include "opts.h"
+#include "truestat.h"
 
 /* -DTS_VERSION from the Makefile: VERSION, and the commit when in git */
 #ifndef TS_VERSION
@@ -57,6 +58,14 @@ const char ts_usage[] =
 	"                     in-device depth it was issued at, and the process\n"
 	"                     and cgroup that submitted it (at Q); one JSON\n"
 	"                     object each with -j\n"
+	"      --by=cgroup|process\n"
+	"                     per disk and direction, each submitter's I/Os,\n"
+	"                     MB/s, queue/service/total means and total p99:\n"
+	"                     the cgroup (v2) or process of the task that\n"
+	"                     submitted the bio (at Q, not a kworker that\n"
+	"                     issued it); the --top (default 10) with the most\n"
+	"                     total time, the rest summed as \"other\"\n"
+	"      --top=N        submitters shown with --by (1 to 1000)\n"
 	"      --prometheus=[ADDR:]PORT\n"
 	"                     serve /metrics in the Prometheus text format\n"
 	"                     (cumulative histograms, counters, gauges);\n"
@@ -149,6 +158,19 @@ static int parse_slow(const char *s, double *out, char *err, int errlen)
 	return 0;
 }
 
+static int parse_top(const char *s, int *out, char *err, int errlen)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 1 || v > 1000)
+		return fail(err, errlen, "bad --top '%s': 1 to 1000", s);
+	*out = (int)v;
+	return 0;
+}
+
 static int parse_count(const char *s, long *out, char *err, int errlen)
 {
 	char *end;
@@ -204,6 +226,8 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "light", no_argument, NULL, 'L' },
 		{ "pattern", no_argument, NULL, 'A' },
 		{ "slow", required_argument, NULL, 'S' },
+		{ "by", required_argument, NULL, 'B' },
+		{ "top", required_argument, NULL, 'T' },
 		{ "prometheus", required_argument, NULL, 'P' },
 		{ "web.config.file", required_argument, NULL, 'W' },
 		{ "heatmap", required_argument, NULL, 'M' },
@@ -252,6 +276,20 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			break;
 		case 'S':
 			if (parse_slow(optarg, &o->slow_ms, err, errlen))
+				return -1;
+			break;
+		case 'B':
+			if (!strcmp(optarg, "cgroup"))
+				o->by = TS_BY_CGROUP;
+			else if (!strcmp(optarg, "process"))
+				o->by = TS_BY_PROCESS;
+			else
+				return fail(err, errlen,
+					    "bad --by '%s': cgroup or process",
+					    optarg);
+			break;
+		case 'T':
+			if (parse_top(optarg, &o->top, err, errlen))
 				return -1;
 			break;
 		case 'P':
@@ -331,6 +369,11 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		return -1;
 	if (npos == 2 && parse_count(argv[optind + 1], &o->count, err, errlen))
 		return -1;
+	if (o->top && !o->by)
+		return fail(err, errlen, "--top%s is for --by: give --by=cgroup or --by=process too",
+			    "");
+	if (!o->top)
+		o->top = 10;
 	if (o->web_config && !o->prometheus)
 		return fail(err, errlen,
 			    "--web.config.file is for the exporter: give --prometheus too (e.g. truestat --prometheus=9101 --web.config.file=%s)",

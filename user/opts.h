@@ -19,6 +19,8 @@ struct ts_opts {
 	bool light;  /* -L: no bio programs; Q from the request's allocation */
 	bool pattern; /* --pattern: seeks and sizes as the device sees them */
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
+	int by;	 /* --by: enum ts_by */
+	int top; /* --top: submitters shown per device and direction */
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
 	const char *web_config; /* --web.config.file FILE, or NULL */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */

@@ -504,6 +504,10 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 	for (i = 0; r->show_pattern && i < r->ndev; i++)
 		if (r->dev[i].active)
 			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern);
+	for (i = 0; r->who && i < r->ndev; i++)
+		if (r->dev[i].active)
+			ts_who_print(f, r->who, r->dev[i].qid, r->dev[i].name,
+				     r->dev[i].events[TS_EV_WHO_FULL]);
 	put_notes(f, r);
 }
 
@@ -734,6 +738,8 @@ static void json_device(struct tj *j, const struct ts_report *r,
 		json_curve(j, d, r->light);
 	if (r->show_pattern)
 		ts_pattern_json(j, &d->pattern);
+	if (r->who)
+		ts_who_json(j, r->who, d->qid, d->events[TS_EV_WHO_FULL]);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
 		tj_u64(j, ts_event_names[e], d->events[e]);

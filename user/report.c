@@ -12,7 +12,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"requeues", "partial_completions", "flush_sequence_ends",
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 	"no_histograms", "claim_races", "contended_depth_updates",
-	"fanned_out_bios", "slow_dropped",
+	"fanned_out_bios", "slow_dropped", "who_table_full",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -31,6 +31,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"depth updates that lost their race 16 times (made with the clock as read)",
 	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
 	"slow requests not printed: the ring buffer of --slow was full",
+	"requests not attributed to a submitter (--by): its table was full",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
@@ -326,6 +327,7 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		struct ts_dev_report *d = &r->dev[r->ndev++];
 		const struct ts_dev_snap *cur = &b->dev[i];
 
+		d->qid = cur->qid;
 		d->major = cur->kdev >> 20;
 		d->minor = cur->kdev & 0xfffff;
 		name(d->major, d->minor, d->name, sizeof(d->name), &d->stack);

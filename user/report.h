@@ -13,6 +13,7 @@
 #include "histogram.h"
 #include "curve.h"
 #include "pattern.h"
+#include "who.h"
 
 /* One traced device as read from the maps at one moment. */
 struct ts_dev_snap {
@@ -70,6 +71,7 @@ struct ts_sync_figures {
 
 struct ts_dev_report {
 	char name[64];
+	unsigned int qid; /* the BPF side's index of the device */
 	unsigned int major, minor;
 	bool active; /* did anything in the span */
 	bool bio_layer; /* bio-based (TS_LAYER_BIO): no OS queue, Q -> C */
@@ -96,6 +98,7 @@ struct ts_report {
 	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
 	bool show_curve; /* print the parallelism curve (--depth) */
 	bool show_pattern; /* print the access pattern (--pattern) */
+	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
 	const char *not_traced; /* disks no report covers (bio-based ones
 				 * under --light), space separated, or NULL */

@@ -18,6 +18,7 @@
 #include "bounds.h"
 #include "depth.h"
 #include "tracer.h"
+#include "who.h"
 
 #define TS_MAX_LINKS 16
 
@@ -180,10 +181,14 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->bio_traced_bit = bio_traced_bit;
 	skel->rodata->pattern = o->pattern;
 	skel->rodata->slow = o->slow;
+	skel->rodata->by = o->by;
+	skel->rodata->keep_who = o->slow || o->by;
+	if (!o->by)
+		bpf_map__set_max_entries(skel->maps.by_who, 1);
 	skel->rodata->slow_ns = o->slow_ns;
 	bpf_map__set_max_entries(skel->maps.slow_events,
 				 o->slow ? o->slow_ring : 4096);
-	if (!o->slow) { /* never written: one entry each */
+	if (!o->slow && !o->by) { /* never written: one entry each */
 		bpf_map__set_max_entries(skel->maps.bio_who, 1);
 		bpf_map__set_max_entries(skel->maps.rq_extra, 1);
 	}
@@ -658,6 +663,22 @@ static int on_slow_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(struct ts_slow_event))
 		return 0;
 	return t->on_slow(t->on_slow_ctx, data);
+}
+
+void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
+{
+	int fd = bpf_map__fd(t->skel->maps.by_who);
+	struct ts_who_key key, next, *prev = NULL;
+
+	out->n = 0;
+	while (out->n < TS_WHO_ENTRIES &&
+	       !bpf_map_get_next_key(fd, prev, &next)) {
+		out->e[out->n].key = next;
+		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
+			out->n++;
+		key = next;
+		prev = &key;
+	}
 }
 
 void ts_tracer_read_slow(struct ts_tracer *t)

@@ -23,6 +23,7 @@ struct ts_tracer_opts {
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
 	bool slow;	  /* --slow: requests at least slow_ns Q->C reported */
+	int by;		  /* --by: enum ts_by */
 	__u64 slow_ns;
 	unsigned int slow_ring; /* ring buffer bytes (a power of 2, >= 4096) */
 	/* called for each slow request; return non-zero to stop reading */
@@ -58,6 +59,10 @@ void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
 /* Detaches and unloads everything. */
 /* Reads the slow requests (--slow) waiting in the ring buffer. */
 void ts_tracer_read_slow(struct ts_tracer *t);
+
+struct ts_who_table;
+/* The --by table as it is now. */
+void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out);
 
 void ts_tracer_close(struct ts_tracer *t);
 

@@ -18,6 +18,7 @@
 #include "httpd.h"
 #include "webauth.h"
 #include "slow.h"
+#include "who.h"
 #include "opts.h"
 #include "output.h"
 #include "prom.h"
@@ -252,12 +253,32 @@ static void take(struct ts_tracer *t, struct ts_snapshot *first,
 	update_hints(t, prev, cur);
 }
 
+/* --by: the table at the last report, and now; the span between them */
+static struct ts_who_table who_then, who_now;
+static struct ts_who_span who_span;
+static struct ts_tracer *who_tracer;
+
+/* The submitters of the span of report @r (--by). */
+static void who_report(const struct ts_opts *o, bool totals,
+		       struct ts_report *r)
+{
+	if (!o->by || !who_tracer)
+		return;
+	ts_tracer_read_who(who_tracer, &who_now);
+	who_span.by = o->by;
+	who_span.top = o->top;
+	ts_who_delta(totals ? NULL : &who_then, &who_now, r->span_s, &who_span);
+	who_then = who_now;
+	r->who = &who_span;
+}
+
 /* Prints one report; false once stdout is gone (e.g. `| head`). */
 static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
 		 struct ts_report *r)
 {
 	ts_report_build(a, b, sys_name, r);
+	who_report(o, totals, r);
 	r->totals = totals;
 	r->show_hist = o->hist;
 	r->show_curve = o->depth;
@@ -351,6 +372,7 @@ int main(int argc, char **argv)
 	topts.light = o.light;
 	topts.pattern = o.pattern;
 	topts.slow = o.slow_ms >= 0;
+	topts.by = o.by;
 	topts.slow_ns = o.slow_ms >= 0 ? (__u64)(o.slow_ms * 1e6) : 0;
 	/* a smaller ring buffer of --slow, so that tests fill it */
 	topts.slow_ring = test_knob("TRUESTAT_TEST_SLOW_RING", 4096, 1U << 30,
@@ -359,7 +381,7 @@ int main(int argc, char **argv)
 		topts.slow_ring = 1U << 20;
 	slow_printer.f = stdout;
 	slow_printer.json = o.json;
-	slow_printer.cgroup_root = ts_cgroup2_root();
+	slow_printer.cgroup_root = o.slow_ms >= 0 ? ts_cgroup2_root() : NULL;
 	topts.on_slow = ts_slow_print;
 	topts.on_slow_ctx = &slow_printer;
 	topts.verbose = o.verbose;
@@ -395,6 +417,7 @@ int main(int argc, char **argv)
 		open_exporter(&o, tracer, first);
 	if (topts.slow)
 		slow_tracer = tracer;
+	who_tracer = tracer;
 
 	/*
 	 * The maps start at zero: the baseline is an empty snapshot taken at

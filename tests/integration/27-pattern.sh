@@ -76,16 +76,7 @@ ok = ok and sizes(p) == {(16384, 32768): (f['total_ios'], f['io_bytes'])}
 print('zram_bio_layer', int(not ok), 'zram (a bio layer, counted at Q): %d writes (fio %d, diskstats %d), %d of %d compared sequential, sizes %s' % (p['ios'], f['total_ios'], disk, p['sequential'], p['compared'], sizes(p)))
 ")
 
-check_lines < <(py "
-try:
-    import jsonschema
-except ImportError:
-    print('pattern_schema 1 no python3 jsonschema (Debian: python3-jsonschema, make deps-test)')
-    sys.exit(0)
-v = jsonschema.Draft202012Validator(json.load(open('$TS_ROOT/schema/truestat.schema.json')))
-errs = [e.message for n in ('seq', 'rand', 'zram') for d in docs('$tmp/%s.json' % n) for e in v.iter_errors(d)]
-print('pattern_schema', int(bool(errs)), 'reports with --pattern valid against the schema: %s' % (errs[:2] or 'yes'))
-")
+check_schema pattern_schema "$tmp"/seq.json "$tmp"/rand.json "$tmp"/zram.json
 
 # Off by default: one map entry, no "pattern" in the JSON.
 ts_start "$tmp/off.json" -d "$dev"

@@ -18,11 +18,8 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/simdisk.sh"
 need fio python3 fusermount3
 
-cg_root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
-[[ -n $cg_root ]] || { echo "SKIP: no cgroup v2 mounted"; exit 77; }
-cg=$cg_root/truestat-test.$$
-mkdir "$cg"
-on_exit "rmdir $cg"
+cgroup_new slow
+cg=$CG
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
 
@@ -34,9 +31,7 @@ run() {
 	shift 2
 	simdisk_mark
 	ts_start "$tmp/$name.json" --slow=25 -d "$SIMDISK_LOOP" 1
-	# a shell that joins the cgroup and becomes fio; it leaves with fio
-	bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$cg" \
-		fio --name="$name" --filename="/dev/$SIMDISK_LOOP" --direct=1 \
+	cgroup_exec "$cg" fio --name="$name" --filename="/dev/$SIMDISK_LOOP" --direct=1 \
 		--rw=randread --bs=4k --ioengine=psync --numjobs="$jobs" \
 		--runtime=3 --time_based --group_reporting "$@" \
 		--write_lat_log="$tmp/$name" --log_offset=1 \
@@ -127,8 +122,7 @@ exec {hold}<"/dev/$SIMDISK_LOOP"
 on_exit "exec $hold<&-"
 w0=$(diskstats "$SIMDISK_LOOP" | awk '{ print $7 }')
 ts_start "$tmp/wb.json" --slow=0 -d "$SIMDISK_LOOP" 1
-bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$cg" \
-	fio --name=wb --filename="/dev/$SIMDISK_LOOP" --rw=write --bs=64k \
+cgroup_exec "$cg" fio --name=wb --filename="/dev/$SIMDISK_LOOP" --rw=write --bs=64k \
 	--size=4M --ioengine=psync --output=/dev/null
 for ((i = 0; i < 100; i++)); do # until 4 MiB (8192 sectors) are written
 	(($(diskstats "$SIMDISK_LOOP" | awk '{ print $7 }') - w0 >= 8192)) && break

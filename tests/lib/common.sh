@@ -147,6 +147,40 @@ witness_start() {
 		{ echo "witness did not attach: ${W_SAID:-}"; return 1; }
 }
 
+# cgroup_new NAME: a cgroup v2 of the test's, CG its directory, removed at
+# exit (it must be empty by then: the processes put in it have ended);
+# skips the test where no cgroup v2 is mounted
+cgroup_new() {
+	local root
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	[[ -n $root ]] || { echo "SKIP: no cgroup v2 mounted"; exit 77; }
+	CG=$root/truestat-test.$$.$1
+	mkdir "$CG"
+	on_exit "rmdir $CG"
+}
+
+# cgroup_exec DIR COMMAND...: runs COMMAND inside cgroup DIR
+cgroup_exec() {
+	bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$@"
+}
+
+# check_schema NAME FILE...: every JSON line of the files is valid against
+# schema/truestat.schema.json
+check_schema() {
+	local name=$1
+	shift
+	check_lines < <(py "
+try:
+    import jsonschema
+except ImportError:
+    print('$name 1 no python3 jsonschema (Debian: python3-jsonschema, make deps-test)')
+    sys.exit(0)
+v = jsonschema.Draft202012Validator(json.load(open('$TS_ROOT/schema/truestat.schema.json')))
+errs = [e.message for f in sys.argv[1:] for d in docs(f) for e in v.iter_errors(d)]
+print('$name', int(bool(errs)), 'reports valid against the schema: %s' % (errs[:2] or 'yes'))
+" "$@")
+}
+
 # check_lines: reads "NAME RC MESSAGE..." lines (e.g. from py) into check.
 check_lines() {
 	local name rc msg
@@ -173,7 +207,8 @@ check() {
 	fi
 }
 
-# py EXPR-SCRIPT: run python3 with the JSON helpers below preloaded.
+# py SCRIPT [ARG...]: run python3 with the JSON helpers below preloaded;
+# the ARGs in sys.argv[1:].
 py() {
 	python3 -c "
 import json, sys
@@ -190,7 +225,7 @@ def dev(doc, name):
     raise SystemExit('device %s not in report' % name)
 def within(a, b, rel):
     return abs(a - b) <= rel * abs(b)
-$1"
+$1" "${@:2}"
 }
 
 finish() {

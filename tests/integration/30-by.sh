@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# --by=cgroup and --by=process against fio's own counts and the simulated
+# disk's log. Two fio jobs at once on one simulated disk (K = 8, S = 1 ms),
+# each in a cgroup v2 of its own and on a range of its own (4 KiB reads in
+# the first 16 MiB, 16 KiB reads from 32 MiB): per cgroup, I/Os and bytes
+# equal that job's (less at most the completions counted missed, whose
+# submitter is not known); all rows and the missed equal diskstats; each
+# cgroup's mean total time lies between the disk's own mean A..R for the
+# requests of its range and fio's mean latency for the job (D..C holds
+# A..R, and fio's submit..reap holds Q..C). By process: two rows, one per
+# fio job, with its I/Os and bytes. Bad --by and --top: one line, exit 2.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/simdisk.sh"
+need fio python3 fusermount3
+
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+cgroup_new a
+cg_a=$CG
+cgroup_new b
+cg_b=$CG
+
+simdisk_up 8 1000 64
+
+# job NAME BS OFFSET: fio in cgroup NAME, in the background
+job() {
+	local cg=cg_$1
+	cgroup_exec "${!cg}" fio --name="$1" --filename="/dev/$SIMDISK_LOOP" --direct=1 \
+		--rw=randread --bs="$2" --offset="$3" --size=16M --ioengine=psync \
+		--runtime=3 --time_based --output-format=json --output="$tmp/$1.fio" &
+	FIO_PIDS+=($!)
+}
+run() { # BY
+	simdisk_mark
+	ds0=$(diskstats "$SIMDISK_LOOP")
+	ts_start "$tmp/$1.json" --by="$1" --top=5 -d "$SIMDISK_LOOP"
+	FIO_PIDS=()
+	job a 4k 0
+	job b 16k 32M
+	wait "${FIO_PIDS[@]}"
+	ts_stop INT
+	ds1=$(diskstats "$SIMDISK_LOOP")
+	simdisk_save "$tmp/$1"
+}
+
+run cgroup
+simdisk_judge cgroup "
+d = dev(totals('$tmp/cgroup.json'), '$SIMDISK_LOOP')
+by = d['by']
+missed = d['ops']['read']['missed']
+rows = [r for r in by['rows'] if r['op'] == 'read']
+reqs = sd_read('$tmp/cgroup.log')
+ds = int('$ds1'.split()[0]) - int('$ds0'.split()[0])
+for n, bs, lo, hi in (('a', 4096, 0, 16 << 20), ('b', 16384, 32 << 20, 48 << 20)):
+    f = json.load(open('$tmp/%s.fio' % n))['jobs'][0]['read']
+    mine = [r for r in rows if r.get('name') == '/truestat-test.$$.' + n]
+    r = mine[0] if len(mine) == 1 else {'ios': -1, 'bytes': -1, 'total_ms': -1}
+    ok = f['total_ios'] - missed <= r['ios'] <= f['total_ios'] and r['bytes'] == r['ios'] * bs
+    print('cgroup_' + n + '_counts', int(not ok), 'cgroup %s: %d I/Os, %d bytes; fio %d, %d (missed %d)' % (n, r['ios'], r['bytes'], f['total_ios'], f['io_bytes'], missed))
+    ar = [x[3] - x[0] for x in reqs if lo <= x[5] < hi]
+    low = sum(ar) / len(ar) / 1e6 if ar else 0
+    high = f['lat_ns']['mean'] / 1e6
+    print('cgroup_' + n + '_total', int(not low <= r['total_ms'] <= high),
+          'cgroup %s: mean total %.3f ms in [%.3f (disk A..R over %d requests), %.3f (fio latency)]' % (n, r['total_ms'], low, len(ar), high))
+got = sum(r['ios'] for r in rows) + missed
+print('cgroup_sum', int(got != ds), 'all rows %d + missed %d = %d, diskstats %d' % (got - missed, missed, got, ds))
+print('cgroup_rows', int(len(rows) != 2 or by['kind'] != 'cgroup' or by['not_attributed']),
+      '%d rows (kind %s, not attributed %d): the two cgroups, nothing else' % (len(rows), by['kind'], by['not_attributed']))
+"
+
+run process
+check_lines < <(py "
+d = dev(totals('$tmp/process.json'), '$SIMDISK_LOOP')
+missed = d['ops']['read']['missed']
+rows = [r for r in d['by']['rows'] if r['op'] == 'read']
+fio = [json.load(open('$tmp/%s.fio' % n))['jobs'][0]['read'] for n in 'ab']
+# a job's rows are the process whose bytes per I/O are its block size
+for f, bs in zip(fio, (4096, 16384)):
+    mine = [r for r in rows if r['ios'] and r['bytes'] == r['ios'] * bs]
+    ok = len(mine) == 1 and f['total_ios'] - missed <= mine[0]['ios'] <= f['total_ios'] and mine[0]['name'].endswith('(fio)')
+    print('process_%d' % bs, int(not ok), 'the %d-byte reader: %s; fio %d I/Os (missed %d)' % (bs, [(r['name'], r['ios']) for r in mine], f['total_ios'], missed))
+print('process_rows', int(len(rows) != 2), '%d rows: one per fio process' % len(rows))
+")
+
+check_schema by_schema "$tmp"/cgroup.json "$tmp"/process.json
+
+for a in --by=foo --by= --top=0 --top=x --top=5; do
+	rc=0
+	err=$("$TRUESTAT" $a 1 1 2>&1 >/dev/null) || rc=$?
+	check "bad_${a//[^a-z0-9]/_}" "$([[ $rc == 2 && $(wc -l <<<"$err") == 1 ]]; echo $?)" "$a: exit $rc, $err"
+done
+finish
