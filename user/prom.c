@@ -60,10 +60,10 @@ static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
 }
 
 /* A gauge per device, of those for which @cond holds (d: the device). */
-#define PER_DEV_IF(f, r, name, text, cond, expr)                             \
+#define PER_DEV_KIND(f, r, name, kind, text, cond, expr)                      \
 	do {                                                                 \
 		int i_;                                                      \
-		help(f, name, "gauge", text);                                \
+		help(f, name, kind, text);                                   \
 		for (i_ = 0; i_ < (r)->ndev; i_++) {                         \
 			const struct ts_dev_report *d = &(r)->dev[i_];       \
 			if (!(cond))                                         \
@@ -74,7 +74,31 @@ static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
 		}                                                            \
 	} while (0)
 
+#define PER_DEV_IF(f, r, name, text, cond, expr)                             \
+	PER_DEV_KIND(f, r, name, "gauge", text, cond, expr)
 #define PER_DEV(f, r, name, text, expr) PER_DEV_IF(f, r, name, text, 1, expr)
+
+/*
+ * Durable writes (the sync row), since the start: the report is of the
+ * whole run and these counters are never repaired, so never go down.
+ * Not with --light: their Q is not followed.
+ */
+static void sync_counters(FILE *f, const struct ts_report *r)
+{
+	if (r->light)
+		return;
+	PER_DEV_KIND(f, r, "truestat_sync_requests_total", "counter",
+		     "Durable writes completed (REQ_PREFLUSH or REQ_FUA: fsync, O_DSYNC, journal commits)",
+		     1, d->sync.ios);
+	PER_DEV_KIND(f, r, "truestat_sync_seconds_total", "counter",
+		     "Their time from Q to the end of their flush sequence, summed",
+		     1, d->sync.ios ? d->sync.ios * d->sync.total_ms / 1e3 : 0);
+	PER_DEV_KIND(f, r, "truestat_sync_bytes_total", "counter",
+		     "Their data (an fsync's flush has none)", 1, d->sync.bytes);
+	PER_DEV_KIND(f, r, "truestat_sync_missed_total", "counter",
+		     "Durable writes whose end went unseen (not in sync_requests)",
+		     1, d->sync.missed);
+}
 
 /* A counter per device and direction: total[@first + op]. */
 static void per_op_counter(FILE *f, const struct ts_report *r,
@@ -405,6 +429,7 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 			MONOTONIC, TS_PROM_BUSY_S, false);
 	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
 		per_depth_counter(f, r, p, &depth_series[k]);
+	sync_counters(f, r);
 	events(f, r, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");

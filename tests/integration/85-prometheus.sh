@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# --prometheus: the exposition passes promtool; its counters equal
+# --prometheus: the exposition passes promtool; the sync counters follow
+# fio's syncs; its counters equal
 # /proc/diskstats, and its concurrency bounds hold together; its counters by
 # depth class at issue add up to the requests, a serial run's all at depth
 # 1, their service time to the histogram's; Debian's real
@@ -216,6 +217,28 @@ print("http_idle_freed", int(status != "200" or took > timeout_s + margin_s),
       "a 21st client, slots held by idle ones: %s after %.1f s (< %d s)" % (
       status, took, timeout_s + margin_s))
 ')
+
+# Durable writes: with fio --fsync=1 the sync counters rise by fio's syncs,
+# less at most the completions counted missed meanwhile (an unseen end
+# leaves its write out), and their time by at most fio's sync time.
+curl -sf "$url/metrics" >"$tmp/s0"
+fio --name=sync --filename="/dev/$dev" --rw=randwrite --bs=4k --size=16M \
+	--io_size=1M --fsync=1 --ioengine=psync --output-format=json >"$tmp/sync.json"
+curl -sf "$url/metrics" >"$tmp/s1"
+check_lines < <(py "
+$SCRAPE_PY
+m0, m1 = scrape('$tmp/s0'), scrape('$tmp/s1')
+lab = '{device=\"$dev\",layer=\"request\"'
+def rise(k, ops=('',)):
+    return sum(m1.get(k + lab + o + '}', 0) - m0.get(k + lab + o + '}', 0) for o in ops)
+n = rise('truestat_sync_requests_total')
+missed = rise('truestat_missed_completions_total', (',op=\"write\"', ',op=\"flush\"'))
+f = json.load(open('$tmp/sync.json'))['jobs'][0]['sync']['lat_ns']
+print('sync_requests', int(not f['N'] - missed <= n <= f['N']),
+      'sync requests rose %d, fio %d syncs (missed completions %d)' % (n, f['N'], missed))
+s, fs = rise('truestat_sync_seconds_total'), f['N'] * f['mean'] / 1e9
+print('sync_seconds', int(not 0 < s <= fs), 'sync seconds rose %.4f, fio spent %.4f in its syncs' % (s, fs))
+")
 
 ts_stop INT
 check ts_exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
