@@ -178,6 +178,19 @@ has_module() {
 	[[ -n $(find "$1/lib/modules/$2/kernel" -name "$3.ko*" | head -n 1) ]]
 }
 
+# driver_modules CASES: the modules the real-driver cases among CASES load
+driver_modules() {
+	local c
+	for c in $1; do
+		case $c in
+		nvme) echo nvme ;;
+		virtio) echo virtio_pci virtio_blk ;;
+		scsi) echo sd_mod scsi_debug ;;
+		ahci) echo sd_mod ahci ;;
+		esac
+	done
+}
+
 # initramfs DIR KVER OUT CASES: the guest's whole root file system
 initramfs() {
 	local kdir=$1 kver=$2 out=$3 cases=$4 root=$tmp/root a
@@ -200,8 +213,9 @@ initramfs() {
 	if has_module "$kdir" "$kver" crypto_null; then
 		add_module "$root" "$kdir/lib/modules/$kver" crypto_null
 	fi
-	# the real drivers; virtio_pci is built in on 6.12, a module on 6.1
-	for a in virtio_pci sd_mod nvme virtio_blk scsi_debug ahci; do
+	# the drivers of the cases here; virtio_pci is built in on 6.12, a
+	# module on 6.1
+	for a in $(driver_modules "$cases"); do
 		[[ $a != virtio_pci ]] || has_module "$kdir" "$kver" $a || continue
 		add_module "$root" "$kdir/lib/modules/$kver" "$a"
 	done
