@@ -83,6 +83,113 @@ static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
  * whole run and these counters are never repaired, so never go down.
  * Not with --light: their Q is not followed.
  */
+/* Whether submitter @e has series of its own; named from now on if it may. */
+static bool named(struct ts_prom *p, const struct ts_who_entry *e, int top)
+{
+	int i, n = 0;
+
+	for (i = 0; i < p->nnamed; i++) {
+		if (p->named[i].qid != e->key.qid)
+			continue;
+		if (p->named[i].id == e->key.id)
+			return true;
+		n++;
+	}
+	if (n >= top || p->nnamed == TS_WHO_ENTRIES)
+		return false;
+	p->named[p->nnamed++] = (struct ts_prom_named){ e->key.id, e->key.qid };
+	return true;
+}
+
+/* A label value: \, " and newlines escaped (cgroup names may hold them). */
+static void label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static const struct ts_dev_report *dev_of(const struct ts_report *r,
+					  unsigned int qid)
+{
+	int i;
+
+	for (i = 0; i < r->ndev; i++)
+		if (r->dev[i].qid == qid)
+			return &r->dev[i];
+	return NULL;
+}
+
+enum by_figure { BY_IOS, BY_BYTES, BY_TOTAL_S };
+
+static double by_figure(const struct ts_who_stats *s, enum by_figure k)
+{
+	return k == BY_IOS ? s->ios : k == BY_BYTES ? s->bytes : s->total_ns / 1e9;
+}
+
+/* One --by series: each named submitter, then "other" per device and op. */
+static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
+		      const char *name, const char *text, enum by_figure k)
+{
+	const struct ts_who_span *w = r->who;
+	const char *label = w->by == TS_BY_CGROUP ? "cgroup" : "process";
+	double other[TS_MAX_QUEUES][TS_NR_OPS] = { { 0 } };
+	bool any[TS_MAX_QUEUES][TS_NR_OPS] = { { false } };
+	const struct ts_dev_report *d;
+	char buf[300];
+	int i, op;
+
+	help(f, name, "counter", text);
+	for (i = 0; i < w->n; i++) {
+		const struct ts_who_entry *e = &w->e[i];
+
+		d = dev_of(r, e->key.qid);
+		if (!d || e->key.op >= TS_NR_OPS)
+			continue;
+		if (!named(p, e, w->top)) {
+			other[e->key.qid][e->key.op] += by_figure(&e->s, k);
+			any[e->key.qid][e->key.op] = true;
+			continue;
+		}
+		fputs(name, f);
+		labels(f, d, ts_op_names[e->key.op]);
+		fprintf(f, ",%s=\"", label);
+		label_value(f, ts_who_name(w, e, buf, sizeof(buf)));
+		fprintf(f, "\"} %.17g\n", by_figure(&e->s, k));
+	}
+	for (i = 0; i < r->ndev; i++)
+		for (op = 0; op < TS_NR_OPS; op++) {
+			if (!any[r->dev[i].qid][op])
+				continue;
+			fputs(name, f);
+			labels(f, &r->dev[i], ts_op_names[op]);
+			fprintf(f, ",%s=\"other\"} %.17g\n", label,
+				other[r->dev[i].qid][op]);
+		}
+}
+
+/*
+ * --by with --prometheus: per submitter, its requests, bytes and Q->C
+ * summed, since the start; the first --top of each device by name, the
+ * rest in "other" (cardinality: at most (top + 1) x directions a device).
+ */
+static void by_counters(FILE *f, struct ts_prom *p, const struct ts_report *r)
+{
+	if (!r->who)
+		return;
+	by_series(f, p, r, "truestat_by_requests_total",
+		  "Requests completed, by their submitter (captured at Q)", BY_IOS);
+	by_series(f, p, r, "truestat_by_bytes_total",
+		  "Their bytes", BY_BYTES);
+	by_series(f, p, r, "truestat_by_total_seconds_total",
+		  "Their Q->C summed", BY_TOTAL_S);
+}
+
 static void sync_counters(FILE *f, const struct ts_report *r)
 {
 	if (r->light)
@@ -430,6 +537,7 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
 		per_depth_counter(f, r, p, &depth_series[k]);
 	sync_counters(f, r);
+	by_counters(f, p, r);
 	events(f, r, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");

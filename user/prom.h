@@ -58,10 +58,21 @@ struct ts_prom_dev {
 	struct ts_prom_depth depth[TS_DEPTH_CLASSES];
 };
 
+/*
+ * --by: the submitters that have series of their own, per device the
+ * first --top seen (kept: a counter never moves to "other" and back).
+ */
+struct ts_prom_named {
+	__u64 id;
+	unsigned int qid;
+};
+
 struct ts_prom {
 	double lost_events;
 	int ndev;
 	struct ts_prom_dev dev[TS_MAX_QUEUES]; /* in the last report's order */
+	int nnamed;
+	struct ts_prom_named named[TS_WHO_ENTRIES];
 };
 
 /*

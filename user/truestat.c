@@ -154,6 +154,9 @@ struct exporter {
 	struct ts_report *report;
 	struct ts_prom *printed; /* keeps the counters from going down */
 	bool light; /* --light */
+	int by, top; /* --by, --top */
+	struct ts_who_table who_table;
+	struct ts_who_span who;
 };
 
 static char *render_metrics(void *ctx, size_t *len)
@@ -164,6 +167,13 @@ static char *render_metrics(void *ctx, size_t *len)
 	ts_report_build(x->first, x->now, sys_name, x->report);
 	x->report->totals = true;
 	x->report->light = x->light;
+	if (x->by) { /* the table is since the start, as the report is */
+		ts_tracer_read_who(x->tracer, &x->who_table);
+		x->who.by = x->by;
+		x->who.top = x->top;
+		ts_who_delta(NULL, &x->who_table, x->report->span_s, &x->who);
+		x->report->who = &x->who;
+	}
 	return ts_prom_render(x->printed, x->report, len);
 }
 
@@ -327,6 +337,8 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.tracer = tracer;
 	exporter.first = first;
 	exporter.light = o->light;
+	exporter.by = o->by;
+	exporter.top = o->top;
 	exporter.now = calloc(1, sizeof(*exporter.now));
 	exporter.report = calloc(1, sizeof(*exporter.report));
 	exporter.printed = calloc(1, sizeof(*exporter.printed));

@@ -84,9 +84,8 @@ static double p99_ms(const struct ts_who_stats *s)
 	return NAN;
 }
 
-/* "/system.slice/x.service", "pid 1234 (fio)", or "not known". */
-static const char *who_name(const struct ts_who_span *w,
-			    const struct ts_who_entry *e, char *buf, size_t len)
+const char *ts_who_name(const struct ts_who_span *w,
+			const struct ts_who_entry *e, char *buf, size_t len)
 {
 	static const char *root;
 	const char *path;
@@ -162,7 +161,7 @@ void ts_who_print(FILE *f, const struct ts_who_span *w, unsigned int qid,
 				w->by == TS_BY_CGROUP ? "CGROUP" : "PROCESS");
 		for (i = first; i < first + n && i < first + w->top; i++)
 			print_row(f, w, op, &w->e[i].s, p99_ms(&w->e[i].s),
-				  who_name(w, &w->e[i], buf, sizeof(buf)));
+				  ts_who_name(w, &w->e[i], buf, sizeof(buf)));
 		if (n > w->top) {
 			struct ts_who_stats other = { 0 };
 
@@ -208,7 +207,7 @@ static void json_rows(struct tj *j, const struct ts_who_span *w,
 		tj_num(j, "total_p99_ms", p99_ms(&w->e[i].s), 6);
 		tj_u64(j, "id", w->e[i].key.id);
 		if (w->e[i].key.id)
-			tj_str(j, "name", who_name(w, &w->e[i], buf, sizeof(buf)));
+			tj_str(j, "name", ts_who_name(w, &w->e[i], buf, sizeof(buf)));
 		else
 			tj_null(j, "name");
 		tj_end_obj(j);

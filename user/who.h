@@ -35,6 +35,10 @@ struct ts_who_span {
 void ts_who_delta(const struct ts_who_table *a, const struct ts_who_table *b,
 		  double span_s, struct ts_who_span *out);
 
+/* "/system.slice/x.service", "pid 1234 (fio)", or "not known". */
+const char *ts_who_name(const struct ts_who_span *w,
+			const struct ts_who_entry *e, char *buf, size_t len);
+
 /* Device @qid's section (nothing when its requests had no submitter). */
 void ts_who_print(FILE *f, const struct ts_who_span *w, unsigned int qid,
 		  const char *name, unsigned long long not_attributed);

@@ -8,11 +8,13 @@
 # cgroup's mean total time lies between the disk's own mean A..R for the
 # requests of its range and fio's mean latency for the job (D..C holds
 # A..R, and fio's submit..reap holds Q..C). By process: two rows, one per
-# fio job, with its I/Os and bytes. Bad --by and --top: one line, exit 2.
+# fio job, with its I/Os and bytes; with --top=1, one of them summed as
+# other, in the JSON and in the exporter's by-process series alike. Bad
+# --by and --top: one line, exit 2.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
-need fio python3 fusermount3
+need fio python3 fusermount3 curl
 
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
@@ -31,20 +33,22 @@ job() {
 		--runtime=3 --time_based --output-format=json --output="$tmp/$1.fio" &
 	FIO_PIDS+=($!)
 }
-run() { # BY
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+run() { # BY TOP
 	simdisk_mark
 	ds0=$(diskstats "$SIMDISK_LOOP")
-	ts_start "$tmp/$1.json" --by="$1" --top=5 -d "$SIMDISK_LOOP"
+	ts_start "$tmp/$1.json" --by="$1" --top="$2" --prometheus="$port" -d "$SIMDISK_LOOP"
 	FIO_PIDS=()
 	job a 4k 0
 	job b 16k 32M
 	wait "${FIO_PIDS[@]}"
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/$1.prom" || true
 	ts_stop INT
 	ds1=$(diskstats "$SIMDISK_LOOP")
 	simdisk_save "$tmp/$1"
 }
 
-run cgroup
+run cgroup 5
 simdisk_judge cgroup "
 d = dev(totals('$tmp/cgroup.json'), '$SIMDISK_LOOP')
 by = d['by']
@@ -69,18 +73,31 @@ print('cgroup_rows', int(len(rows) != 2 or by['kind'] != 'cgroup' or by['not_att
       '%d rows (kind %s, not attributed %d): the two cgroups, nothing else' % (len(rows), by['kind'], by['not_attributed']))
 "
 
-run process
+run process 1
 check_lines < <(py "
 d = dev(totals('$tmp/process.json'), '$SIMDISK_LOOP')
 missed = d['ops']['read']['missed']
 rows = [r for r in d['by']['rows'] if r['op'] == 'read']
 fio = [json.load(open('$tmp/%s.fio' % n))['jobs'][0]['read'] for n in 'ab']
-# a job's rows are the process whose bytes per I/O are its block size
+# a job's row is the one whose bytes per I/O are its block size (the
+# summed row of the others too: it holds one process)
 for f, bs in zip(fio, (4096, 16384)):
     mine = [r for r in rows if r['ios'] and r['bytes'] == r['ios'] * bs]
-    ok = len(mine) == 1 and f['total_ios'] - missed <= mine[0]['ios'] <= f['total_ios'] and mine[0]['name'].endswith('(fio)')
-    print('process_%d' % bs, int(not ok), 'the %d-byte reader: %s; fio %d I/Os (missed %d)' % (bs, [(r['name'], r['ios']) for r in mine], f['total_ios'], missed))
-print('process_rows', int(len(rows) != 2), '%d rows: one per fio process' % len(rows))
+    ok = len(mine) == 1 and f['total_ios'] - missed <= mine[0]['ios'] <= f['total_ios'] and mine[0].get('name', 'other (fio)').endswith('(fio)')
+    print('process_%d' % bs, int(not ok), 'the %d-byte reader: %s; fio %d I/Os (missed %d)' % (bs, [(r.get('name', 'other'), r['ios']) for r in mine], f['total_ios'], missed))
+print('process_rows', int(len(rows) != 2 or sum('others' in r for r in rows) != 1),
+      '%d rows with --top=1: one fio process, the other summed' % len(rows))
+# Prometheus: the first process seen has series of its own, the rest are
+# summed as process=\"other\"; they add up to the JSON's rows
+prom = {}
+for l in open('$tmp/process.prom'):
+    if l.startswith('truestat_by_requests_total{'):
+        k, v = l.rsplit(' ', 1)
+        prom[k.split('process=\"')[1].split('\"')[0]] = float(v)
+named = [k for k in prom if k != 'other']
+ok = len(named) == 1 and 'other' in prom and prom[named[0]] in [r['ios'] for r in rows]
+ok = ok and sum(prom.values()) == sum(r['ios'] for r in rows)
+print('process_prometheus', int(not ok), 'truestat_by_requests_total: %s; JSON rows %s' % (prom, [r['ios'] for r in rows]))
 ")
 
 check_schema by_schema "$tmp"/cgroup.json "$tmp"/process.json
