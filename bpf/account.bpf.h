@@ -91,8 +91,60 @@ static __always_inline void count_unissued(struct request *rq, u32 qid,
 		ds->op[op].unissued++;
 }
 
+/*
+ * A request allocated after device @st was claimed was issued while it was
+ * traced: its issue ran no program (dropped while another CPU claimed the
+ * entry). One allocated before was in flight when tracing began.
+ */
+static __always_inline bool issued_while_traced(struct request *rq,
+						const struct ts_dev_state *st,
+						bool direct)
+{
+	u64 alloc_ns;
+
+	LOAD(direct, alloc_ns, rq->start_time_ns);
+	return alloc_ns && alloc_ns >= st->claimed_ns;
+}
+
+/* A request of a device being claimed elsewhere, missed: counted so. */
+static __always_inline void count_issue_unseen(struct request *rq, u32 qid,
+					       u32 data_len, bool direct)
+{
+	u32 cmd_flags;
+
+	LOAD(direct, cmd_flags, rq->cmd_flags);
+	count_missed(qid, TS_EV_ISSUE_UNSEEN, op_of(cmd_flags), data_len);
+}
+
+/*
+ * The completion of @rq ran while another CPU still claimed its device
+ * (device_of gave up waiting): dropped, but a request issued while traced
+ * is counted missed, so that the counts stay whole.
+ */
+static __always_inline void complete_while_claimed(struct request_queue *q,
+						   struct request *rq,
+						   u32 nr_bytes, bool direct)
+{
+	struct ts_dev_state *st;
+	u32 qid, data_len;
+	int id;
+
+	if (!q)
+		return;
+	LOAD(direct, id, q->id);
+	qid = id;
+	st = bpf_map_lookup_elem(&dev_state, &qid);
+	if (!st || st->queue != (u64)q + 1)
+		return;
+	LOAD(direct, data_len, rq->__data_len);
+	if (data_len && nr_bytes >= data_len &&
+	    issued_while_traced(rq, st, direct))
+		count_issue_unseen(rq, qid, data_len, direct);
+}
+
 /* A completion with no record of its request: what it was, counted. */
-static __always_inline void complete_unknown(struct request *rq, u32 qid,
+static __always_inline void complete_unknown(struct ts_dev_state *st,
+					     struct request *rq, u32 qid,
 					     u32 data_len, bool direct, u64 now)
 {
 	struct bio *bio;
@@ -102,6 +154,8 @@ static __always_inline void complete_unknown(struct request *rq, u32 qid,
 		count_unissued(rq, qid, direct);
 	else if (!data_len)
 		count_event(qid, TS_EV_FLUSH_SEQ);
+	else if (issued_while_traced(rq, st, direct))
+		count_issue_unseen(rq, qid, data_len, direct);
 	else
 		count_event(qid, TS_EV_UNMATCHED);
 }

@@ -91,6 +91,7 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	if ((old & 1) ||
 	    __sync_val_compare_and_swap(&st->queue, old, (u64)q + 1) != old)
 		return -1;
+	st->claimed_ns = bpf_ktime_get_ns();
 	if (!disk_addr)
 		mode = TS_DEV_IGNORED;
 	else if (filter_devices && !bpf_map_lookup_elem(&dev_filter, &dev))
@@ -124,7 +125,7 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 	struct ts_dev_state *st;
 	struct gendisk *disk;
 	const void *mq_ops;
-	int id, major, minor, mode;
+	int id, major, minor, mode, i;
 
 	if (!q)
 		return NULL;
@@ -133,6 +134,10 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 	st = bpf_map_lookup_elem(&dev_state, qid);
 	if (!st)
 		return NULL;
+	/* another CPU claiming it: a few hundred reads of its queue, then
+	 * give up (it may have been preempted) */
+	for (i = 0; i < 256 && *(volatile u64 *)&st->queue == (u64)q + 1; i++)
+		;
 	if (st->queue == (u64)q)
 		return st->mode == TS_DEV_TRACED ? st : NULL;
 	disk = disk_of(q, rq, bio, direct);

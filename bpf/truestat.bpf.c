@@ -127,8 +127,10 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 
 	LOAD(direct, q, rq->q);
 	st = device_of(q, rq, NULL, direct, &qid);
-	if (!st)
+	if (!st) {
+		complete_while_claimed(q, rq, nr_bytes, direct);
 		return 0;
+	}
 	LOAD(direct, data_len, rq->__data_len);
 	if (nr_bytes < data_len) {
 		count_event(qid, TS_EV_PARTIAL);
@@ -142,7 +144,7 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 		s = NULL;
 	}
 	if (!s) {
-		complete_unknown(rq, qid, data_len, direct, now);
+		complete_unknown(st, rq, qid, data_len, direct, now);
 		return 0;
 	}
 	if (test_drop())

@@ -90,6 +90,9 @@ enum ts_event {
 			      * buffer full */
 	TS_EV_WHO_FULL,	     /* --by: a request not attributed, the table of
 			      * submitters full */
+	TS_EV_ISSUE_UNSEEN,  /* request issued while the device was being
+			      * claimed (its event dropped): completed
+			      * untimed, in missed */
 	TS_NR_EVENTS,
 };
 
@@ -322,6 +325,8 @@ struct ts_dev_state {
 	__s64 os_peak;
 	__s64 device_peak_taken; /* the last sweep's take of device_peak */
 	__s64 os_peak_taken;
+	__u64 claimed_ns; /* when the claim began: a request allocated
+			   * after it was issued while traced */
 	__u64 device_level[TS_LEVEL_SLOTS];
 	__u64 os_level[TS_LEVEL_SLOTS];
 };

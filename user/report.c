@@ -12,7 +12,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"requeues", "partial_completions", "flush_sequence_ends",
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 	"no_histograms", "claim_races", "contended_depth_updates",
-	"fanned_out_bios", "slow_dropped", "who_table_full",
+	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -32,6 +32,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
 	"slow requests not printed: the ring buffer of --slow was full",
 	"requests not attributed to a submitter (--by): its table was full",
+	"requests issued while the device was being set up (that event dropped): completed untimed, counted in missed",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
