@@ -39,12 +39,14 @@ static __always_inline void durable_enter(u32 qid, struct bio *bio,
 {
 	struct ts_durable d = { .queued_ns = now, .qid = qid };
 	struct ts_sync_stats *ss;
-	u64 key = ptr_value(bio);
+	u64 key;
 	u32 opf;
 
+	/* every bio passes here: nothing before this test but one load */
 	LOAD(direct, opf, bio->bi_opf);
 	if (!is_durable(opf))
 		return;
+	key = ptr_value(bio);
 	LOAD(direct, d.bytes, bio->bi_iter.bi_size);
 	if (!bpf_map_delete_elem(&durable_bios, &key) && (ss = sync_stats(qid)))
 		ss->missed++;
