@@ -21,6 +21,8 @@
 #			pays at a bio layer such as md or dm) instead of a loop
 #
 # Tracers: truestat, truestat-light (--light), truestat-pattern (--pattern),
+# truestat-slow (--slow=1000: above any request here, what capturing the
+# submitter and comparing costs), truestat-by (--by=cgroup),
 # truestat-raw_tp, truestat-base
 # (the truestat binary at $BASELINE, e.g. built from an older commit, for a
 # before/after comparison in one run), biolatency,
@@ -90,6 +92,8 @@ start_tracer() {
 	truestat) "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-light) "$ROOT/truestat" -v --light 1 >/dev/null 2>"$work/err" & ;;
 	truestat-pattern) "$ROOT/truestat" -v --pattern 1 >/dev/null 2>"$work/err" & ;;
+	truestat-slow) "$ROOT/truestat" -v --slow=1000 1 >/dev/null 2>"$work/err" & ;;
+	truestat-by) "$ROOT/truestat" -v --by=cgroup 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-base) "${BASELINE:?truestat-base: set BASELINE to a truestat binary}" -v 1 >/dev/null 2>"$work/err" & ;;
