@@ -492,14 +492,14 @@ static void read_pattern(struct ts_tracer *t, unsigned int qid,
 static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
 {
 	int fd = bpf_map__fd(t->skel->maps.durable_bios);
-	__u64 key, *prev = NULL;
+	__u64 prev = 0, key; /* no bio is at 0: its next key is the first */
 	struct ts_durable d;
 
 	memset(count, 0, TS_MAX_QUEUES * sizeof(*count));
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
+	while (!bpf_map_get_next_key(fd, &prev, &key)) {
 		if (!bpf_map_lookup_elem(fd, &key, &d) && d.qid < TS_MAX_QUEUES)
 			count[d.qid]++;
-		prev = &key;
+		prev = key;
 	}
 }
 
@@ -668,16 +668,16 @@ static int on_slow_event(void *ctx, void *data, size_t len)
 void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 {
 	int fd = bpf_map__fd(t->skel->maps.by_who);
-	struct ts_who_key key, next, *prev = NULL;
+	/* no device has queue id ~0: its next key is the first */
+	struct ts_who_key key = { .qid = ~0U }, next;
 
 	out->n = 0;
 	while (out->n < TS_WHO_ENTRIES &&
-	       !bpf_map_get_next_key(fd, prev, &next)) {
+	       !bpf_map_get_next_key(fd, &key, &next)) {
 		out->e[out->n].key = next;
 		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
 			out->n++;
 		key = next;
-		prev = &key;
 	}
 }
 
