@@ -92,18 +92,21 @@ static __always_inline void count_unissued(struct request *rq, u32 qid,
 }
 
 /*
- * A request allocated after device @st was claimed was issued while it was
- * traced: its issue ran no program (dropped while another CPU claimed the
- * entry). One allocated before was in flight when tracing began.
+ * A request allocated while device @st was being claimed had its issue
+ * dropped (another CPU held the entry). One allocated before was in flight
+ * when tracing began; one allocated after was seen at its issue (or counted
+ * there, the table full).
  */
 static __always_inline bool issued_while_traced(struct request *rq,
 						const struct ts_dev_state *st,
 						bool direct)
 {
-	u64 alloc_ns;
+	u64 alloc_ns, done = st->claim_done_ns;
 
 	LOAD(direct, alloc_ns, rq->start_time_ns);
-	return alloc_ns && alloc_ns >= st->claimed_ns;
+	if (done < st->claimed_ns) /* still being claimed */
+		done = ~0ULL;
+	return alloc_ns && alloc_ns >= st->claimed_ns && alloc_ns <= done;
 }
 
 /* A request of a device being claimed elsewhere, missed: counted so. */

@@ -113,6 +113,7 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	}
 	st->dev = dev;
 	st->mode = mode;
+	st->claim_done_ns = bpf_ktime_get_ns();
 	__sync_val_compare_and_swap(&st->queue, (u64)q + 1, (u64)q);
 	return mode;
 }

@@ -325,8 +325,8 @@ struct ts_dev_state {
 	__s64 os_peak;
 	__s64 device_peak_taken; /* the last sweep's take of device_peak */
 	__s64 os_peak_taken;
-	__u64 claimed_ns; /* when the claim began: a request allocated
-			   * after it was issued while traced */
+	__u64 claimed_ns;    /* when the claim began, and ended: a request */
+	__u64 claim_done_ns; /* allocated between was issued while claiming */
 	__u64 device_level[TS_LEVEL_SLOTS];
 	__u64 os_level[TS_LEVEL_SLOTS];
 };
