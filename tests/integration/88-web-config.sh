@@ -129,6 +129,12 @@ for ((i = 0; i < 60; i++)); do
 done
 check prometheus_tls_scrape "$([[ $got == "$want" ]]; echo $?)" \
 	"Prometheus over TLS with basic auth: reads + missed $got, diskstats $want"
+# each job scraped at least once (Prometheus spreads their first scrapes
+# over the interval): a target is "unknown" until then
+for ((i = 0; i < 60; i++)); do
+	api targets | grep -q '"health":"unknown"' || break
+	sleep 0.5
+done
 check_lines < <(api targets | python3 -c '
 import json, sys
 t = {x["labels"]["job"]: x for x in json.load(sys.stdin)["data"]["activeTargets"]}
