@@ -22,10 +22,11 @@ static __always_inline void hist_count(u64 *counts, u64 ns)
 		__sync_fetch_and_add(&counts[b], 1);
 }
 
-/* Histograms of device slot @slot (1 + index) for @op, or NULL: none. */
-static __always_inline struct ts_hist *hist_of(u32 slot, u8 op)
+/* Histograms of device slot @slot (1 + index), set @set (an op or
+ * TS_HIST_SYNC), or NULL: none. */
+static __always_inline struct ts_hist *hist_of(u32 slot, u8 set)
 {
-	u32 idx = (slot - 1) * TS_NR_OPS + op;
+	u32 idx = (slot - 1) * TS_HIST_SETS + set;
 
 	if (!slot)
 		return NULL;

@@ -52,7 +52,7 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 	u32 slot = st->hist_slot, idx;
 	struct ts_depth_hist *dh;
 	struct ts_hist *h;
-	int op;
+	int set;
 
 	if (!slot) {
 		slot = __sync_fetch_and_add(&hist_next, 1);
@@ -60,8 +60,8 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 			st->hist_slot = slot + 1;
 		return;
 	}
-	for (op = 0; op < TS_NR_OPS; op++) {
-		idx = (slot - 1) * TS_NR_OPS + op;
+	for (set = 0; set < TS_HIST_SETS; set++) {
+		idx = (slot - 1) * TS_HIST_SETS + set;
 		h = bpf_map_lookup_elem(&hists, &idx);
 		if (h)
 			bpf_loop(TS_HIST_U64S, zero_hist_word, &h, 0);

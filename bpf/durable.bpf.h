@@ -55,6 +55,18 @@ static __always_inline void durable_enter(u32 qid, struct bio *bio,
 		ss->untracked++;
 }
 
+/* Into the histograms of device @qid, when it has them. */
+static __always_inline void durable_hist_add(u32 qid, u64 total_ns, u64 bytes)
+{
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+	struct ts_hist *h;
+
+	if (!st || !(h = hist_of(st->hist_slot, TS_HIST_SYNC)))
+		return;
+	hist_count(h->total, total_ns);
+	size_count(h, bytes);
+}
+
 /* The end of the durable write at @key: taken (one delete decides). */
 static __always_inline void durable_end(u64 key, u64 now)
 {
@@ -73,6 +85,7 @@ static __always_inline void durable_end(u64 key, u64 now)
 	ss->ios++;
 	ss->bytes += rec.bytes;
 	ss->total_ns += now - rec.queued_ns;
+	durable_hist_add(rec.qid, now - rec.queued_ns, rec.bytes);
 }
 
 /* C of @bio at a bio layer (block_bio_complete): its end. */

@@ -61,7 +61,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, TS_HIST_DEVS * TS_NR_OPS);
+	__uint(max_entries, TS_HIST_DEVS * TS_HIST_SETS);
 	__type(key, u32);
 	__type(value, struct ts_hist);
 } hists SEC(".maps");

@@ -236,12 +236,16 @@ struct ts_durable {
 #define TS_LEVEL_BIAS (1ULL << 60)
 
 /*
- * Latency and size histograms, for the first TS_HIST_DEVS devices traced.
- * ARRAY hists (mmapable), index = (ts_dev_state.hist_slot - 1) * TS_NR_OPS
- * + op, shared by all CPUs (atomic adds): its size does not grow with the
- * number of CPUs. About 13.7 KB each, 2.2 MB in all.
+ * Latency and size histograms, for the first TS_HIST_DEVS devices traced:
+ * a set per op, and one (TS_HIST_SYNC) of the durable writes, in which
+ * total is Q -> the end of their flush sequence and size their data.
+ * ARRAY hists (mmapable), index = (ts_dev_state.hist_slot - 1) *
+ * TS_HIST_SETS + set, shared by all CPUs (atomic adds): its size does not
+ * grow with the number of CPUs. 17.8 KB a set, 3.3 MB in all.
  */
 #define TS_HIST_DEVS 32
+#define TS_HIST_SYNC TS_NR_OPS
+#define TS_HIST_SETS (TS_NR_OPS + 1)
 
 struct ts_hist {
 	__u64 queue[TS_HIST_SLOTS];   /* Q -> D, ns buckets (include/hist.h) */

@@ -217,26 +217,32 @@ static int row_span(const __u64 *rows, int *lo, int *hi)
 	return 0;
 }
 
-/* Adds the service and queue histograms of @d to their panels. */
-static int add_device(struct ts_heatmap *h, const struct ts_dev_report *d)
+/* Adds histogram @fine of @d to its panel (op, kind); none if it is empty. */
+static int add_hist(struct ts_heatmap *h, const struct ts_dev_report *d,
+		    int op, int kind, const __u64 *fine)
 {
 	__u64 rows[TS_HM_ROWS];
-	int op, kind, lo, hi;
 	struct hm_panel *p;
+	int lo, hi;
 
-	for (op = 0; op < TS_NR_OPS; op++) {
-		for (kind = 0; kind < NR_KINDS; kind++) {
-			ts_hm_fold(kind == KIND_SERVICE ? d->hist[op].service :
-							  d->hist[op].queue,
-				   rows);
-			if (row_span(rows, &lo, &hi))
-				continue;
-			p = panel(h, d, op, kind);
-			if (p && panel_add(h, p, rows, lo, hi))
-				return -1;
-		}
-	}
-	return 0;
+	ts_hm_fold(fine, rows);
+	if (row_span(rows, &lo, &hi))
+		return 0;
+	p = panel(h, d, op, kind);
+	return p ? panel_add(h, p, rows, lo, hi) : 0;
+}
+
+/* Adds the service and queue histograms of @d, and its durable writes'. */
+static int add_device(struct ts_heatmap *h, const struct ts_dev_report *d)
+{
+	int op;
+
+	for (op = 0; op < TS_NR_OPS; op++)
+		if (add_hist(h, d, op, KIND_SERVICE, d->hist[op].service) ||
+		    add_hist(h, d, op, KIND_QUEUE, d->hist[op].queue))
+			return -1;
+	return add_hist(h, d, TS_OP_WRITE, KIND_SYNC,
+			d->hist[TS_HIST_SYNC].total);
 }
 
 int ts_heatmap_add(struct ts_heatmap *h, const struct ts_report *r)

@@ -9,7 +9,8 @@
 
 #include "heatmap.h"
 
-enum { KIND_SERVICE, KIND_QUEUE, NR_KINDS };
+/* KIND_SYNC: the durable writes' Q -> end of sequence, in op write's place */
+enum { KIND_SERVICE, KIND_QUEUE, KIND_SYNC, NR_KINDS };
 
 /* The rows lo .. lo + n - 1 of one column of one panel. */
 struct hm_col {

@@ -11,11 +11,15 @@
 
 #include "heatmap_internal.h"
 
-static const char *const kind_names[NR_KINDS] = { "service", "queue" };
+static const char *const kind_names[NR_KINDS] = { "service", "queue",
+						   "sync" };
 static const char *const kind_titles[NR_KINDS] = {
 	"service time (D\xe2\x86\x92" "C: issued to completed)",
 	"queue time (Q\xe2\x86\x92" "D: queued in the OS to issued)",
+	"durable writes (fsync, O_DSYNC), Q\xe2\x86\x92" "the end of their flush sequence",
 };
+static const char *const kind_axes[NR_KINDS] = { "service time", "queue time",
+						  "time to durable" };
 
 /* A bio-based device's service panel: it has no D, nor an OS queue. */
 static const char layer_title[] =
@@ -228,7 +232,8 @@ static void put_panel_head(FILE *f, const struct hm_panel *p,
 		fr->y0 + 18);
 	put_escaped(f, p->dev);
 	fprintf(f, " %s: %s</text>\n", ts_op_names[p->op],
-		p->bio_layer ? layer_title : kind_titles[p->kind]);
+		p->bio_layer && p->kind == KIND_SERVICE ? layer_title :
+							  kind_titles[p->kind]);
 	fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"sub\">%llu I/Os; the "
 		   "busiest cell holds %llu</text>\n",
 		ML, fr->y0 + 35, (unsigned long long)p->total,
@@ -319,8 +324,7 @@ static void put_latency_axis(FILE *f, const struct hm_panel *p,
 	}
 	fprintf(f, "<text transform=\"translate(16 %.1f) rotate(-90)\" "
 		   "class=\"axis\">%s (log)</text>\n",
-		fr->top + fr->ph / 2,
-		p->kind == KIND_SERVICE ? "service time" : "queue time");
+		fr->top + fr->ph / 2, kind_axes[p->kind]);
 }
 
 /* The time axis, in seconds since the start. */

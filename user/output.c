@@ -118,7 +118,18 @@ static void put_pct_rows(FILE *f, const struct ts_dev_report *d, int op)
 		put_pct_row(f, d->name, name, "layer", o->layer_ms, &o->layer_p);
 }
 
-/* Means and percentiles of queue, service and total time, per direction. */
+static void put_pct_header(FILE *f, int *header)
+{
+	if (!(*header)++)
+		fprintf(f, "%-10s %-7s %-8s %9s %9s %9s %9s %9s %9s\n",
+			"DEVICE", "OP", "TIME", "MEAN_ms", "P50_ms", "P90_ms",
+			"P99_ms", "P99.9_ms", "MAX_ms");
+}
+
+/*
+ * Means and percentiles of queue, service and total time, per direction,
+ * and of the durable writes' total time.
+ */
 static void put_percentiles(FILE *f, const struct ts_report *r)
 {
 	int i, op, header = 0;
@@ -129,17 +140,16 @@ static void put_percentiles(FILE *f, const struct ts_report *r)
 		if (!d->active)
 			continue;
 		for (op = 0; op < TS_NR_OPS; op++) {
-			const struct ts_op_figures *o = &d->op[op];
-
-			if (!o->ios || !o->has_hist)
+			if (!d->op[op].ios || !d->op[op].has_hist)
 				continue;
-			if (!header++)
-				fprintf(f, "%-10s %-7s %-8s %9s %9s %9s %9s %9s %9s\n",
-					"DEVICE", "OP", "TIME", "MEAN_ms",
-					"P50_ms", "P90_ms", "P99_ms",
-					"P99.9_ms", "MAX_ms");
+			put_pct_header(f, &header);
 			put_pct_rows(f, d, op);
 		}
+		if (!d->sync.ios || !d->sync.has_hist)
+			continue;
+		put_pct_header(f, &header);
+		put_pct_row(f, d->name, "sync", "total", d->sync.total_ms,
+			    &d->sync.total_p);
 	}
 }
 
@@ -175,6 +185,13 @@ static void put_histograms(FILE *f, const struct ts_report *r)
 				 d->name, ts_op_names[op]);
 			ts_size_print(f, title, h->size);
 		}
+		if (!d->sync.ios)
+			continue;
+		snprintf(title, sizeof(title),
+			 "\n%s sync: total time (Q to the end of the flush sequence)",
+			 d->name);
+		ts_hist_print(f, title, d->hist[TS_HIST_SYNC].total,
+			      r->show_hist == 2);
 	}
 }
 
@@ -685,8 +702,10 @@ static void json_stack(struct tj *j, const struct ts_dev_report *d)
 
 /* Durable writes; null with --light (their Q is not followed). */
 static void json_sync(struct tj *j, const struct ts_report *r,
-		      const struct ts_sync_figures *s)
+		      const struct ts_dev_report *d)
 {
+	const struct ts_sync_figures *s = &d->sync;
+
 	if (r->light) {
 		tj_null(j, "sync");
 		return;
@@ -703,6 +722,19 @@ static void json_sync(struct tj *j, const struct ts_report *r,
 	tj_u64(j, "flush_ios", s->flush_ios);
 	tj_num(j, "flush_service_ms", s->flush_ms, 6);
 	tj_num(j, "flush_share", s->flush_share, 4);
+	if (s->has_hist && s->ios) {
+		tj_obj(j, "percentiles_ms");
+		json_pct(j, "total", &s->total_p);
+		tj_end_obj(j);
+	}
+	if (r->show_hist && d->hist) {
+		tj_obj(j, "histograms");
+		json_buckets(j, "total_ns", d->hist[TS_HIST_SYNC].total,
+			     TS_HIST_SLOTS, 0);
+		json_buckets(j, "size_bytes", d->hist[TS_HIST_SYNC].size,
+			     TS_SIZE_SLOTS, 1);
+		tj_end_obj(j);
+	}
 	tj_end_obj(j);
 }
 
@@ -733,7 +765,7 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	tj_num(j, "util_pct", d->busy_pct, 2);
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
-	json_sync(j, r, &d->sync);
+	json_sync(j, r, d);
 	if (r->show_curve && d->has_curve)
 		json_curve(j, d, r->light);
 	if (r->show_pattern)

@@ -84,7 +84,7 @@ static void op_percentiles(const struct ts_hist *h, struct ts_op_figures *f)
 	ts_hist_pct(h->layer, &f->layer_p);
 }
 
-/* This span's histograms of @b, into @out[op]; NULL when it has none. */
+/* This span's histograms of @b, into @out[set]; NULL when it has none. */
 static struct ts_hist *dev_hists(const struct ts_snapshot *sa,
 				 const struct ts_dev_snap *a,
 				 const struct ts_snapshot *sb,
@@ -100,13 +100,16 @@ static struct ts_hist *dev_hists(const struct ts_snapshot *sa,
 		a = NULL;
 	out = r->hist[b->hist_slot - 1];
 	memset(&all, 0, sizeof(all));
-	for (op = 0; op < TS_NR_OPS; op++) {
+	for (op = 0; op < TS_HIST_SETS; op++)
 		ts_hist_delta(a ? &sa->hist[a->hist_slot - 1][op] : NULL,
 			      &sb->hist[b->hist_slot - 1][op], &out[op]);
+	for (op = 0; op < TS_NR_OPS; op++) {
 		ts_hist_add(&all, &out[op]);
 		op_percentiles(&out[op], &d->op[op]);
 	}
 	op_percentiles(&all, &d->all);
+	d->sync.has_hist = true;
+	ts_hist_pct(out[TS_HIST_SYNC].total, &d->sync.total_p);
 	return out;
 }
 

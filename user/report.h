@@ -41,7 +41,7 @@ struct ts_snapshot {
 	__u64 lost_events; /* recursion_misses of all programs */
 	int ndev;
 	struct ts_dev_snap dev[TS_MAX_QUEUES];
-	struct ts_hist hist[TS_HIST_DEVS][TS_NR_OPS]; /* by hist_slot - 1 */
+	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS]; /* by hist_slot - 1 */
 	struct ts_depth_hist depth[TS_HIST_DEVS];     /* by hist_slot - 1 */
 };
 
@@ -67,6 +67,8 @@ struct ts_sync_figures {
 	double flush_ms;	/* their mean service; NaN: none */
 	double flush_share;	/* their service summed / the durable writes'
 				 * Q -> C summed; NaN: no durable write */
+	bool has_hist;		/* total_p is known (the disk has histograms) */
+	struct ts_pct total_p;	/* percentiles of Q -> C */
 };
 
 struct ts_dev_report {
@@ -87,7 +89,8 @@ struct ts_dev_report {
 	__s64 in_device_now, in_os_now;
 	double oldest_age_s; /* of the oldest request in the device now, 0: none */
 	__u64 events[TS_NR_EVENTS];
-	struct ts_hist *hist; /* this span's histograms by op, or NULL */
+	struct ts_hist *hist; /* this span's histograms by op, then of the
+			       * durable writes (TS_HIST_SYNC), or NULL */
 	bool has_curve;	      /* curve is known (the disk has histograms) */
 	struct ts_curve curve;
 	struct ts_pattern_span pattern; /* --pattern, else zeros */
@@ -107,7 +110,7 @@ struct ts_report {
 	int ndev;
 	struct ts_dev_report dev[TS_MAX_QUEUES];
 	/* storage for ts_dev_report.hist: not cleared between reports */
-	struct ts_hist hist[TS_HIST_DEVS][TS_NR_OPS];
+	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS];
 	struct ts_depth_hist depth_delta; /* scratch */
 };
 

@@ -638,7 +638,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
 		if (d->hist_slot) {
 			memcpy(s->hist[d->hist_slot - 1],
-			       &t->hists[(d->hist_slot - 1) * TS_NR_OPS],
+			       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS],
 			       sizeof(s->hist[0]));
 			memcpy(&s->depth[d->hist_slot - 1],
 			       &t->depth_hists[d->hist_slot - 1],

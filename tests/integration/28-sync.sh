@@ -17,19 +17,32 @@ dev=$LOOP
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
 
-run() { # NAME FIO-ARGS...
+run() { # NAME FIO-ARGS... (truestat's own extra arguments in ts_extra)
 	local name=$1
 	shift
-	ts_start "$tmp/$name.json" -H -d "$dev"
+	ts_start "$tmp/$name.json" -H -d "$dev" "${ts_extra[@]}"
 	fio --name="$name" --filename="/dev/$dev" --rw=randwrite --ioengine=psync \
 		--size=16M --output-format=json --output="$tmp/$name.fio" "$@"
+	[[ ${#ts_extra[@]} -eq 0 ]] || quiet_report "$tmp/$name.json"
 	ts_stop INT
 }
+
+# Until an interval report read after fio ended is written (two more
+# lines: the first may have been read before): the heat map, made of the
+# interval reports, then holds every I/O.
+quiet_report() {
+	wait_for "$TS_PID" 10 lines_at_least "$1" $(($(wc -l <"$1") + 2))
+}
+lines_at_least() { [[ $(wc -l <"$1") -ge $2 ]]; }
+ts_extra=(--heatmap="$tmp/fsync.svg" 0.5)
 run fsync --bs=4k --io_size=4M --fsync=1
+ts_extra=()
 run fdatasync --bs=4k --io_size=4M --fdatasync=1
 run dsync --bs=16k --io_size=8M --direct=1 --sync=dsync
 
 check_lines < <(py "
+import re
+
 def case(name):
     d = dev(totals('$tmp/%s.json' % name), '$dev')
     return d['sync'], d, json.load(open('$tmp/%s.fio' % name))['jobs'][0]
@@ -50,6 +63,28 @@ for name in ('fsync', 'fdatasync'):
     print(name + '_time', int(not low <= mine <= high),
           'summed: flush service %.1f ms - %d untimed x max = %.1f <= durable %.1f ms <= fio sync %.1f ms'
           % (flush_sum, untimed, low, mine, high))
+
+# The durable writes' histogram (BPF, beside the counters): as many as
+# timed, their sum bracketed by its buckets (each at most 1/16 wide), the
+# slowest no slower than fio's slowest sync call, and the heat map's panel
+# of them (interval histograms, summed) holding every one.
+s, d, f = case('fsync')
+h = s['histograms']['total_ns']
+n = sum(c for _, c in h)
+print('hist_count', int(n != s['ios']), 'sync histogram holds %d, durable writes %d' % (n, s['ios']))
+lo = sum(b * c for b, c in h) / 1e6
+hi = sum((b + max(1, b // 16)) * c for b, c in h) / 1e6
+mine = s['ios'] * s['total_ms']
+print('hist_sum', int(not lo <= mine <= hi), 'buckets %.3f ms <= summed %.3f ms <= %.3f ms' % (lo, mine, hi))
+top = max(b for b, _ in h)
+fmax = f['sync']['lat_ns']['max']
+print('hist_max', int(top > fmax), 'slowest durable write from %.3f ms, fio slowest sync %.3f ms' % (top / 1e6, fmax / 1e6))
+p = s['percentiles_ms']['total']
+print('pct_order', int(not p['p50'] <= p['p99'] <= p['max'] * 1.0625), 'p50 %.3f <= p99 %.3f <= max %.3f ms' % (p['p50'], p['p99'], p['max']))
+svg = open('$tmp/fsync.svg').read()
+m = re.search(r'data-op=\"write\" data-kind=\"sync\" data-ios=\"(\d+)\"', svg)
+print('heatmap_sync', int(not m or int(m.group(1)) != s['ios']),
+      'heat map sync panel: %s durable writes, totals %d' % (m.group(1) if m else 'none', s['ios']))
 
 s, d, f = case('dsync')
 w = f['write']

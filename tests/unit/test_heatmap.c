@@ -214,6 +214,8 @@ static void test_svg_panels_and_counts(void **state)
 		r->hist[0][0].service[ts_hist_bucket(4000000)] = i;
 		r->hist[0][0].queue[ts_hist_bucket(2000)] = 10 + i;
 		r->hist[0][1].service[ts_hist_bucket(300000)] = 7;
+		/* d0: durable writes, a panel after the write service one */
+		r->hist[0][TS_HIST_SYNC].total[ts_hist_bucket(2000000)] = 5;
 		/* d1: flushes, from the second interval on */
 		r->hist[1][3].service[ts_hist_bucket(1000000)] = i ? 3 : 0;
 		r->hist[2][0].service[10] = 1; /* not shown: hist is NULL */
@@ -225,11 +227,12 @@ static void test_svg_panels_and_counts(void **state)
 	/* self-contained: the only address is the SVG namespace */
 	assert_int_equal(count_of(svg, "http"), 1);
 	assert_int_equal(count_of(svg, "xlink"), 0);
-	assert_int_equal(count_of(svg, "<g class=\"panel\""), 4);
-	assert_int_equal(count_of(svg, "data-device=\"a&amp;&lt;b&gt;\""), 3);
+	assert_int_equal(count_of(svg, "<g class=\"panel\""), 5);
+	assert_int_equal(count_of(svg, "data-device=\"a&amp;&lt;b&gt;\""), 4);
 	assert_null(strstr(svg, "a&<b>"));
 
-	/* in order: d0 read service, d0 read queue, d0 write service, d1 flush */
+	/* in order: d0 read service, read queue, write service, write sync,
+	 * d1 flush */
 	p = strstr(svg, "<g class=\"panel\"");
 	assert_non_null(strstr(p, "data-op=\"read\" data-kind=\"service\" data-ios=\"33\""));
 	assert_int_equal(panel_sum(p), 33);
@@ -240,6 +243,9 @@ static void test_svg_panels_and_counts(void **state)
 	assert_non_null(strstr(p, "data-op=\"write\" data-kind=\"service\" data-ios=\"21\""));
 	assert_int_equal(panel_sum(p), 21);
 	p = strstr(p + 1, "<g class=\"panel\"");
+	assert_non_null(strstr(p, "data-op=\"write\" data-kind=\"sync\" data-ios=\"15\""));
+	assert_int_equal(panel_sum(p), 15);
+	p = strstr(p + 1, "<g class=\"panel\"");
 	assert_non_null(strstr(p, "data-device=\"d1\""));
 	assert_non_null(strstr(p, "data-op=\"flush\" data-kind=\"service\" data-ios=\"6\""));
 	assert_int_equal(panel_sum(p), 6);
@@ -248,10 +254,12 @@ static void test_svg_panels_and_counts(void **state)
 	assert_non_null(strstr(p, "data-bucket-lo=\"917504\" data-bucket-hi=\"1048576\" data-count=\"3\""));
 	assert_non_null(strstr(p, "918 \xc2\xb5s\xe2\x80\x93" "1.05 ms: 3 I/Os"));
 	/* a legend and axis titles in each panel */
-	assert_int_equal(count_of(svg, "I/Os per cell"), 4);
-	assert_int_equal(count_of(svg, "seconds since start"), 4);
+	assert_int_equal(count_of(svg, "I/Os per cell"), 5);
+	assert_int_equal(count_of(svg, "seconds since start"), 5);
 	assert_int_equal(count_of(svg, "service time (log)"), 3);
 	assert_int_equal(count_of(svg, "queue time (log)"), 1);
+	assert_int_equal(count_of(svg, "time to durable (log)"), 1);
+	assert_int_equal(count_of(svg, "end of their flush sequence"), 1);
 	/* d1 is bio-based: its one panel is its time in its layer */
 	assert_int_equal(count_of(svg, "time in its layer (Q\xe2\x86\x92" "C"), 1);
 	assert_int_equal(count_of(svg, "issued to completed"), 2);
