@@ -115,8 +115,8 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	return 0;
 }
 
-static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
-				       bool direct)
+static __always_inline int on_complete(struct request *rq, int error,
+				       u32 nr_bytes, bool direct)
 {
 	struct request_queue *q;
 	struct ts_dev_state *st;
@@ -136,6 +136,8 @@ static __always_inline int on_complete(struct request *rq, u32 nr_bytes,
 		count_event(qid, TS_EV_PARTIAL);
 		return 0;
 	}
+	if (error)
+		count_event(qid, TS_EV_IO_ERROR);
 	now = bpf_ktime_get_ns();
 	durable_request_done(rq, direct, now);
 	s = rq_find((u64)rq, &at);
@@ -220,8 +222,8 @@ static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 {
 	struct ts_dev_state *st;
+	u8 status;
 	u32 qid;
-
 	u64 now;
 
 	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
@@ -229,9 +231,12 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 		return 0;
 	now = bpf_ktime_get_ns();
 	durable_complete(bio, direct, now);
-	if (st->layer == TS_LAYER_BIO)
+	if (st->layer == TS_LAYER_BIO) {
+		LOAD(direct, status, bio->bi_status);
+		if (status)
+			count_event(qid, TS_EV_IO_ERROR);
 		layer_complete(st, qid, (u64)bio, now);
-	else
+	} else
 		bio_leave(qid, (u64)bio, now, NULL);
 	return 0;
 }
@@ -374,8 +379,8 @@ int ts_depth_check(void *ctx)
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_complete((struct request *)ctx[0], (u32)ctx[2],   \
-				   direct);                                 \
+		return on_complete((struct request *)ctx[0], (int)ctx[1],   \
+				   (u32)ctx[2], direct);                    \
 	}                                                                   \
 	SEC(#kind "/block_rq_requeue")                                      \
 	int ts_requeue_##name(u64 *ctx)                                     \

@@ -93,6 +93,9 @@ enum ts_event {
 	TS_EV_ISSUE_UNSEEN,  /* request issued while the device was being
 			      * claimed (its event dropped): completed
 			      * untimed, in missed */
+	TS_EV_IO_ERROR,	     /* I/Os that ended with an error status (counted
+			      * as I/Os): block_rq_complete's error, a bio
+			      * layer's bi_status */
 	TS_NR_EVENTS,
 };
 

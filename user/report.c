@@ -13,6 +13,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 	"no_histograms", "claim_races", "contended_depth_updates",
 	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
+	"io_errors",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -33,6 +34,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"slow requests not printed: the ring buffer of --slow was full",
 	"requests not attributed to a submitter (--by): its table was full",
 	"requests issued while the device was being set up (that event dropped): completed untimed, counted in missed",
+	"I/Os that ended with an error (counted as I/Os, in their direction's row)",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
