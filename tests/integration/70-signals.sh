@@ -84,9 +84,6 @@ ends_within() {
 	MS=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
 	return "$rc"
 }
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 printed() {
 	py "print(' '.join(x['type'] for x in docs('$1')) or 'nothing')"
 }

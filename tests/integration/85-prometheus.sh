@@ -17,10 +17,6 @@ dev=$LOOP
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
 
-# a free port on loopback, chosen by the kernel
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 port=$(free_port)
 url=http://127.0.0.1:$port
 

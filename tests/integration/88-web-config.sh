@@ -16,9 +16,6 @@ loop_filled 64
 dev=$LOOP
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # A CA, a certificate for 127.0.0.1 signed by it, and one for a client.
 sign() { # NAME SUBJECT EXTENSION

@@ -207,11 +207,23 @@ check() {
 	fi
 }
 
+# free_port: a free TCP port on loopback, chosen by the kernel
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # py SCRIPT [ARG...]: run python3 with the JSON helpers below preloaded;
-# the ARGs in sys.argv[1:].
+# the ARGs in sys.argv[1:]. A script that dies prints the failed check
+# py_script (with the error), so that check_lines never sees fewer checks.
 py() {
 	python3 -c "
-import json, sys
+import json, sys, traceback
+def _failed(kind, value, tb):
+    # a script that dies is a failed check, never fewer checks
+    traceback.print_exception(kind, value, tb)
+    print('py_script 1 the check script failed: %s: %s' % (kind.__name__, value), flush=True)
+    sys.exit(1)
+sys.excepthook = _failed
 def docs(path):
     return [json.loads(l) for l in open(path) if l.strip()]
 def totals(path):
@@ -222,7 +234,7 @@ def dev(doc, name):
     for x in doc['devices']:
         if x['device'] == name:
             return x
-    raise SystemExit('device %s not in report' % name)
+    raise LookupError('device %s not in report' % name)
 def within(a, b, rel):
     return abs(a - b) <= rel * abs(b)
 $1" "${@:2}"
