@@ -12,7 +12,7 @@ read -r up uf < <(tail -n 1 "$out" | awk '{ print $1, $3 }')
 tests/run-integration.sh | tee "$out"
 read -r ip if_ is < <(tail -n 1 "$out" | awk '{ print $1, $3, $5 }')
 echo
-echo "unit: ${up:-0} passed, ${uf:-1} failed; integration: ${ip:-0} passed, ${if_:-1} failed, ${is:-0} skipped"
+echo "unit: ${up:-0} passed, ${uf:-1} failed; integration: ${ip:-0} passed, ${if_:-1} failed, ${is:-0} skipped; ${SECONDS} s"
 failed=$((${uf:-1} + ${if_:-1}))
 echo "$((${up:-0} + ${ip:-0})) passed, $failed failed, ${is:-0} skipped"
 ((failed == 0))
