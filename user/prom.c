@@ -207,6 +207,26 @@ static void sync_counters(FILE *f, const struct ts_report *r)
 		     1, d->sync.missed);
 }
 
+/* Their time as a histogram, on the disks that have histograms. */
+static void sync_histogram(FILE *f, const struct ts_report *r)
+{
+	static const char name[] = "truestat_sync_time_seconds";
+	int i;
+
+	if (r->light)
+		return;
+	help(f, name, "histogram",
+	     "Durable writes: Q to the end of their flush sequence (disks with histograms)");
+	for (i = 0; i < r->ndev; i++) {
+		const struct ts_dev_report *d = &r->dev[i];
+
+		if (d->hist && d->sync.ios)
+			histogram(f, name, d, "write",
+				  d->hist[TS_HIST_SYNC].total,
+				  sum_s(d->sync.total_ms, d->sync.ios));
+	}
+}
+
 /* A counter per device and direction: total[@first + op]. */
 static void per_op_counter(FILE *f, const struct ts_report *r,
 			   const struct ts_prom *p, const char *name,
@@ -537,6 +557,7 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
 		per_depth_counter(f, r, p, &depth_series[k]);
 	sync_counters(f, r);
+	sync_histogram(f, r);
 	by_counters(f, p, r);
 	events(f, r, p);
 	help(f, "truestat_lost_events_total", "counter",

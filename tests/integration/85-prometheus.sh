@@ -234,6 +234,10 @@ print('sync_requests', int(not f['N'] - missed <= n <= f['N']),
       'sync requests rose %d, fio %d syncs (missed completions %d)' % (n, f['N'], missed))
 s, fs = rise('truestat_sync_seconds_total'), f['N'] * f['mean'] / 1e9
 print('sync_seconds', int(not 0 < s <= fs), 'sync seconds rose %.4f, fio spent %.4f in its syncs' % (s, fs))
+h = rise('truestat_sync_time_seconds_count', (',op=\"write\"',))
+print('sync_histogram', int(h != n), 'sync histogram count rose %d, sync requests %d' % (h, n))
+hs = rise('truestat_sync_time_seconds_sum', (',op=\"write\"',))
+print('sync_histogram_sum', int(abs(hs - s) > 2e-9), 'its sum rose %.6f s, sync seconds %.6f s (each printed to 1 ns)' % (hs, s))
 ")
 
 ts_stop INT
