@@ -238,6 +238,18 @@ static __always_inline bool record_end(u64 addr, struct ts_rq_slot *rec,
 	return false;
 }
 
+/* Direction @op's figures in @ds, or NULL (no @ds, or no such op). */
+static __always_inline struct ts_op_stats *op_stats(struct ts_dev_stats *ds,
+						    u8 op)
+{
+	u64 i = op;
+
+	/* one register checked and used: see hist_count */
+	barrier_var(i);
+	if (!ds || i >= TS_NR_OPS)
+		return NULL;
+	return &ds->op[i];
+}
 
 /* A request's figures for one completion (its record already ended). */
 static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
@@ -246,15 +258,11 @@ static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
 {
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
 	u64 issue_ns = rec->issue_ns, queued_ns = rec->queued_ns;
-	struct ts_op_stats *os;
+	struct ts_op_stats *os = op_stats(ds, rec->op);
 	u8 op = rec->op;
-	u64 i = op;
 
-	/* one register checked and used: see hist_count */
-	barrier_var(i);
-	if (!ds || i >= TS_NR_OPS)
+	if (!ds || !os)
 		return;
-	os = &ds->op[i];
 	os->ios++;
 	os->bytes += rec->bytes;
 	os->service_ns += now - issue_ns;

@@ -125,15 +125,11 @@ static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
 					  u64 layer_ns, u8 depth_class)
 {
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
-	struct ts_op_stats *os;
+	struct ts_op_stats *os = op_stats(ds, op);
 	struct ts_hist *h;
-	u64 i = op;
 
-	/* one register checked and used: see hist_count */
-	barrier_var(i);
-	if (!ds || i >= TS_NR_OPS)
+	if (!ds || !os)
 		return;
-	os = &ds->op[i];
 	os->ios++;
 	os->bytes += bytes;
 	os->service_ns += q_to_c;
