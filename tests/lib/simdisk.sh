@@ -29,7 +29,9 @@
 # One simulated disk at a time. SIMDISK_BW (MB/s) adds size/bandwidth;
 # SIMDISK_IOPS caps the disk at that many requests per second, a token
 # bucket of SIMDISK_BURST tokens (default 1), as simdisk -i and -B;
-# SIMDISK_SLOW=N:US makes every Nth request US microseconds slower (-x).
+# SIMDISK_SLOW=N:US makes every Nth request US microseconds slower (-x);
+# SIMDISK_FSYNC=US makes a flush a request of US microseconds, logged as
+# op F (-f; without it a flush is answered at once and not logged).
 #
 # What the daemon logged is what the tests measure truestat against: per
 # request its arrival A and reply R (CLOCK_MONOTONIC, as truestat's), which
@@ -88,7 +90,7 @@ simdisk_up() {
 	mkdir "$SIMDISK_MNT"
 	"$SIMDISK_BIN" -k "$k" -s "$s" -z "$size" ${SIMDISK_BW:+-b "$SIMDISK_BW"} \
 		${SIMDISK_IOPS:+-i "$SIMDISK_IOPS"} ${SIMDISK_BURST:+-B "$SIMDISK_BURST"} \
-		${SIMDISK_SLOW:+-x "$SIMDISK_SLOW"} \
+		${SIMDISK_SLOW:+-x "$SIMDISK_SLOW"} ${SIMDISK_FSYNC:+-f "$SIMDISK_FSYNC"} \
 		-l "$SIMDISK_LOG" "$SIMDISK_MNT" 2>"$SIMDISK_DIR/stderr" &
 	SIMDISK_PID=$!
 	wait_for "$SIMDISK_PID" 5 mountpoint -q "$SIMDISK_MNT" || true
@@ -187,7 +189,8 @@ def sd_params(path):
 
 def sd_replay(path, K, S, Bps=0):
     # the model: in arrival order, the unit free first (the lowest on a tie)
-    # starts the request at max(token, free), for S (+ bytes / Bps); the
+    # starts the request at max(token, free), for S (+ bytes / Bps; a
+    # flush, op F, for the log's fsync_ns); the
     # token is the arrival, or with a bucket (its parameters from the log)
     # TAT - (burst - 1) x interval if later, and TAT = max(TAT, start) +
     # interval after
@@ -198,7 +201,7 @@ def sd_replay(path, K, S, Bps=0):
         u = min(range(K), key=lambda i: (free[i], i))
         tok = max(x[0], tat - (burst - 1) * iv) if iv else x[0]
         st = max(tok, free[u])
-        fin = st + S + (x[6] * 1000000000 // Bps if Bps else 0)
+        fin = st + (prm['fsync_ns'] if x[4] == 'F' else S) + (x[6] * 1000000000 // Bps if Bps else 0)
         if (x[7], x[1], x[2], x[10]) != (u, st, fin, tok) or x[3] < x[2]:
             bad.add(x[9])
         free[u] = fin

@@ -27,8 +27,13 @@
  * microseconds more: requests slow by a known amount, where they are
  * known (the test of truestat --slow).
  *
+ * With -f US a flush (FUSE's fsync: the loop device sends one for each
+ * REQ_OP_FLUSH it gets) is a request too, op F of 0 bytes, served by a
+ * unit like the others but for US microseconds: a drive's cache flush of
+ * known cost. Without -f an fsync is answered at once and not logged.
+ *
  * usage: simdisk [-k UNITS] [-s SERVICE_US] [-b MB_PER_S] [-i IOPS [-B BURST]]
- *                [-x N:US] [-z SIZE_MB] [-l LOG] MOUNTPOINT
+ *                [-x N:US] [-f FSYNC_US] [-z SIZE_MB] [-l LOG] MOUNTPOINT
  *
  * The log has one line per request, in CLOCK_MONOTONIC ns (the clock of
  * bpf_ktime_get_ns), written within about 20 ms of its reply:
@@ -42,9 +47,9 @@
  * bucket let it start, so token - arrival is how long it waited for a
  * token and start - token how long for a unit (token is the arrival
  * without -i). The first line gives the parameters, the bucket's interval
- * and burst among them. So the log holds what the device did, and the
- * tests take their tolerances from it: arrival..reply lies inside the
- * block layer's issue..completion.
+ * and burst among them, and fsync_ns (-1: no -f). So the log holds what
+ * the device did, and the tests take their tolerances from it:
+ * arrival..reply lies inside the block layer's issue..completion.
  */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 34
@@ -97,10 +102,12 @@ static struct {
 	uint64_t burst;		/* tokens the bucket holds */
 	uint64_t slow_every;	/* -x: every Nth request, 0: none */
 	uint64_t slow_extra_ns;	/* takes this much more */
+	int64_t fsync_ns;	/* -f: a flush's service, -1: answered at once */
 	uint64_t size;
 	const char *log_path;
 	const char *mountpoint;
-} cfg = { .units = 1, .service_ns = 2000000, .burst = 1, .size = 256ull << 20 };
+} cfg = { .units = 1, .service_ns = 2000000, .burst = 1, .size = 256ull << 20,
+	    .fsync_ns = -1 };
 
 static uint64_t *unit_free;	/* when each unit is next free */
 static uint64_t next_seq;
@@ -223,7 +230,7 @@ static void schedule(struct pending *p)
 	p->start = max_u64(p->token, unit_free[best]);
 	if (cfg.iops)
 		tat = max_u64(tat, p->start) + cfg.interval_ns;
-	p->finish = p->start + cfg.service_ns;
+	p->finish = p->start + (p->op == 'F' ? (uint64_t)cfg.fsync_ns : cfg.service_ns);
 	if (cfg.slow_every && p->seq % cfg.slow_every == cfg.slow_every - 1)
 		p->finish += cfg.slow_extra_ns;
 	if (cfg.bytes_per_s)
@@ -257,6 +264,8 @@ static void reply(struct pending *p)
 	p->reply = now_ns();
 	if (p->op == 'R')
 		fuse_reply_buf(p->req, zeros, p->bytes);
+	else if (p->op == 'F')
+		fuse_reply_err(p->req, 0);
 	else
 		fuse_reply_write(p->req, p->bytes);
 	p->sent = now_ns();
@@ -427,7 +436,10 @@ static void sd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 static void sd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, 0);
+	if (cfg.fsync_ns < 0)
+		fuse_reply_err(req, 0);
+	else
+		submit(req, 'F', 0, 0);
 }
 
 static const struct fuse_lowlevel_ops sd_ops = {
@@ -443,8 +455,8 @@ static const struct fuse_lowlevel_ops sd_ops = {
 static void usage(void)
 {
 	fprintf(stderr, "usage: simdisk [-k UNITS] [-s SERVICE_US] "
-			"[-b MB_PER_S] [-i IOPS [-B BURST]] [-x N:US] [-z SIZE_MB] "
-			"[-l LOG] MOUNTPOINT\n");
+			"[-b MB_PER_S] [-i IOPS [-B BURST]] [-x N:US] [-f FSYNC_US] "
+			"[-z SIZE_MB] [-l LOG] MOUNTPOINT\n");
 	exit(2);
 }
 
@@ -476,7 +488,7 @@ static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "k:s:b:i:B:x:z:l:")) != -1) {
+	while ((c = getopt(argc, argv, "k:s:b:i:B:x:f:z:l:")) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.units = number(optarg, 1);
@@ -495,6 +507,9 @@ static void parse(int argc, char **argv)
 			break;
 		case 'x':
 			slow_every(optarg);
+			break;
+		case 'f':
+			cfg.fsync_ns = number(optarg, 0) * 1000;
 			break;
 		case 'z':
 			cfg.size = number(optarg, 1) << 20;
@@ -525,14 +540,15 @@ static int init_state(void)
 		perror("simdisk");
 		return -1;
 	}
-	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu iops %llu interval_ns %llu burst %llu slow_every %llu slow_extra_ns %llu\n",
+	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu iops %llu interval_ns %llu burst %llu slow_every %llu slow_extra_ns %llu fsync_ns %lld\n",
 		cfg.units, (unsigned long long)cfg.service_ns,
 		(unsigned long long)cfg.bytes_per_s,
 		(unsigned long long)cfg.iops,
 		(unsigned long long)cfg.interval_ns,
 		(unsigned long long)cfg.burst,
 		(unsigned long long)cfg.slow_every,
-		(unsigned long long)cfg.slow_extra_ns);
+		(unsigned long long)cfg.slow_extra_ns,
+		(long long)cfg.fsync_ns);
 	fprintf(logf, "# arrival start finish reply op offset bytes unit sent seq token\n");
 	fflush(logf);
 	/* the log thread runs at normal priority and must not hold up the
