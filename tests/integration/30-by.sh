@@ -33,7 +33,7 @@ job() {
 		--runtime=3 --time_based --output-format=json --output="$tmp/$1.fio" &
 	FIO_PIDS+=($!)
 }
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 run() { # BY TOP
 	simdisk_mark
 	ds0=$(diskstats "$SIMDISK_LOOP")

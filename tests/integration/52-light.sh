@@ -143,7 +143,7 @@ run deadline_miss 500 32
 
 # --prometheus with --light: no OS queue metrics, the rest as usual
 if command -v curl >/dev/null && command -v promtool >/dev/null; then
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	port=$(free_port)
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
 	on_exit "rm -f $out $out.err $out.metrics"
 	ts_start "$out" -L --prometheus="$port" -d "$dev"

@@ -16,7 +16,7 @@ loop_new 64
 dev=$LOOP
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 for mode in table json prometheus; do
 	args=(-H -D -d "$dev" 0.5 4)
 	[[ $mode == json ]] && args=(-j "${args[@]}")

@@ -23,9 +23,6 @@ chmod 755 "$tmp" # the unprivileged runs below execute a copy from here
 
 # unit_value KEY: the value of KEY= in the unit (the last one)
 unit_value() { sed -n "s/^$1=//p" "$unit" | tail -1; }
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # ts_progs UID: truestat's programs (ts_*) in the kernel loaded by UID;
 # other truestat runs on the machine (as root) are not counted
 ts_progs() {
