@@ -83,16 +83,31 @@ static __always_inline void peak_raise(s64 *peak, s64 d)
 	}
 }
 
+/* Change of depth @os (else in the device) of @qid stamped @ns late. */
+static __always_inline void count_reordered(u32 qid, bool os, u64 ns)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+
+	if (!ds)
+		return;
+	if (os)
+		ds->os_reordered_ns += ns;
+	else
+		ds->device_reordered_ns += ns;
+}
+
 /*
  * Depth *@word goes up (@step 1) or down (-1) at @now, or at the last
- * change's time if that is later: the level it opens or leaves gets the
- * time. Returns the new depth. A change that loses its race 16 times is
- * made with the clock as read and counted (@qid, TS_EV_CONTENDED).
- * @backdate: a repair closing a level at an estimated, earlier @now; the
- * stamp stays (the report says its depth is not exact).
+ * change's time if that is later (counted: count_reordered): the level it
+ * opens or leaves gets the time. Returns the new depth. A change that
+ * loses its race 16 times is made with the clock as read and counted
+ * (@qid, TS_EV_CONTENDED). @backdate: a repair closing a level at an
+ * estimated, earlier @now; the stamp stays (the report says its depth is
+ * not exact). @os: the depth in the OS queue, else in the device.
  */
 static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
-				      s64 step, u64 now, u32 qid, bool backdate)
+				      s64 step, u64 now, u32 qid, bool backdate,
+				      bool os)
 {
 	u64 old = 0, new = 0, t = now;
 	int i;
@@ -112,6 +127,8 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 		      ((u64)step << TS_CLOCK_BITS);
 		old = new - ((u64)step << TS_CLOCK_BITS);
 	}
+	if (t > now)
+		count_reordered(qid, os, t - now);
 	if (step > 0) {
 		level_add(levels, ts_depth_of(new), TS_LEVEL_BIAS - t);
 		peak_raise(peak, ts_depth_of(new));
@@ -124,24 +141,26 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 static __always_inline s64 device_up(struct ts_dev_state *st, u32 qid, u64 now)
 {
 	return depth_step(&st->in_device, st->device_level, &st->device_peak,
-			  1, now, qid, false);
+			  1, now, qid, false, false);
 }
 
 static __always_inline void device_down(struct ts_dev_state *st, u32 qid,
 					u64 now, bool backdate)
 {
 	depth_step(&st->in_device, st->device_level, &st->device_peak, -1, now,
-		   qid, backdate);
+		   qid, backdate, false);
 }
 
 static __always_inline void os_up(struct ts_dev_state *st, u32 qid, u64 now)
 {
-	depth_step(&st->in_os, st->os_level, &st->os_peak, 1, now, qid, false);
+	depth_step(&st->in_os, st->os_level, &st->os_peak, 1, now, qid, false,
+		   true);
 }
 
 static __always_inline void os_down(struct ts_dev_state *st, u32 qid, u64 now)
 {
-	depth_step(&st->in_os, st->os_level, &st->os_peak, -1, now, qid, false);
+	depth_step(&st->in_os, st->os_level, &st->os_peak, -1, now, qid, false,
+		   true);
 }
 
 /* When a request issued at @issue_ns probably completed, as of @now. */

@@ -137,6 +137,15 @@ struct ts_dev_stats {
 	struct ts_op_stats op[TS_NR_OPS];
 	__u64 events[TS_NR_EVENTS];
 	struct ts_sync_stats sync;
+	/*
+	 * ns by which changes of the depth in the device (in the OS queue)
+	 * were stamped later than their clock read: a change from another
+	 * CPU with a later time had landed first (ts_change_time). The
+	 * depth x time and the requests' own times summed differ by at
+	 * most this.
+	 */
+	__u64 device_reordered_ns;
+	__u64 os_reordered_ns;
 };
 
 /*

@@ -15,6 +15,9 @@ struct ts_depth_summary {
 	bool max_exact;	   /* max is the true one */
 	bool exact;	   /* the counter followed every request in the span */
 	unsigned int p50, p90, p99; /* time-weighted percentiles */
+	double reordered_ms; /* changes stamped after their clock read, summed
+			      * (ts_dev_stats): the depth x time and the
+			      * requests' own times differ by at most this */
 };
 
 /* Time in ns with depth >= the register's level, as of @now_ns. */

@@ -604,7 +604,7 @@ static void json_depth(struct tj *j, const char *key,
 		       const struct ts_depth_summary *s, long long now)
 {
 	tj_obj(j, key);
-	tj_num(j, "mean", s->mean, 3);
+	tj_num(j, "mean", s->mean, 6);
 	tj_u64(j, "max", s->max);
 	tj_bool(j, "max_exact", s->max_exact);
 	tj_u64(j, "max_min", s->max_min);
@@ -614,6 +614,7 @@ static void json_depth(struct tj *j, const char *key,
 	tj_u64(j, "p90", s->p90);
 	tj_u64(j, "p99", s->p99);
 	tj_num(j, "busy_pct", 100.0 * s->busy_share, 2);
+	tj_num(j, "reordered_ms", s->reordered_ms, 6);
 	tj_s64(j, "now", now); /* never negative: a test checks it */
 	tj_end_obj(j);
 }

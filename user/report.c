@@ -260,6 +260,10 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		r->events[i] = b->stats.events[i] - a->stats.events[i];
 	depth_ranges(b, consecutive, r->events, &device, &os);
 	depth_report(dt, ot, span_ns, &device, &os, r);
+	r->device.reordered_ms = (b->stats.device_reordered_ns -
+				  a->stats.device_reordered_ns) / 1e6;
+	r->os.reordered_ms = (b->stats.os_reordered_ns -
+			      a->stats.os_reordered_ns) / 1e6;
 	busy_ns = r->device.busy_share * span_ns;
 	r->busy_pct = 100.0 * r->device.busy_share;
 	r->svctm_ms = r->all.ios ? busy_ns / 1e6 / r->all.ios : NAN;

@@ -143,7 +143,7 @@ static void fill_report(struct ts_report *r)
 	d->device = (struct ts_depth_summary){
 		.mean = 1.0, .busy_share = 0.75, .max = 2, .max_exact = true,
 		.max_min = 2, .exact = true,
-		.p50 = 1, .p90 = 2, .p99 = 2,
+		.p50 = 1, .p90 = 2, .p99 = 2, .reordered_ms = 0.0125,
 	};
 	d->busy_pct = 75;
 	d->svctm_ms = 7.5;
@@ -188,7 +188,8 @@ static const char check_py[] =
 	"c = v[\"concurrency\"]\n"
 	"assert c == {\"mean\": 1, \"max\": 2, \"max_exact\": True,"
 	" \"max_min\": 2, \"excess\": 0, \"exact\": True, \"p50\": 1,"
-	" \"p90\": 2, \"p99\": 2, \"busy_pct\": 75, \"now\": 2}, c\n"
+	" \"p90\": 2, \"p99\": 2, \"busy_pct\": 75, \"reordered_ms\": 0.0125,"
+	" \"now\": 2}, c\n"
 	"assert v[\"os_queue\"][\"now\"] == -1\n"
 	"assert v[\"iostat\"] == {\"util_pct\": 75, \"svctm_ms\": 7.5}\n"
 	"e = v[\"events\"]\n"
