@@ -124,7 +124,9 @@ print(n + '_service', int(not lo <= svc <= hi),
 # timed requests' part is bounded as their service above; each unseen one
 # adds an estimate of its own, from 0 to the recent mean service, which is
 # below the longest latency fio saw
-rnd = 0.0005 * span_ns                  # mean printed to 3 decimals
+# the 6 decimals of the mean and of span_s (in s), and the depth's changes
+# stamped after their clock read
+rnd = 5e-7 * span_ns + 500 * c['mean'] + c['reordered_ms'] * 1e6
 area = c['mean'] * span_ns
 a_lo = lo * ios - rnd
 a_hi = min(slots * (L.W + 2 * e), L.n * fmean) - m * L.ra[0] + m * fmax + rnd

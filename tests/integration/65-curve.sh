@@ -114,8 +114,10 @@ rows = cv['rows']
 print(n + '_rows_ios', int(sum(r['ios'] for r in rows) != ios),
       'the rows hold %d requests, truestat timed %d' % (sum(r['ios'] for r in rows), ios))
 # Little: the depth registers' area is the sum of service times, plus an
-# estimate for each unseen completion, from 0 to the recent mean service
-rnd = 0.0005 * span + ios * 0.5
+# estimate for each unseen completion, from 0 to the recent mean service;
+# the JSON's rounding (6 decimals of the means and of span_s, in s) and the
+# changes stamped late either way
+rnd = 5e-7 * span + 500 * c['mean'] + ios * 0.5 + c['reordered_ms'] * 1e6
 diff = c['mean'] * span - rd['service_ms'] * 1e6 * ios
 print(n + '_little', int(not -rnd <= diff <= m * fmax + rnd),
       'depth x time - sum of service = %.3f request-ms: 0 to %d unseen x fio max %.0f us, +-%.3f rounding' % (ms(diff), m, us(fmax), ms(rnd)))

@@ -191,7 +191,9 @@ print(name + '_service', int(not lo <= svc <= hi),
 # tags allow, and each unseen completion adds an estimate from 0 to the
 # recent mean service, below fio's longest latency
 area = cc['mean'] * span
-rnd = 0.0005 * span
+# the 6 decimals of the mean and of span_s (in s), and the changes stamped
+# after their clock read
+rnd = 5e-7 * span + 500 * cc['mean'] + cc['reordered_ms'] * 1e6
 alo = lo * ios - rnd
 ahi = tags * (span + fmax) + m * fmax + rnd
 print(name + '_conc', int(not alo <= area <= ahi),
@@ -214,7 +216,8 @@ if m:
 # and those whose completion went unseen, each within fio's longest latency
 osq = d['os_queue']['mean'] * span
 qsum = a['queue_ms'] * 1e6 * a['queued_ios']
-qtol = (qd - tags + m) * fmax + rnd + a['queued_ios'] * 0.5
+oq = d['os_queue']
+qtol = (qd - tags + m) * fmax + 5e-7 * span + 500 * oq['mean'] + oq['reordered_ms'] * 1e6 + a['queued_ios'] * 0.5
 print(name + '_queue_little', int(not -qtol <= osq - qsum <= qtol),
       'OS queue depth x time %.1f request-ms, sum of queue times %.1f (+-%.1f: the %d that can be queued at the end, %d unseen, each within fio max %.0f us)'
       % (osq / 1e6, qsum / 1e6, qtol / 1e6, qd - tags, m, us(fmax)))

@@ -237,6 +237,18 @@ def dev(doc, name):
     raise LookupError('device %s not in report' % name)
 def within(a, b, rel):
     return abs(a - b) <= rel * abs(b)
+def little(name, depth, span_ms, summed, n, unseen, slowest, what='service'):
+    # Little's law: the depth registers' area (depth: a concurrency or
+    # os_queue object) against the n requests' own times summed (ms): equal
+    # but for the depth's changes stamped after their clock read
+    # (reordered_ms) and the JSON's 6 decimals (of the mean over the span,
+    # of each of the n times, of span_s times the mean); each unseen
+    # request is in the depth for 0 to its estimated time, at most slowest
+    area = depth['mean'] * span_ms
+    slack = depth['reordered_ms'] + 5e-7 * (n + span_ms) + 5e-4 * depth['mean']
+    lo, hi = summed - slack, summed + unseen * (slowest or 0) + slack
+    print(name, int(not lo <= area <= hi), 'depth x time %.3f ms in [%.3f, %.3f]: %s summed %.3f ms (%d), '
+          'reordered %.3f ms, %d unseen x the slowest' % (area, lo, hi, what, summed, n, depth['reordered_ms'], unseen))
 $1" "${@:2}"
 }
 
