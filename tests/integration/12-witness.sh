@@ -134,7 +134,7 @@ wb, wd = w['bpf'], w['diskstats']
 groups = ['read', 'write', 'discard', 'flush'] if scope == 'all' else ['read']
 op = lambda g, k: t['ops'].get(g, {}).get(k, 0)
 ev = t['events']
-print(n + '_events', 0, 'truestat: ' + ' '.join('%s=%d' % kv for kv in ev.items() if kv[1]) +
+print('# ' + n + ' events, truestat: ' + ' '.join('%s=%d' % kv for kv in ev.items() if kv[1]) +
       '; witness: issue %d requeue %d complete %d partial %d io_done %d' % tuple(
       wb[k]['all'] for k in ('issue', 'requeue', 'complete', 'partial', 'io_done')))
 # amb, amb_bytes: reads (and their bytes) that may lie in W but not in T

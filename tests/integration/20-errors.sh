@@ -59,7 +59,7 @@ print('bio_based_traced', int(len(d) != 2 or bool(bad)),
       'without --light, %d reports, %d name $bio as not traced' % (len(d), len(bad)))
 " | check_lines
 else
-	check bio_based_light_refused 0 "no bio-based disk on this machine: nothing to refuse"
+	echo "  # no bio-based disk on this machine: the bio-based checks did not run"
 fi
 
 # Each option that takes a value: malformed, empty, out of range, repeated.

@@ -77,8 +77,8 @@ on_exit "rm -f '$keep.out'"
 sed 's/^/# /' "$keep.out"
 secs=$(python3 -c "print('%.1f' % ($t1 - $t0))")
 check demo_exit "$rc" "make demo ended with status $rc"
-check demo_time "$(python3 -c "print(int($secs > 120))")" \
-	"make demo took $secs s, within 120 s (it promises under a minute; measured, not judged)"
+# how long it took depends on the host: a figure, not a check
+echo "# make demo took $secs s (the README promises under a minute)"
 left=$(left_behind "$keep/where" 2>&1 || true)
 check demo_left "$([[ -z $left ]]; echo $?)" "nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
 ((rc == 0)) || { finish; exit 1; }

@@ -82,7 +82,7 @@ def add_rows(rows):
     s = {"ops": {}, "events": {}}
     for r in rows:
         for op, v in r["ops"].items():
-            o = s["ops"].setdefault(op, {"ios": 0, "missed": 0, "bytes": 0})
+            o = s["ops"].setdefault(op, {"ios": 0, "missed": 0, "bytes": 0, "missed_bytes": 0})
             for k in o:
                 o[k] += v[k]
         for k, v in r["events"].items():
@@ -90,21 +90,19 @@ def add_rows(rows):
     return s
 def counts(t, before, after):
     """[(what, truestat, diskstats)]: ios + missed per direction (plus
-    empty preflush writes for writes, see 10-counts), bytes when no
-    completion was unseen."""
+    empty preflush writes for writes, see 10-counts), bytes + missed_bytes
+    (the bytes of an unseen completion are known from its issue)."""
     b = [int(x) for x in before.split()] if before.strip() else [0] * 17
     a = [int(x) for x in after.split()]
     g = lambda op, k: t["ops"].get(op, {}).get(k, 0)
     ios = lambda op: g(op, "ios") + g(op, "missed")
-    missed = sum(g(op, "missed") for op in OPS)
     r = [("reads", ios("read"), a[0] - b[0]),
          ("writes", ios("write") + t["events"].get("completed_unissued", 0), a[4] - b[4]),
          ("discards", ios("discard"), a[11] - b[11]),
          ("flushes", ios("flush"), a[15] - b[15])]
-    if missed == 0:
-        r += [("read_bytes", g("read", "bytes"), (a[2] - b[2]) * 512),
-              ("write_bytes", g("write", "bytes"), (a[6] - b[6]) * 512)]
-    return r
+    by = lambda op: g(op, "bytes") + g(op, "missed_bytes")
+    return r + [("read_bytes", by("read"), (a[2] - b[2]) * 512),
+                ("write_bytes", by("write"), (a[6] - b[6]) * 512)]
 def verdict(name, t, before, after):
     """one check line: every figure equal"""
     r = counts(t, before, after)
