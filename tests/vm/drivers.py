@@ -30,7 +30,9 @@ And per case:
  - nullq2, scsi*: service S to S + 2% (null_blk's timer, scsi_debug's
    ndelay): for scsi_retry that is service from the last issue, the retry
  - scsi_busy, scsi_retry: requeues > 0; scsi_error: completions with an
-   error (ftrace) equal fio's failed I/Os, > 0, and counted as I/Os
+   error (ftrace's block_rq_complete with error != 0) equal fio's failed
+   I/Os, > 0, and counted as I/Os; truestat's events.io_errors equals
+   them too, exactly
  - ncq: the maximum reaches the guest's queue_depth (offered 64) and
    never exceeds it; ncq1 (queue_depth 1): at most 1 in the device, the
    rest waits in the OS
@@ -257,6 +259,12 @@ def disk_run(name, tag, c, tot, d, job):
             check(tag + '_errors', errs <= 0 or ferr != errs,
                   'completions with an error: ftrace %d, fio\'s failed I/Os %d (equal, > 0); counted as I/Os '
                   'above' % (errs, ferr))
+            # truestat's own count, from block_rq_complete's error
+            # argument, against the same tracepoint as ftrace records it
+            ioe = d['events'].get('io_errors')
+            check(tag + '_io_errors', ioe is None or errs <= 0 or ioe != errs,
+                  'io_errors: truestat %s, ftrace\'s completions with an error %d (exact, > 0; missed '
+                  'completions %d)' % (ioe, errs, d['events']['missed_completions']))
         return
     if name.startswith('ncq'):
         qd = int(qd)
