@@ -23,17 +23,10 @@ run() { # NAME FIO-ARGS... (truestat's own extra arguments in ts_extra)
 	ts_start "$tmp/$name.json" -H -d "$dev" "${ts_extra[@]}"
 	fio --name="$name" --filename="/dev/$dev" --rw=randwrite --ioengine=psync \
 		--size=16M --output-format=json --output="$tmp/$name.fio" "$@"
-	[[ ${#ts_extra[@]} -eq 0 ]] || quiet_report "$tmp/$name.json"
+	# the heat map, made of the interval reports, must hold every I/O
+	[[ ${#ts_extra[@]} -eq 0 ]] || ts_reports_after "$tmp/$name.json"
 	ts_stop INT
 }
-
-# Until an interval report read after fio ended is written (two more
-# lines: the first may have been read before): the heat map, made of the
-# interval reports, then holds every I/O.
-quiet_report() {
-	wait_for "$TS_PID" 10 lines_at_least "$1" $(($(wc -l <"$1") + 2))
-}
-lines_at_least() { [[ $(wc -l <"$1") -ge $2 ]]; }
 ts_extra=(--heatmap="$tmp/fsync.svg" 0.5)
 run fsync --bs=4k --io_size=4M --fsync=1
 ts_extra=()

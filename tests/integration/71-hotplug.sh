@@ -12,8 +12,9 @@
 #    and request queue, usually on the freed queue id, as with a USB disk
 #    unplugged and plugged back) counts the new disk from its own start,
 #    and the totals keep the old disk's row.
-# Between phases the disks are left idle for more than two reports, so the
-# reports written up to a point hold all of the I/O before it.
+# Between phases the disks are left idle until two more reports are
+# written, so the reports written up to a point hold all of the I/O before
+# it.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/faults.sh"
@@ -30,7 +31,7 @@ newfile() {
 	FILE=$f
 }
 mark() { wc -l <"$out"; }
-idle() { sleep 1.3; }
+idle() { ts_reports_after "$out"; }
 io() { # DEV RW SECONDS [fio args]
 	local d=$1 rw=$2 s=$3
 	shift 3

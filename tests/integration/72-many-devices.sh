@@ -40,7 +40,7 @@ for mode in filtered all; do
 	fio --direct=1 --ioengine=libaio --runtime=3 --time_based \
 		--output=/dev/null "${jobs[@]}"
 	for d in "${devs[@]}"; do diskstats "$d"; done >"$tmp/after"
-	sleep 1.2 # the last report then holds the end of the I/O
+	[[ $mode == all ]] || ts_reports_after "$out"	# the reports hold all the I/O
 	ts_stop INT
 	check "${mode}_exit" "$TS_RC" "exit status $TS_RC at SIGINT"
 	check_lines < <(py "$COUNTS_PY

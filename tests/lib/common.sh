@@ -14,13 +14,17 @@
 #	ts_start OUT ARGS...	run ./truestat -j ARGS in the background, JSON to
 #				OUT; returns once it has attached
 #	ts_stop [SIG]		signal it (default INT) and wait; sets TS_RC
+#	ts_reports_after OUT	wait until OUT has two more report lines: the
+#				second was read after the call, so the reports
+#				up to it hold all the I/O before the call
 #	witness_need		the witness (tests/tools/witness) is built, or a
 #				failed check ends the test
 #	witness_start OUT DEV	the witness on DEV in the background, its JSON
 #				to OUT; returns once it counts (W_PID: its pid)
 #	check NAME RC MSG	record one assertion (RC 0 passes): "ok"/"FAIL" + MSG
 #	check_cmd NAME MSG CMD	the same, passing when CMD succeeds
-#	check_lines		"NAME RC MSG" lines on stdin, each a check
+#	check_lines		"NAME RC MSG" lines on stdin, each a check; a
+#				line starting with # is printed, a figure
 #	finish			print the verdict; exit 0 only if every check passed
 #
 # Every test sources this with `set -euo pipefail`; cleanup() runs on any exit
@@ -123,6 +127,11 @@ ts_start() {
 	grep -v "^libbpf" "$out.err" | tail -5
 	return 1
 }
+
+ts_reports_after() {
+	wait_for "$TS_PID" 10 _lines_at_least "$1" $(($(wc -l <"$1") + 2))
+}
+_lines_at_least() { [[ $(wc -l <"$1") -ge $2 ]]; }
 
 ts_stop() {
 	kill "-${1:-INT}" "$TS_PID"
