@@ -2,7 +2,7 @@
 # /init of the test guest (busybox sh). tests/vm/run.sh copies it into the
 # initramfs next to a file "params" that sets S_NS, K, DEPTH, RUNTIME,
 # MODULES, GUARD, CASES and the stacked cases' settings (RAID_*, DM_*,
-# INTERVAL). Every line meant for the host starts with "@@TS "; the host
+# INTERVAL, TICK). Every line meant for the host starts with "@@TS "; the host
 # parses only those. The guest always powers off: at the end, or after
 # GUARD seconds whatever happens.
 export PATH=/bin
@@ -98,12 +98,18 @@ ds() {
 	done
 }
 
-# sampler NAME REGEX: every 0.25 s, until /tmp/NAME.sampling is removed,
+# sampler NAME REGEX: every TICK s, until /tmp/NAME.sampling is removed,
 # the diskstats lines of the devices REGEX matches, tagged tickN (with
 # the time and truestat's reports so far, as ds gives them). Each
-# phase begins with fio setting its jobs up (64 threads: 2 s in this
-# guest) and ends with them stopping one by one: the host takes
-# iostat's figures from the ticks that lie where I/O ran all along.
+# phase begins with fio setting its jobs up and ends with them stopping
+# one by one: the host takes iostat's figures from the ticks that lie
+# where I/O ran all along, told by the in-flight count. Start it with
+# sampler_idle: on the one vCPU, the sampler (a shell, grep, sed: a few
+# ms of forks) holds the CPU when a job's read completes, and 6.12's
+# EEVDF does not let the woken job preempt it (6.1's CFS did): the job
+# issues its next read only after the sample, which then counts it out
+# of md0 (16 jobs: 13 in flight mid-phase; 1 job: 0), and the host saw
+# no stretch with all jobs running.
 sampler() {
 	local n=$1 re=$2 k=0 up rest
 	while [ -e /tmp/$n.sampling ]; do
@@ -111,8 +117,17 @@ sampler() {
 		say "$n" at "tick$k $up $(wc -l </tmp/$n.json)"
 		grep -E "$re" /proc/diskstats | sed "s/^/@@TS $n ds tick$k /"
 		k=$((k + 1))
-		sleep 0.25
+		sleep "$TICK"
 	done
+}
+
+# sampler_idle NAME PID: the sampler PID (and what it forks after this)
+# in SCHED_IDLE, which any woken task preempts at once on every kernel:
+# a job whose read completed issues its next one before the sample is
+# taken. Says the policy it got.
+sampler_idle() {
+	/bin/chrt -i -p 0 "$2" || say "$1" sampler_policy_failed
+	say "$1" sampler_policy "$(/bin/chrt -p "$2" | tr '\n' ' ')"
 }
 
 # fio_read DEV JOBS BS SECONDS OUT: JOBS synchronous readers (psync), each
@@ -189,6 +204,7 @@ case_raid0() {
 	: >/tmp/$c.sampling
 	sampler $c ' (md0|nullb[0-3]) ' &
 	spid=$!
+	sampler_idle $c $spid
 	for n in $RAID_JOBS; do
 		ds $c "p$n-begin" $devs
 		fio_read md0 "$n" "$RAID_BS" "$RAID_RUNTIME" /tmp/$c.fio$n || say $c fio_failed "$n"

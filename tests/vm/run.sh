@@ -70,8 +70,16 @@ RAID_S_NS=8000000	# raid0: four serial null_blk disks (K = 1), S = 8 ms
 RAID_CHUNK=64	# KiB
 RAID_BS=16k	# block-aligned reads: none crosses a chunk
 RAID_JOBS="1 4 16 64"
-RAID_RUNTIME=2	# seconds per job count
 INTERVAL=0.5	# truestat's reports during raid0: phases are cut from them
+TICK=0.25	# raid0's diskstats samples: they tell where all jobs ran
+# Each job count's fio run (per job, from its own start), long enough
+# that the ticks with all jobs running hold two whole reports: any stretch
+# of 3 intervals does; the window loses a tick at each edge to the
+# in-flight count and one more before its first tick (reads must grow
+# into it), and the jobs start within a tick of each other (64 threads:
+# all in flight at the first tick that saw I/O). stacked.py needs one
+# report, so one interval to spare.
+RAID_RUNTIME=$(awk -v i="$INTERVAL" -v t="$TICK" 'BEGIN { print int((3 * i + 4 * t) * 1000) "ms" }')
 DM_DELAY_MS=50	# dm-delay on reads (>= 50: a timer on every kernel)
 DM_JOBS=8
 DM_RUNTIME=2
@@ -102,7 +110,7 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-"$TS_ROOT/scripts/deps.sh" qemu-system-x86 busybox-static xz-utils mdadm dmsetup
+"$TS_ROOT/scripts/deps.sh" qemu-system-x86 busybox-static xz-utils mdadm dmsetup util-linux
 make -C "$TS_ROOT" -s truestat-static
 
 tmp=$(mktemp -d /tmp/truestat-vm.XXXXXX)
@@ -204,6 +212,7 @@ initramfs() {
 	copy_with_libs "$root" "$(command -v fio)"
 	copy_with_libs "$root" "$(command -v mdadm)"
 	copy_with_libs "$root" "$(command -v dmsetup)"
+	copy_with_libs "$root" "$(command -v chrt)"	# raid0's sampler
 	mods=
 	for a in null_blk md-mod raid0 dm-mod dm-delay dm-crypt; do
 		add_module "$root" "$kdir/lib/modules/$kver" "$a"
@@ -224,7 +233,7 @@ initramfs() {
 		MODULES="$mods" CASES="$cases"
 		NVME_QD=$NVME_QD SCSI_QD=$SCSI_QD
 		RAID_S_NS=$RAID_S_NS RAID_CHUNK=$RAID_CHUNK RAID_BS=$RAID_BS
-		RAID_JOBS="$RAID_JOBS" RAID_RUNTIME=$RAID_RUNTIME INTERVAL=$INTERVAL
+		RAID_JOBS="$RAID_JOBS" RAID_RUNTIME=$RAID_RUNTIME INTERVAL=$INTERVAL TICK=$TICK
 		DM_DELAY_MS=$DM_DELAY_MS DM_JOBS=$DM_JOBS DM_RUNTIME=$DM_RUNTIME
 	EOF
 	cp "${TS_VM_INIT:-$TS_ROOT/tests/vm/guest-init.sh}" "$root/init"
