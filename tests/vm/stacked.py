@@ -16,9 +16,13 @@ raid0: md raid0 of four serial null_blk disks (K = 1, S = 8 ms), read by
    says md0 sent each bio on once; truestat linked every one (layer_ios)
    but those that entered before md0's first remap (one per job at most)
  - members: service S to S + 2% and never more than one request at once
- - per job count N, over the part of the phase where all N jobs ran (from
-   the guest's diskstats every 0.25 s: md0's in-flight count) and
-   truestat's reports that lie wholly inside it: md0's mean concurrency is
+ - per job count N, over the part of the phase where all N jobs ran (the
+   guest's diskstats every TICK s, from a SCHED_IDLE sampler that any job
+   woken by its read's completion preempts: from the first to the last
+   sample with md0's in-flight count at 90% of N, as fio starts and stops
+   each job once) and truestat's reports that lie wholly inside it; the
+   phase (run.sh's RAID_RUNTIME) is long enough for two of them, one to
+   spare: md0's mean concurrency is
    N less the jobs' time between a completion and their next read, its
    maximum is N, busy nearly 100%, and its throughput is that of four
    serial disks fed at random (a closed queueing model, simulated here with
@@ -238,24 +242,31 @@ def raid0(c):
         check(tag + '_setup', 1, 'md0 was not built: ' + ' | '.join(c.get('setup', [])))
         return
     check(tag + '_setup', 0, c['setup'][-1])
+    # the window below rests on the sampler yielding to every woken job
+    pol = ' '.join(c.get('sampler_policy', []))
+    check(tag + '_sampler', int('SCHED_IDLE' not in pol or 'sampler_policy_failed' in c),
+          'the diskstats sampler\'s policy: %s (SCHED_IDLE: a job whose read completed issues its next before '
+          'a sample is taken)' % (pol or 'not said'))
     r = Run(c)
     members = ['nullb0', 'nullb1', 'nullb2', 'nullb3']
-    phases = {}
+    phases, inflight = {}, {}
     for n in jobs:
-        # the ticks where all n jobs ran: md0's in-flight count (diskstats
-        # field 9) at least 90% of n, and reads growing into and out of it
+        # the ticks where all n jobs ran: from the first to the last
+        # tick where md0's in-flight count (diskstats field 9) is at
+        # least 90% of n, reads growing into and out of it. fio starts
+        # each job once and stops it once a phase, so a tick between
+        # them with fewer in flight is a job between a completion and
+        # its next read, not one that stopped: at n = 1 and 4 (90% is
+        # all of them) any such gap at a tick split the stretch, and a
+        # piece shorter than two reports may hold none whole
         b, e = r.at.get('p%d-begin' % n), r.at.get('p%d-end' % n)
         ticks = [t for t in r.order if t.startswith('tick') and b and e and b[0] <= r.at[t][0] <= e[0]
                  and 'md0' in r.ds.get(t, {})]
         need = math.ceil(0.9 * n)
-        best, cur = [], []
-        for i, t in enumerate(ticks):
-            ok = r.ds[t]['md0'][8] >= need and 0 < i < len(ticks) - 1 and \
-                r.ds[ticks[i - 1]]['md0'][0] < r.ds[t]['md0'][0] < r.ds[ticks[i + 1]]['md0'][0]
-            cur = cur + [t] if ok else []
-            if len(cur) > len(best):
-                best = cur
-        phases[n] = best
+        inflight[n] = ' '.join(str(r.ds[t]['md0'][8]) for t in ticks)
+        ok = [i for i, t in enumerate(ticks) if r.ds[t]['md0'][8] >= need and 0 < i < len(ticks) - 1 and
+              r.ds[ticks[i - 1]]['md0'][0] < r.ds[t]['md0'][0] < r.ds[ticks[i + 1]]['md0'][0]]
+        phases[n] = ticks[ok[0]:ok[-1] + 1] if ok else []
     if not started(tag, c):
         iostat_table(r, phases, {}, S_ms)
         return
@@ -290,14 +301,16 @@ def raid0(c):
         w = phases[n]
         name = '%s_p%d' % (tag, n)
         if len(w) < 2:
-            check(name + '_window', 1, 'no stretch of 0.5 s with all %d jobs running: %d ticks' % (n, len(w)))
+            check(name + '_window', 1, 'no stretch of two ticks with all %d jobs running: %d ticks; md0 in flight '
+                  'at the phase\'s ticks: %s (at least %d)' % (n, len(w), inflight[n], math.ceil(0.9 * n)))
             continue
         ka, kb = r.at[w[0]][1], r.at[w[-1]][1]
         reps = [x for x in r.reports[ka + 1:kb] if x['type'] == 'interval']
         ds_s = r.at[w[-1]][0] - r.at[w[0]][0]
         if not reps:
             check(name + '_window', 1, 'no report of truestat\'s lies wholly in %.2f s with all %d jobs running '
-                  '(reports %d..%d)' % (ds_s, n, ka + 2, kb))
+                  '(reports %d..%d); md0 in flight at the phase\'s ticks: %s (at least %d)'
+                  % (ds_s, n, ka + 2, kb, inflight[n], math.ceil(0.9 * n)))
             continue
         span = sum(x['span_s'] for x in reps)
         ds = [dev(x, 'md0') for x in reps]
@@ -309,8 +322,8 @@ def raid0(c):
         svc_ms = sum(d['all']['service_ms'] * d['all']['ios'] for d in ds if d and d['all']['ios']) / max(ios, 1)
         iops = ios / span
         figs[n] = dict(iops=iops, conc=mean, svc=svc_ms, busy=busy, span=span, nrep=len(reps))
-        note('%d jobs: %d reports of truestat (%.2f s) inside %.2f s of ticks with all jobs running'
-             % (n, len(reps), span, ds_s))
+        note('%d jobs: %d reports of truestat (%.2f s) inside %.2f s of ticks with all jobs running; md0 in flight '
+             'at the phase\'s ticks: %s' % (n, len(reps), span, ds_s, inflight[n]))
         # a job is out of md0 only from its bio's completion to its next
         # read: a few tens of us in a cycle of n / IOPS; 2% allows 160 us
         # at one job
