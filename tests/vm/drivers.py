@@ -36,6 +36,11 @@ And per case:
  - ncq: the maximum reaches the guest's queue_depth (offered 64) and
    never exceeds it; ncq1 (queue_depth 1): at most 1 in the device, the
    rest waits in the OS
+Not exercised: libata's fall back to a single tag (NCQ off) after a disk's
+errors. ncq1 sets queue_depth 1 by hand; no run makes the disk fail a
+command, since qemu's AHCI has no error injection of its own (it reports
+an NCQ error only when its backing file's I/O fails: a blkdebug backend
+that injects EIO might do that, untried).
 """
 import json
 
