@@ -106,10 +106,11 @@ ds() {
 # where I/O ran all along, told by the in-flight count. Start it with
 # sampler_idle: on the one vCPU, the sampler (a shell, grep, sed: a few
 # ms of forks) holds the CPU when a job's read completes, and 6.12's
-# EEVDF does not let the woken job preempt it (6.1's CFS did): the job
-# issues its next read only after the sample, which then counts it out
-# of md0 (16 jobs: 13 in flight mid-phase; 1 job: 0), and the host saw
-# no stretch with all jobs running.
+# EEVDF lets it run on where 6.1's CFS had the woken job preempt it: the
+# job issues its next read only after the sample, which then counts it
+# out of md0 (6.12: 16 jobs 13 in flight mid-phase, 1 job 0; 6.1, the
+# same sampler: n at every tick), and the host saw no stretch with all
+# jobs running.
 sampler() {
 	local n=$1 re=$2 k=0 up rest
 	while [ -e /tmp/$n.sampling ]; do
