@@ -369,6 +369,10 @@ static void put_inexact(FILE *f, const struct ts_report *r)
 		fprintf(f, "  warning: %s: depth not exact (see the notes): the device held between %u and %u at most; CONC and the -D classes are estimates\n",
 			r->dev[i].name, s->max_min, s->max);
 	}
+	for (i = 0; i < r->ndev; i++)
+		if (r->dev[i].active && r->dev[i].in_os_now < 0)
+			fprintf(f, "  warning: %s: the OS queue's depth counter is at %lld: a departure was counted twice; OS_QD is an estimate\n",
+				r->dev[i].name, (long long)r->dev[i].in_os_now);
 }
 
 /* The figures in @r of member @m (its whole disk's), or NULL. */

@@ -313,6 +313,12 @@ static void test_table_stuck(void **state)
 	FILE *f;
 
 	fill_report(&r);
+	/* fill_report's OS depth of -1 says so */
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	assert_non_null(strstr(done(f), "the OS queue's depth counter is at -1"));
+	free(out);
+	r.dev[0].in_os_now = 0;
 	r.dev[0].oldest_age_s = 0.9;
 	f = start();
 	ts_print_table(f, &r, WHEN);

@@ -111,6 +111,21 @@ static void test_span_and_device(void **state)
 	assert_int_equal(r.dev[0].nops_active, 2);
 	assert_int_equal(r.dev[0].in_device_now, 2);
 	assert_int_equal(r.dev[0].in_os_now, 1);
+	assert_true(r.dev[0].os.exact);
+}
+
+/* A counter below 0 counted a departure twice: not exact, and it shows. */
+static void test_depth_below_zero(void **state)
+{
+	struct ts_dev_snap *y = &b.dev[0];
+	__s64 keep = y->in_os;
+
+	y->in_os = -1;
+	build();
+	y->in_os = keep;
+	assert_int_equal(r.dev[0].in_os_now, -1);
+	assert_false(r.dev[0].os.exact);
+	assert_false(r.dev[0].os.max_exact);
 }
 
 static void test_ops(void **state)
@@ -461,6 +476,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_span_and_device),
+		cmocka_unit_test(test_depth_below_zero),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_all_ops),
 		cmocka_unit_test(test_depth_and_iostat),
