@@ -19,9 +19,12 @@ DISK run. Every run is checked against the guest's own records:
    (debugfs: each queue's count of requests queued to it), or the
    device's own limit (SCSI host queue, SATA queue_depth); back to 0 at
    the end, in the device and in the OS (never stuck, never negative)
- - Little's law: the in-device depth x time against (ios + missed) x mean
-   service, 2% (as tests/vm's base cases and 30-depth); scsi_retry adds a
-   service for each retried attempt
+ - Little's law: the in-device depth x time against the timed requests'
+   service summed, to within the changes truestat stamped after their
+   clock read (reordered_ms) and the JSON's decimals, as in 30-depth; the
+   missed requests each up to the slowest service; each issued attempt
+   given back (requeue) between nothing (host busy) or S (retried:
+   scsi_debug's ndelay) and fio's slowest latency
 And per case:
  - nvme_irq, virtio, nullq0-2: both queues used, and the disk's one
    maximum above a single queue's tags: one figure over all its queues
@@ -145,26 +148,28 @@ def depth(tag, d, limit, why):
           % (cc['now'], (oq or {}).get('now')))
 
 
-def little(tag, d, span_ms, asserted=True, attempts=0):
-    """depth x time against (ios + missed) x mean service, 2%. Not
-    asserted for null_blk's irqmode 0 and 1 on the two-vCPU guest: their
-    service is 3-7 us, and there the two sides differed by 0.2-1.2 us per
-    I/O (3-16%) from run to run: printed, with the gap per I/O, as an open
-    question (doc/kernels-and-drivers.md).
-    attempts: issued attempts that ended in a requeue after a whole
-    service (scsi_retry: the device answered each after ndelay, as it
-    answers the last): each held the device for a mean service too, which
-    the per-request service (from the last issue) leaves out"""
+def little(tag, d, span_ms, attempts=0, attempt_ms=(0, 0)):
+    """depth x time against the timed requests' service summed: equal but
+    for the depth's changes stamped after their clock read (reordered_ms:
+    another vCPU's later change had landed first) and the JSON's 6
+    decimals (of the mean over the span, of each service, of span_s x the
+    mean); each missed request is in the depth for 0 to its estimated
+    service (at most the slowest). attempts: issued attempts that ended in
+    a requeue (scsi_retry), each in the depth from its issue to its
+    requeue, attempt_ms (least, most) long: not in the per-request service,
+    which is from the last issue"""
     al, cc = d['all'], d['concurrency']
-    n = al['ios'] + al['missed']
-    area, svc = cc['mean'] * span_ms, (n + attempts) * (al['service_ms'] or 0)
-    msg = 'in-device depth x time %.1f ms, (ios + missed%s) x mean service %.1f ms (%d x %.4f; 2%%): %+.3f us per I/O' % (
-        area, ' + %d failed attempts' % attempts if attempts else '', svc, n + attempts, al['service_ms'] or 0,
-        (area - svc) * 1000 / max(n, 1))
-    if asserted:
-        check(tag + '_little', abs(area - svc) > 0.02 * max(area, svc), msg)
-    else:
-        note('%s Little, NOT asserted (see drivers.py little()): %s' % (tag, msg))
+    area, svc = cc['mean'] * span_ms, al['ios'] * (al['service_ms'] or 0)
+    slack = cc['reordered_ms'] + 5e-7 * (al['ios'] + span_ms) + 5e-4 * cc['mean']
+    slowest = al['percentiles_ms']['service']['max'] or 0
+    lo = svc + attempts * attempt_ms[0] - slack
+    hi = svc + attempts * attempt_ms[1] + al['missed'] * slowest + slack
+    check(tag + '_little', not lo <= area <= hi,
+          'in-device depth x time %.3f ms in [%.3f, %.3f]: service summed %.3f ms (%d x %.6f), reordered %.3f ms, '
+          '%d missed x the slowest%s: %+.4f us per I/O' % (
+              area, lo, hi, svc, al['ios'], al['service_ms'] or 0, cc['reordered_ms'], al['missed'],
+              ', %d failed attempts of %g to %g ms' % ((attempts,) + attempt_ms) if attempts else '',
+              (area - svc) * 1000 / max(al['ios'], 1)))
 
 
 def service(tag, d, s_ms, why, hi=1.02):
@@ -231,7 +236,13 @@ def disk_run(name, tag, c, tot, d, job):
                          nr, ', '.join('%s %d' % x for x in sorted(irq.items())) or '-', one(c, 'offered')))
     counts(tag, c, d)
     rq, errs, issued = ftrace(c, disk)
-    little(tag, d, span_ms, name not in ('nullq0', 'nullq1'), issued if name == 'scsi_retry' else 0)
+    # an issued attempt given back (requeue) held the device from its issue
+    # to its requeue: a retried one at least S (scsi_debug answers it ndelay
+    # after it gets it), one refused as host busy at least nothing; each
+    # inside its request's latency, which fio's slowest holds
+    fmax = max(job[k]['lat_ns']['max'] for k in ('read', 'write')) / 1e6
+    least = int(P['S_NS']) / 1e6 if name == 'scsi_retry' else 0
+    little(tag, d, span_ms, issued if issued >= 0 else rq, (least, fmax))
     kept = one(c, 'ftrace_kept', '')
     # truestat counts the requeues of requests it saw issued (a request
     # given back before its issue never left the OS: bpf on_requeue)
@@ -282,6 +293,12 @@ def disk_run(name, tag, c, tot, d, job):
             check(tag + '_os', not (cc['max'] == 1 and d['all']['queue_ms'] > 0 and oq['max'] > 1),
                   'queue_depth 1: max in the device %d (1), queue time %.4f ms > 0, OS depth max %d > 1 (mean %.2f), '
                   'in-device mean %.3f' % (cc['max'], d['all']['queue_ms'], oq['max'], oq['mean'], cc['mean']))
+        # the README's NCQ on and off side by side: truestat's own columns
+        al, oq = d['all'], d['os_queue']
+        note('%s columns: queue_depth %d | IOPS %.1f | QUEUE_ms %.4f | SERVICE_ms %.4f | TOTAL_ms %.4f | CONC %.2f | '
+             'CONC_MAX %d | OS_QD %.2f | BUSY%% %.1f | SVCTM_ms %.4f' % (
+                 tag, qd, al['iops'], al['queue_ms'], al['service_ms'], al['total_ms'], cc['mean'], cc['max'],
+                 oq['mean'], cc['busy_pct'], d['iostat']['svctm_ms']))
         return
     depth(tag, d, nr * nq, '%d tags x %d %s queues' % (nr, nq, kind))
     n = d['all']['ios'] + d['all']['missed']
