@@ -106,6 +106,7 @@ static void print_json(struct ts_slow_printer *p, const struct ts_slow_event *e,
 	tj_obj(&j, NULL);
 	tj_str(&j, "type", "slow");
 	tj_str(&j, "time", when);
+	tj_u64(&j, "mono_ns", e->end_ns);
 	tj_str(&j, "device", dev);
 	tj_str(&j, "op", e->op < TS_NR_OPS ? ts_op_names[e->op] : "?");
 	tj_str(&j, "layer", e->layer == TS_LAYER_BIO ? "bio" : "request");
