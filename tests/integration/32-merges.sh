@@ -13,6 +13,7 @@ need fio python3
 loop_new 256
 dev=$LOOP
 queue_set "$dev" scheduler mq-deadline
+queue_set "$dev" nomerges 0 # a loop device keeps what an earlier user set
 out=$(mktemp /tmp/truestat-test.XXXXXX)
 on_exit "rm -f $out $out.err"
 
