@@ -172,7 +172,7 @@ print('totals_two_rows', int(len(tb) != 2), '%d rows for %s in the totals (the o
 if len(tb) == 2:
     # the rows go by queue id: the new disk first when it took over the
     # old one's, else after it
-    new = lambda x: all(g == w for _, g, w in counts(x, '$pre_d', '$post_d'))
+    new = lambda x: all(agrees(r) for r in counts(x, '$pre_d', '$post_d'))
     if not new(tb[0]):
         tb.reverse()
     verdict('totals_new_$dev_b', tb[0], '$pre_d', '$post_d')

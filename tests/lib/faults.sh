@@ -14,7 +14,8 @@
 #	loop_gone DEV		wait (up to 5 s) until DEV has no backing file
 #	COUNTS_PY		python: counts(row, before, after) compares a
 #				device's ios + missed per direction with the
-#				/proc/diskstats delta; add_rows(rows) sums rows
+#				/proc/diskstats delta (agrees(row) for each);
+#				add_rows(rows) sums rows
 
 _bpf_linked() {
 	(($(grep -ls "^link_id:" /proc/"$1"/fdinfo/* 2>/dev/null | wc -l || true) >= 8))
@@ -89,34 +90,34 @@ def add_rows(rows):
             s["events"][k] = s["events"].get(k, 0) + v
     return s
 def counts(t, before, after):
-    """[(what, truestat, diskstats)]: ios + missed + unissued per direction
-    (unissued: completed without an issue seen, the empty preflush write of
-    an fsync, or one whose issue was dropped while the device was claimed),
-    bytes + missed_bytes (the size of an unseen completion is known from its
-    issue; that of an unissued one is not, at most max_sectors_kb each:
-    shown as equal when within that)."""
+    """[(what, truestat, diskstats, slack)]: ios + missed + unissued per
+    direction (unissued: completed without an issue seen, the empty preflush
+    write of an fsync, or one whose issue was dropped while the device was
+    claimed), bytes + missed_bytes (the size of an unseen completion is known
+    from its issue; that of an unissued one is not, at most max_sectors_kb
+    each: diskstats may be above by that slack)."""
     b = [int(x) for x in before.split()] if before.strip() else [0] * 17
     a = [int(x) for x in after.split()]
     g = lambda op, k: t["ops"].get(op, {}).get(k, 0)
     ios = lambda op: g(op, "ios") + g(op, "missed") + g(op, "unissued")
-    r = [("reads", ios("read"), a[0] - b[0]),
-         ("writes", ios("write"), a[4] - b[4]),
-         ("discards", ios("discard"), a[11] - b[11]),
-         ("flushes", ios("flush"), a[15] - b[15])]
-    def by(op, want):
-        got, n = g(op, "bytes") + g(op, "missed_bytes"), g(op, "unissued")
-        if not n or want < got:
-            return got
-        top = int(open("/sys/block/%s/queue/max_sectors_kb" % t["device"]).read()) * 1024
-        return want if want <= got + n * top else got
-    return r + [("read_bytes", by("read", (a[2] - b[2]) * 512), (a[2] - b[2]) * 512),
-                ("write_bytes", by("write", (a[6] - b[6]) * 512), (a[6] - b[6]) * 512)]
+    r = [("reads", ios("read"), a[0] - b[0], 0),
+         ("writes", ios("write"), a[4] - b[4], 0),
+         ("discards", ios("discard"), a[11] - b[11], 0),
+         ("flushes", ios("flush"), a[15] - b[15], 0)]
+    def by(op, sectors):
+        n = g(op, "unissued")
+        top = int(open("/sys/block/%s/queue/max_sectors_kb" % t["device"]).read()) * 1024 if n else 0
+        return ("%s_bytes" % op, g(op, "bytes") + g(op, "missed_bytes"), sectors * 512, n * top)
+    return r + [by("read", a[2] - b[2]), by("write", a[6] - b[6])]
+def agrees(row):
+    return 0 <= row[2] - row[1] <= row[3]
 def verdict(name, t, before, after):
     """one check line: every figure equal"""
     r = counts(t, before, after)
-    bad = [x for x in r if x[1] != x[2]]
+    bad = [x for x in r if not agrees(x)]
     missed = sum(v.get("missed", 0) for v in t["ops"].values())
-    shown = ", ".join("%s %d/%d" % x for x in (bad or r) if x[2] or x[1])
+    shown = ", ".join("%s %d/%d" % x[:3] + (" (diskstats up to +%d: unissued)" % x[3] if x[3] else "")
+                      for x in (bad or r) if x[2] or x[1])
     ev = " ".join("%s=%d" % kv for kv in t["events"].items() if kv[1])
     print(name, int(bool(bad)), ("MISMATCH " if bad else "") +
           "truestat/diskstats: " + (shown or "no I/O") + " (%d unseen)" % missed +
