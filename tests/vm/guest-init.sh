@@ -352,6 +352,7 @@ drv_run() {
 	say "$name" scheduler "$(cat $q/queue/scheduler)"
 	say "$name" nr_requests "$(cat $q/queue/nr_requests)"
 	say "$name" hw_queues "$(ls $q/mq | wc -l)"
+	say "$name" max_sectors_kb "$(cat $q/queue/max_sectors_kb)"
 	say "$name" offered "$((jobs * depth))"
 	[ ! -r $q/device/queue_depth ] || say "$name" queue_depth "$(cat $q/device/queue_depth)"
 	ts_start "$name" $args || return
