@@ -33,12 +33,17 @@ static __always_inline u64 ptr_value(const void *ptr)
 	return v;
 }
 
+/*
+ * Counters that more than one program updates (an issue interrupted by a
+ * completion on the same CPU, the sweep) are added to atomically, per-CPU
+ * or not: a read-modify-write interrupted there would lose an update.
+ */
 static __always_inline void count_event(u32 qid, enum ts_event ev)
 {
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
 
 	if (ds)
-		ds->events[ev]++;
+		__sync_fetch_and_add(&ds->events[ev], 1);
 }
 
 /*
@@ -53,12 +58,12 @@ static __always_inline void count_missed(u32 qid, enum ts_event ev, u8 op,
 
 	if (!ds)
 		return;
-	ds->events[ev]++;
+	__sync_fetch_and_add(&ds->events[ev], 1);
 	barrier_var(i); /* see hist_count */
 	if (i >= TS_NR_OPS)
 		return;
-	ds->op[i].missed++;
-	ds->op[i].missed_bytes += bytes;
+	__sync_fetch_and_add(&ds->op[i].missed, 1);
+	__sync_fetch_and_add(&ds->op[i].missed_bytes, bytes);
 }
 
 static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
@@ -70,17 +75,38 @@ static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
 	__sync_fetch_and_add(&levels[slot], delta);
 }
 
-/* Raises *@peak to @d unless it is already as high. */
-static __always_inline void peak_raise(s64 *peak, s64 d)
+/*
+ * The area above TS_LEVEL_EXACT (levels[TS_LEVEL_ABOVE]) for the change of
+ * the depth word from @old to @new at @t (include/truestat.h).
+ */
+static __always_inline void above_add(u64 *levels, u64 old, u64 new, u64 t)
+{
+	u64 a_old = ts_above_exact(ts_depth_of(old));
+	u64 a_new = ts_above_exact(ts_depth_of(new));
+
+	if (!a_old && !a_new)
+		return;
+	__sync_fetch_and_add(&levels[TS_LEVEL_ABOVE],
+			     a_old * ts_stamp_since(old, t) -
+				     a_new * ts_stamp_since(new, t));
+}
+
+/*
+ * Raises *@peak to @d unless it is already as high. Each lost race is a
+ * raise by another CPU; after 16 the peak may be below a depth reached:
+ * counted (@qid, TS_EV_CONTENDED), which makes the maximum not exact.
+ */
+static __always_inline void peak_raise(s64 *peak, s64 d, u32 qid)
 {
 	s64 old;
 	int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 16; i++) {
 		old = *(volatile s64 *)peak;
 		if (old >= d || __sync_val_compare_and_swap(peak, old, d) == old)
 			return;
 	}
+	count_event(qid, TS_EV_CONTENDED);
 }
 
 /* Change of depth @os (else in the device) of @qid stamped @ns late. */
@@ -91,9 +117,9 @@ static __always_inline void count_reordered(u32 qid, bool os, u64 ns)
 	if (!ds)
 		return;
 	if (os)
-		ds->os_reordered_ns += ns;
+		__sync_fetch_and_add(&ds->os_reordered_ns, ns);
 	else
-		ds->device_reordered_ns += ns;
+		__sync_fetch_and_add(&ds->device_reordered_ns, ns);
 }
 
 /*
@@ -129,9 +155,10 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 	}
 	if (t > now)
 		count_reordered(qid, os, t - now);
+	above_add(levels, old, new, t);
 	if (step > 0) {
 		level_add(levels, ts_depth_of(new), TS_LEVEL_BIAS - t);
-		peak_raise(peak, ts_depth_of(new));
+		peak_raise(peak, ts_depth_of(new), qid);
 	} else {
 		level_add(levels, ts_depth_of(old), t - TS_LEVEL_BIAS);
 	}

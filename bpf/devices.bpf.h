@@ -106,7 +106,7 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	st->suspects = 0;
 	st->layer = request_based ? TS_LAYER_REQUEST : TS_LAYER_BIO;
 	st->has_uppers = 0;
-	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
+	for (i = 0; i < TS_LEVEL_REGS; i++) {
 		st->device_level[i] = 0;
 		st->os_level[i] = 0;
 		asm volatile("" ::: "memory"); /* a loop, not a memset call */

@@ -83,7 +83,8 @@ enum ts_event {
 	TS_EV_STALE_BIO,     /* Q found a record of a bio never issued */
 	TS_EV_NO_HIST,	     /* completions of a device without histograms */
 	TS_EV_CLAIMING,	     /* events while the device's entry was set up */
-	TS_EV_CONTENDED,     /* depth update that lost its race 16 times */
+	TS_EV_CONTENDED,     /* depth update or peak raise that lost its race
+			      * 16 times */
 	TS_EV_FANOUT,	     /* bio layer: bio sent on as several member bios
 			      * (split, mirrored) or resized: no layer time */
 	TS_EV_SLOW_DROPPED,  /* --slow: a slow request not reported, the ring
@@ -96,6 +97,8 @@ enum ts_event {
 	TS_EV_IO_ERROR,	     /* I/Os that ended with an error status (counted
 			      * as I/Os): block_rq_complete's error, a bio
 			      * layer's bi_status */
+	TS_EV_DEPTH_BELOW,   /* issues that found the depth counter at 0 or
+			      * less (a departure counted twice) */
 	TS_NR_EVENTS,
 };
 
@@ -248,6 +251,19 @@ struct ts_durable {
 #define TS_LEVEL_BIAS (1ULL << 60)
 
 /*
+ * One more register after the levels: the area above TS_LEVEL_EXACT, ns x
+ * requests beyond the 64th, so that the mean depth is exact at any depth
+ * (the thresholds above 64 alone would leave it to interpolation). The
+ * change that moves the depth word from stamp s to time t adds the segment
+ * it closes, (depth above 64 before) x (t - s); a change that keeps the
+ * stamp (a repair closing at an earlier estimated time, a contended
+ * change) adds (above before - above after) x (t - s). At time now the area
+ * is the register + (depth above 64 now) x (now - the word's stamp).
+ */
+#define TS_LEVEL_ABOVE TS_LEVEL_SLOTS
+#define TS_LEVEL_REGS (TS_LEVEL_SLOTS + 1)
+
+/*
  * Latency and size histograms, for the first TS_HIST_DEVS devices traced:
  * a set per op, and one (TS_HIST_SYNC) of the durable writes, in which
  * total is Q -> the end of their flush sequence and size their data.
@@ -310,6 +326,13 @@ static __always_inline __s64 ts_depth_of(__u64 word)
 	return (__s64)word >> TS_CLOCK_BITS;
 }
 
+/* @now - the time stamped in depth word @word, signed (44-bit stamps). */
+static __always_inline __s64 ts_stamp_since(__u64 word, __u64 now)
+{
+	return (__s64)((now - word) << (64 - TS_CLOCK_BITS)) >>
+	       (64 - TS_CLOCK_BITS);
+}
+
 /*
  * Time of a change at @now after the last one, stamped in @word: @now, or
  * the last change's time if @now is before it (the clock was read before
@@ -318,10 +341,15 @@ static __always_inline __s64 ts_depth_of(__u64 word)
  */
 static __always_inline __u64 ts_change_time(__u64 word, __u64 now)
 {
-	__s64 back = (__s64)((now - word) << (64 - TS_CLOCK_BITS)) >>
-		     (64 - TS_CLOCK_BITS);
+	__s64 back = ts_stamp_since(word, now);
 
 	return back < 0 && back > -1000000000LL ? now - back : now;
+}
+
+/* Requests counted beyond level TS_LEVEL_EXACT at depth @depth. */
+static __always_inline __u64 ts_above_exact(__s64 depth)
+{
+	return depth > TS_LEVEL_EXACT ? depth - TS_LEVEL_EXACT : 0;
 }
 
 /* ARRAY dev_state (mmapable), index = queue id: shared by all CPUs. */
@@ -343,8 +371,8 @@ struct ts_dev_state {
 	__s64 os_peak_taken;
 	__u64 claimed_ns;    /* when the claim began, and ended: a request */
 	__u64 claim_done_ns; /* allocated between was issued while claiming */
-	__u64 device_level[TS_LEVEL_SLOTS];
-	__u64 os_level[TS_LEVEL_SLOTS];
+	__u64 device_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last */
+	__u64 os_level[TS_LEVEL_REGS];
 };
 
 /*

@@ -14,6 +14,19 @@ __s64 ts_level_time(__u64 reg, __u64 now_ns)
 	return (__s64)(reg - (__u64)n * TS_LEVEL_BIAS + (__u64)n * now_ns);
 }
 
+void ts_levels_at(const __u64 *regs, __u64 word, __u64 now_ns,
+		  __s64 *at_least)
+{
+	int slot;
+
+	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
+		at_least[slot] = ts_level_time(regs[slot], now_ns);
+	at_least[TS_LEVEL_ABOVE] =
+		(__s64)regs[TS_LEVEL_ABOVE] +
+		(__s64)ts_above_exact(ts_depth_of(word)) *
+			ts_stamp_since(word, now_ns);
+}
+
 /*
  * Make @v (ns at depth >= each level) a possible history again. A request
  * whose completion was never seen leaves the depth at its estimated end,
@@ -66,21 +79,35 @@ static unsigned int percentile(const __s64 *at_least, __u64 span_ns, double q)
 }
 
 /*
- * Time at depth >= L + 1 .. L + @k summed, the levels between threshold L
- * (@here) and the next one, @width above (@next), interpolated linearly.
+ * ns x requests in the span from @raw: the levels up to TS_LEVEL_EXACT and
+ * the area above, exact at any depth. Negatives are carried down and each
+ * level kept within the span, as ts_depth_repair does.
  */
-static double between(double here, double next, unsigned int width,
-		      unsigned int k)
+static double depth_area(const __s64 *raw, __u64 span_ns)
 {
-	return k * here + (next - here) * k * (k + 1) / (2.0 * width);
+	__s64 v[TS_LEVEL_EXACT + 1];
+	double sum = 0;
+	int slot;
+
+	memcpy(v, raw, TS_LEVEL_EXACT * sizeof(*v));
+	v[TS_LEVEL_EXACT] = raw[TS_LEVEL_ABOVE];
+	for (slot = TS_LEVEL_EXACT; slot > 0; slot--) {
+		if (v[slot] < 0) {
+			v[slot - 1] += v[slot];
+			v[slot] = 0;
+		}
+	}
+	for (slot = 0; slot < TS_LEVEL_EXACT; slot++)
+		sum += v[slot] < 0		  ? 0 :
+		       (__u64)v[slot] > span_ns ? (double)span_ns :
+						  (double)v[slot];
+	return sum + v[TS_LEVEL_EXACT];
 }
 
-void ts_depth_summarize(const __s64 *raw, __u64 span_ns, __s64 top,
+void ts_depth_summarize(const __s64 *raw, __u64 span_ns,
 			struct ts_depth_summary *out)
 {
 	__s64 at_least[TS_LEVEL_SLOTS];
-	unsigned int width, level, k;
-	double sum = 0, here, next;
 	int slot;
 
 	memset(out, 0, sizeof(*out));
@@ -88,29 +115,11 @@ void ts_depth_summarize(const __s64 *raw, __u64 span_ns, __s64 top,
 		return;
 	memcpy(at_least, raw, sizeof(at_least));
 	ts_depth_repair(at_least, span_ns);
-	for (slot = TS_LEVEL_SLOTS - 1; top > 0 && slot >= 0; slot--)
-		if (at_least[slot] > 0) { /* reached: top is at least that */
-			if (top < ts_slot_level(slot))
-				top = ts_slot_level(slot);
-			break;
-		}
-	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++) {
-		here = at_least[slot];
-		if (here <= 0)
-			continue;
-		level = ts_slot_level(slot);
-		out->max = level;
+	for (slot = 0; slot < TS_LEVEL_SLOTS && at_least[slot] > 0; slot++) {
+		out->max = ts_slot_level(slot);
 		out->max_exact = slot < TS_LEVEL_EXACT - 1;
-		next = slot + 1 < TS_LEVEL_SLOTS ? at_least[slot + 1] : 0;
-		width = slot + 1 < TS_LEVEL_SLOTS ?
-				ts_slot_level(slot + 1) - level : 1;
-		/* no time at levels above the highest depth reached */
-		k = width - 1;
-		if (top > 0 && top - level < (__s64)k)
-			k = top > level ? top - level : 0;
-		sum += here + between(here, next, width, k);
 	}
-	out->mean = sum / (double)span_ns;
+	out->mean = depth_area(raw, span_ns) / (double)span_ns;
 	out->busy_share = (double)at_least[0] / (double)span_ns;
 	out->p50 = percentile(at_least, span_ns, 0.50);
 	out->p90 = percentile(at_least, span_ns, 0.90);

@@ -24,13 +24,20 @@ struct ts_depth_summary {
 __s64 ts_level_time(__u64 reg, __u64 now_ns);
 
 /*
- * @at_least[slot]: ns spent at depth >= ts_slot_level(slot) during a span
- * of @span_ns. Exact up to depth 64; between the thresholds above, the
- * mean interpolates linearly, up to @top (the highest depth the span can
- * have reached: levels above it held no time; 0: not known), and
- * percentiles and max round down.
+ * Registers @regs (TS_LEVEL_REGS) of depth word @word as of @now_ns:
+ * @at_least[slot], ns at depth >= each level, and @at_least[TS_LEVEL_ABOVE],
+ * ns x requests beyond level TS_LEVEL_EXACT.
  */
-void ts_depth_summarize(const __s64 *at_least, __u64 span_ns, __s64 top,
+void ts_levels_at(const __u64 *regs, __u64 word, __u64 now_ns,
+		  __s64 *at_least);
+
+/*
+ * @at_least (TS_LEVEL_REGS): ns spent at depth >= ts_slot_level(slot)
+ * during a span of @span_ns, then the area above 64 (ts_levels_at). The
+ * mean is exact at any depth; above 64, percentiles and max round down to
+ * the thresholds.
+ */
+void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
 			struct ts_depth_summary *out);
 
 /* Bounds of the true maximum depth over a span. */

@@ -13,7 +13,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 	"no_histograms", "claim_races", "contended_depth_updates",
 	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
-	"io_errors",
+	"io_errors", "depth_below_zero",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -29,12 +29,13 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"bios that entered (Q) and were never seen again",
 	"completions of a device beyond the first 32 traced: not in the percentiles",
 	"events dropped while the device's entry was being set up (its first events)",
-	"depth updates that lost their race 16 times (made with the clock as read)",
+	"depth updates that lost their race 16 times (made with the clock as read), or peaks not raised after 16 tries",
 	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
 	"slow requests not printed: the ring buffer of --slow was full",
 	"requests not attributed to a submitter (--by): its table was full",
 	"requests issued while the device was being set up (that event dropped): completed untimed, counted in missed",
 	"I/Os that ended with an error (counted as I/Os, in their direction's row)",
+	"requests issued while the depth counter read 0 or less (a departure counted twice): filed at depth 1, the depth not exact",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
@@ -164,8 +165,8 @@ static void depth_report(const __s64 *dt, const __s64 *ot, __u64 span_ns,
 			 const struct ts_depth_range *os,
 			 struct ts_dev_report *r)
 {
-	ts_depth_summarize(dt, span_ns, device->hi, &r->device);
-	ts_depth_summarize(ot, span_ns, os->hi, &r->os);
+	ts_depth_summarize(dt, span_ns, &r->device);
+	ts_depth_summarize(ot, span_ns, &r->os);
 	ts_depth_bound(&r->device, device);
 	/* a request completed in the span: the device held one at least */
 	if (r->all.ios && !r->device.max_min)
@@ -250,11 +251,23 @@ static void below_zero(struct ts_depth_summary *s, __s64 now)
 	s->max_exact = false;
 }
 
+/*
+ * The time the level registers of @b changed over since @a's read: the
+ * span of its depth figures (the report's span when @a has none).
+ */
+static __u64 levels_span(const struct ts_dev_snap *a,
+			 const struct ts_dev_snap *b, __u64 span_ns)
+{
+	return a->levels_ns && b->levels_ns > a->levels_ns ?
+		       b->levels_ns - a->levels_ns :
+		       span_ns;
+}
+
 static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		       __u64 span_ns, bool consecutive, struct ts_dev_report *r)
 {
 	static const struct ts_dev_snap zero;
-	__s64 dt[TS_LEVEL_SLOTS], ot[TS_LEVEL_SLOTS];
+	__s64 dt[TS_LEVEL_REGS], ot[TS_LEVEL_REGS];
 	struct ts_depth_range device, os;
 	__u64 busy_ns;
 	int i;
@@ -265,13 +278,14 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 	r->bio_layer = b->layer == TS_LAYER_BIO;
 	if (r->bio_layer)
 		no_queue(r);
-	for (i = 0; i < TS_LEVEL_SLOTS; i++) {
+	for (i = 0; i < TS_LEVEL_REGS; i++) {
 		dt[i] = b->device_time[i] - a->device_time[i];
 		ot[i] = b->os_time[i] - a->os_time[i];
 	}
 	for (i = 0; i < TS_NR_EVENTS; i++)
 		r->events[i] = b->stats.events[i] - a->stats.events[i];
 	depth_ranges(b, consecutive, r->events, &device, &os);
+	span_ns = levels_span(a, b, span_ns);
 	depth_report(dt, ot, span_ns, &device, &os, r);
 	r->device.reordered_ms = (b->stats.device_reordered_ns -
 				  a->stats.device_reordered_ns) / 1e6;

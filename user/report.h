@@ -21,8 +21,10 @@ struct ts_dev_snap {
 	__u64 queue;
 	unsigned int kdev; /* major << 20 | minor */
 	__s64 in_device, in_os;
-	__s64 device_time[TS_LEVEL_SLOTS]; /* ns at depth >= level so far */
-	__s64 os_time[TS_LEVEL_SLOTS];
+	/* ns at depth >= each level so far, then the area above 64 */
+	__s64 device_time[TS_LEVEL_REGS];
+	__s64 os_time[TS_LEVEL_REGS];
+	__u64 levels_ns; /* CLOCK_MONOTONIC they are as of */
 	struct ts_dev_stats stats; /* summed over CPUs */
 	unsigned int sync_in_flight; /* durable writes between Q and C now */
 	struct ts_pattern pattern; /* --pattern, else zeros */

@@ -571,6 +571,7 @@ static void read_bounds(struct ts_tracer *t,
 		.os_peak_taken = st->os_peak_taken,
 		.suspects = st->suspects,
 		.under = ev[TS_EV_RQ_FULL] + ev[TS_EV_UNMATCHED] +
+			 ev[TS_EV_DEPTH_BELOW] +
 			 ev[TS_EV_CLAIMING],
 		.missed = ev[TS_EV_MISSED_C],
 		.contended = ev[TS_EV_CONTENDED],
@@ -596,14 +597,42 @@ static __u64 oldest_issue(struct ts_tracer *t, unsigned int qid)
 	return ns;
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * @st's depth words and level registers, as of the clock read right after
+ * their copy (d->levels_ns): the span of the depth figures runs from one
+ * such read to the next, so that a pause between the copy and the clock
+ * read of a report's end (a busy host) cannot stretch or shrink it.
+ */
+static void read_levels(const volatile struct ts_dev_state *st,
+			struct ts_dev_snap *d)
+{
+	__u64 raw_dev[TS_LEVEL_REGS], raw_os[TS_LEVEL_REGS];
+	__u64 word_dev, word_os;
+
+	memcpy(raw_dev, (const void *)st->device_level, sizeof(raw_dev));
+	memcpy(raw_os, (const void *)st->os_level, sizeof(raw_os));
+	word_dev = st->in_device;
+	word_os = st->in_os;
+	d->levels_ns = mono_ns();
+	d->in_device = ts_depth_of(word_dev);
+	d->in_os = ts_depth_of(word_os);
+	ts_levels_at(raw_dev, word_dev, d->levels_ns, d->device_time);
+	ts_levels_at(raw_os, word_os, d->levels_ns, d->os_time);
+}
+
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end)
 {
-	static __u64 raw_dev[TS_LEVEL_SLOTS], raw_os[TS_LEVEL_SLOTS];
 	static unsigned int durable[TS_MAX_QUEUES];
-	struct timespec ts;
 	unsigned int qid;
-	int i;
 
 	follow_stacks(t);
 	ts_tracer_sweep(t);
@@ -620,20 +649,11 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 		d->queue = st->queue;
 		d->kdev = st->dev;
 		d->layer = st->layer;
-		d->in_device = ts_depth_of(st->in_device);
-		d->in_os = ts_depth_of(st->in_os);
-		memcpy(raw_dev, (const void *)st->device_level, sizeof(raw_dev));
-		memcpy(raw_os, (const void *)st->os_level, sizeof(raw_os));
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		s->mono_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-		for (i = 0; i < TS_LEVEL_SLOTS; i++) {
-			d->device_time[i] = ts_level_time(raw_dev[i], s->mono_ns);
-			d->os_time[i] = ts_level_time(raw_os[i], s->mono_ns);
-		}
+		read_levels(st, d);
 		sum_stats(t, qid, &d->stats);
 		d->sync_in_flight = durable[qid];
 		read_pattern(t, qid, &d->pattern);
-		read_bounds(t, st, d, s->mono_ns);
+		read_bounds(t, st, d, d->levels_ns);
 		d->oldest_issue_ns = oldest_issue(t, qid);
 		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
 		if (d->hist_slot) {
@@ -646,8 +666,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 		}
 		s->ndev++;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	s->mono_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	s->mono_ns = mono_ns();
 	s->lost_events = lost_events(t);
 	s->seq = 0;
 	if (span_end) {

@@ -78,13 +78,20 @@ struct ev {
 	int delta; /* +1 or -1 */
 };
 
-/* What bpf/truestat.bpf.c does on one event. */
+/*
+ * What bpf/depth.bpf.h does on one event: the level registers, and the
+ * area above 64 from the segment each change closes (@stamp: the depth
+ * word's, the last change's time).
+ */
 static void bpf_apply(__u64 *regs, __s64 *depth, const struct ev *e)
 {
+	static __u64 stamp;
 	__u64 now = BOOT + e->t;
 	__s64 d;
 	int slot;
 
+	regs[TS_LEVEL_ABOVE] += ts_above_exact(*depth) * (now - stamp);
+	stamp = now;
 	if (e->delta > 0) {
 		d = ++*depth;
 		slot = ts_level_slot(d < 0 ? 0 : d);
@@ -114,18 +121,29 @@ static __s64 truth(const struct ev *ev, int n, __u32 level, __u64 until)
 	return t;
 }
 
-/* Apply the events up to @until, then every threshold must read the truth. */
+/*
+ * Apply the events up to @until, then every threshold must read the truth,
+ * and the area above 64 (read with the depth word) the truth summed over
+ * every level above 64.
+ */
 static void check_at(const struct ev *ev, int n, __u64 until)
 {
-	__u64 regs[TS_LEVEL_SLOTS] = { 0 };
-	__s64 depth = 0;
+	__u64 regs[TS_LEVEL_REGS] = { 0 }, word;
+	__s64 depth = 0, at_least[TS_LEVEL_REGS], above = 0;
+	__u32 level;
 	int i, slot;
 
 	for (i = 0; i < n && ev[i].t <= until; i++)
 		bpf_apply(regs, &depth, &ev[i]);
+	word = (__u64)depth << TS_CLOCK_BITS |
+	       ((BOOT + (i ? ev[i - 1].t : 0)) & TS_CLOCK_MASK);
+	ts_levels_at(regs, word, BOOT + until, at_least);
 	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
-		assert_int_equal(ts_level_time(regs[slot], BOOT + until),
+		assert_int_equal(at_least[slot],
 				 truth(ev, n, ts_slot_level(slot), until));
+	for (level = TS_LEVEL_EXACT + 1; level <= 1000; level++)
+		above += truth(ev, n, level, until);
+	assert_int_equal(at_least[TS_LEVEL_ABOVE], above);
 }
 
 static void test_level_time_simple(void **state)
@@ -136,7 +154,7 @@ static void test_level_time_simple(void **state)
 		{ 50 * MS, -1 }, { 60 * MS, -1 },
 	};
 	static const __u64 at[] = { 0, 5, 10, 12, 17, 20, 25, 35, 45, 55, 70 };
-	__u64 regs[TS_LEVEL_SLOTS] = { 0 };
+	__u64 regs[TS_LEVEL_REGS] = { 0 };
 	__s64 depth = 0;
 	unsigned int i;
 
@@ -230,16 +248,19 @@ static void shares(__s64 *at_least, const __u32 *depth, const double *share,
 {
 	int i, slot;
 
-	memset(at_least, 0, TS_LEVEL_SLOTS * sizeof(*at_least));
-	for (i = 0; i < n; i++)
+	memset(at_least, 0, TS_LEVEL_REGS * sizeof(*at_least));
+	for (i = 0; i < n; i++) {
 		for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
 			if (ts_slot_level(slot) <= depth[i])
 				at_least[slot] += share[i] * SPAN + 0.5;
+		at_least[TS_LEVEL_ABOVE] +=
+			ts_above_exact(depth[i]) * share[i] * SPAN + 0.5;
+	}
 }
 
 static void test_summary_hand(void **state)
 {
-	__s64 at_least[TS_LEVEL_SLOTS];
+	__s64 at_least[TS_LEVEL_REGS];
 	struct ts_depth_summary s;
 
 	{
@@ -248,7 +269,7 @@ static void test_summary_hand(void **state)
 		static const double sh[] = { 0.3, 0.7 };
 
 		shares(at_least, d, sh, 2);
-		ts_depth_summarize(at_least, SPAN, 0, &s);
+		ts_depth_summarize(at_least, SPAN, &s);
 		assert_float_equal(s.mean, 0.3 * 1 + 0.7 * 4, 1e-9);
 		assert_float_equal(s.busy_share, 1.0, 1e-12);
 		assert_int_equal(s.max, 4);
@@ -263,7 +284,7 @@ static void test_summary_hand(void **state)
 		static const double sh[] = { 0.35, 0.45, 0.09, 0.01 };
 
 		shares(at_least, d, sh, 4);
-		ts_depth_summarize(at_least, SPAN, 0, &s);
+		ts_depth_summarize(at_least, SPAN, &s);
 		assert_float_equal(s.mean, 0.35 + 1.35 + 0.9 + 0.63, 1e-9);
 		assert_float_equal(s.busy_share, 0.9, 1e-12);
 		assert_int_equal(s.max, 63);
@@ -278,7 +299,7 @@ static void test_summary_hand(void **state)
 		static const double sh[] = { 0.4 };
 
 		shares(at_least, d, sh, 1);
-		ts_depth_summarize(at_least, SPAN, 0, &s);
+		ts_depth_summarize(at_least, SPAN, &s);
 		assert_float_equal(s.mean, 0.8, 1e-9);
 		assert_float_equal(s.busy_share, 0.4, 1e-12);
 		assert_int_equal(s.max, 2);
@@ -289,62 +310,60 @@ static void test_summary_hand(void **state)
 
 static void test_summary_deep(void **state)
 {
-	__s64 at_least[TS_LEVEL_SLOTS];
+	__s64 at_least[TS_LEVEL_REGS];
 	struct ts_depth_summary s;
-	static const __u32 d100[] = { 100 }, d64[] = { 64 };
-	static const double all[] = { 1.0 };
+	static const __u32 d100[] = { 100 }, d64[] = { 64 }, d6465[] = { 64, 65 };
+	static const double all[] = { 1.0 }, halves[] = { 0.5, 0.5 };
 
 	/*
-	 * Depth 100 throughout: levels 96 and below read SPAN, 112 reads 0.
-	 * Levels 97..111 get the linear interpolation between SPAN and 0:
-	 * (15 - k + 1) / 16 for level 96 + k, 7.5 levels' worth in all, so
-	 * the mean is 96 + 7.5 and percentiles and max round down to 96.
+	 * Depth 100 throughout: levels 96 and below read SPAN, 112 reads 0,
+	 * and the area above 64 is 36 x SPAN: the mean is exact, percentiles
+	 * and max round down to the threshold 96.
 	 */
 	shares(at_least, d100, all, 1);
-	ts_depth_summarize(at_least, SPAN, 0, &s);
-	assert_float_equal(s.mean, 103.5, 1e-9);
+	ts_depth_summarize(at_least, SPAN, &s);
+	assert_float_equal(s.mean, 100, 1e-9);
 	assert_int_equal(s.max, 96);
 	assert_false(s.max_exact);
 	assert_int_equal(s.p50, 96);
 	assert_int_equal(s.p99, 96);
 	assert_float_equal(s.busy_share, 1.0, 1e-12);
+	/* the -D curve's classes interpolate between the thresholds */
+	assert_float_equal(ts_depth_at_least(at_least, 97, 0), SPAN * 15.0 / 16, 1);
+	assert_float_equal(ts_depth_at_least(at_least, 97, 100), SPAN * 15.0 / 16, 1);
+	assert_float_equal(ts_depth_at_least(at_least, 101, 100), 0, 1e-9);
 
-	/* 64 is a threshold, but 65..79 are not: not exact either */
+	/* 64 is a threshold, but 65..79 are not: the max is not exact */
 	shares(at_least, d64, all, 1);
-	ts_depth_summarize(at_least, SPAN, 0, &s);
+	ts_depth_summarize(at_least, SPAN, &s);
 	assert_int_equal(s.max, 64);
 	assert_false(s.max_exact);
 	assert_int_equal(s.p50, 64);
-	assert_float_equal(s.mean, 64 + 7.5, 1e-9);
-
-	/*
-	 * With the highest depth reached known (the counter's peak), levels
-	 * above it hold no time: 64 tags full all the time is a mean of 64
-	 * (make demo's 64 readers on 4 units read 70.7 before), and at 100
-	 * only 97..100 are interpolated: 96 + 1 + 4 - 4 * 5 / 32.
-	 */
-	ts_depth_summarize(at_least, SPAN, 64, &s);
 	assert_float_equal(s.mean, 64, 1e-9);
-	/* the -D curve's classes read the same levels (class 33-64 ends at 65) */
 	assert_float_equal(ts_depth_at_least(at_least, 65, 0), SPAN * 15.0 / 16, 1);
 	assert_float_equal(ts_depth_at_least(at_least, 65, 64), 0, 1e-9);
 	assert_float_equal(ts_depth_at_least(at_least, 64, 64), SPAN, 1e-9);
-	shares(at_least, d100, all, 1);
-	ts_depth_summarize(at_least, SPAN, 100, &s);
-	assert_float_equal(s.mean, 99.375, 1e-9);
-	ts_depth_summarize(at_least, SPAN, 90, &s); /* below a level with time */
-	assert_float_equal(s.mean, 96, 1e-9);
+
+	/*
+	 * 64 readers with one completion unseen: depth 64 half of the time,
+	 * 65 the other half. Interpolating between the thresholds 64 and 80
+	 * read 64 + 15/16 (make demo's 64 readers read 64.25-64.4 so); the
+	 * area above 64 gives the truth.
+	 */
+	shares(at_least, d6465, halves, 2);
+	ts_depth_summarize(at_least, SPAN, &s);
+	assert_float_equal(s.mean, 64.5, 1e-9);
 }
 
 static void test_summary_edges(void **state)
 {
-	__s64 at_least[TS_LEVEL_SLOTS] = { 0 };
+	__s64 at_least[TS_LEVEL_REGS] = { 0 };
 	struct ts_depth_summary s;
 
 	/* zero span: all zero, nothing read */
 	memset(&s, 0x55, sizeof(s));
 	at_least[0] = 5;
-	ts_depth_summarize(at_least, 0, 0, &s);
+	ts_depth_summarize(at_least, 0, &s);
 	assert_true(s.mean == 0 && s.busy_share == 0);
 	assert_int_equal(s.max, 0);
 	assert_false(s.max_exact);
@@ -352,7 +371,7 @@ static void test_summary_edges(void **state)
 
 	/* idle */
 	at_least[0] = 0;
-	ts_depth_summarize(at_least, SPAN, 0, &s);
+	ts_depth_summarize(at_least, SPAN, &s);
 	assert_true(s.mean == 0 && s.busy_share == 0);
 	assert_int_equal(s.max, 0);
 	assert_int_equal(s.p50 + s.p90 + s.p99, 0);
@@ -360,7 +379,7 @@ static void test_summary_edges(void **state)
 	/* a racing read: over the span is clamped, negative is zero */
 	at_least[0] = SPAN + 7;
 	at_least[1] = -3;
-	ts_depth_summarize(at_least, SPAN, 0, &s);
+	ts_depth_summarize(at_least, SPAN, &s);
 	assert_float_equal(s.busy_share, 1.0, 1e-12);
 	assert_float_equal(s.mean, 1.0, 1e-12);
 	assert_int_equal(s.max, 1);
@@ -373,8 +392,8 @@ static void test_summary_from_timeline(void **state)
 {
 	static struct ev ev[4000];
 	static __u64 by_depth[64]; /* ns spent at exactly this depth */
-	__u64 regs[TS_LEVEL_SLOTS] = { 0 }, t = 0, x = 2463534242ULL, end;
-	__s64 at_least[TS_LEVEL_SLOTS], depth = 0, cur = 0;
+	__u64 regs[TS_LEVEL_REGS] = { 0 }, t = 0, x = 2463534242ULL, end;
+	__s64 at_least[TS_LEVEL_REGS], depth = 0, cur = 0;
 	struct ts_depth_summary s;
 	double sum = 0, cum;
 	__u32 max = 0, p[3] = { 0 }, q;
@@ -403,10 +422,9 @@ static void test_summary_from_timeline(void **state)
 			cum += by_depth[i + 1];
 		p[q] = i;
 	}
-	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
-		at_least[slot] = ts_level_time(regs[slot], BOOT + end);
+	ts_levels_at(regs, (__u64)depth << TS_CLOCK_BITS, BOOT + end, at_least);
 	/* as of BOOT + end, the span starting at BOOT */
-	ts_depth_summarize(at_least, end, 0, &s);
+	ts_depth_summarize(at_least, end, &s);
 	assert_float_equal(s.mean, sum / end, 1e-9);
 	assert_int_equal(s.max, max);
 	assert_true(s.max_exact);
@@ -427,9 +445,9 @@ static void test_summary_from_timeline(void **state)
 static void test_summary_missed_completions(void **state)
 {
 	static struct ev ev[40000];
-	__u64 regs[TS_LEVEL_SLOTS] = { 0 }, t, area = 0;
+	__u64 regs[TS_LEVEL_REGS] = { 0 }, t, area = 0;
 	const __u64 service = 100000, gap = 20000, span = 1000 * MS;
-	__s64 at_least[TS_LEVEL_SLOTS], depth = 0;
+	__s64 at_least[TS_LEVEL_REGS], depth = 0;
 	__u64 ghost_issue[20];
 	struct ts_depth_summary s;
 	int n = 0, ghosts = 0, i, slot;
@@ -452,10 +470,9 @@ static void test_summary_missed_completions(void **state)
 	for (i = 0; i < n; i++)
 		bpf_apply(regs, &depth, &ev[i]);
 	assert_int_equal(depth, 0);
-	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
-		at_least[slot] = ts_level_time(regs[slot], BOOT + span);
+	ts_levels_at(regs, 0, BOOT + span, at_least);
 	assert_true(at_least[1] < 0 || at_least[20] < 0 || at_least[10] < 0);
-	ts_depth_summarize(at_least, span, 0, &s);
+	ts_depth_summarize(at_least, span, &s);
 	assert_float_equal(s.mean, (double)area / span, 1e-9);
 	assert_true(s.busy_share <= 1.0);
 	assert_int_equal(s.p50, 1);
