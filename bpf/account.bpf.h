@@ -84,12 +84,12 @@ static __always_inline void count_unissued(struct request *rq, u32 qid,
 
 	if (!ds)
 		return;
-	ds->events[TS_EV_UNISSUED]++;
+	__sync_fetch_and_add(&ds->events[TS_EV_UNISSUED], 1);
 	LOAD(direct, cmd_flags, rq->cmd_flags);
 	op = op_of(cmd_flags);
 	barrier_var(op); /* see hist_count */
 	if (op < TS_NR_OPS)
-		ds->op[op].unissued++;
+		__sync_fetch_and_add(&ds->op[op].unissued, 1);
 }
 
 /*
@@ -211,13 +211,15 @@ static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
 
 /*
  * Takes the record of @addr for its completion, copied to @rec first, and
- * its layer_recs entry to @mem when not NULL (a bio layer's): false when
- * there is none. A record that the sweep held and ended meanwhile was of an
- * older life; this one's may be in another slot (its issue found that one
- * held): looked for once more.
+ * its layer_recs entry to @mem when not NULL (a bio layer's): its slot,
+ * held until the caller took the request out of the depth (record_free),
+ * so that no other request can fill the slot and enter the depth first;
+ * NULL when there is none. A record that the sweep held and ended
+ * meanwhile was of an older life; this one's may be in another slot (its
+ * issue found that one held): looked for once more.
  */
-static __always_inline bool record_end(u64 addr, struct ts_rq_slot *rec,
-				       struct ts_layer_rec *mem)
+static __always_inline struct ts_rq_slot *
+record_end(u64 addr, struct ts_rq_slot *rec, struct ts_layer_rec *mem)
 {
 	struct ts_layer_rec *m;
 	struct ts_rq_slot *s;
@@ -227,15 +229,21 @@ static __always_inline bool record_end(u64 addr, struct ts_rq_slot *rec,
 	for (i = 0; i < 2; i++) {
 		s = rq_find(addr, &at);
 		if (!s)
-			return false;
+			return NULL;
 		*rec = *s;
 		m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
 		if (m)
 			*mem = *m;
-		if (rq_take(s, addr, 0))
-			return true;
+		if (rq_take(s, addr, addr + 1))
+			return s;
 	}
-	return false;
+	return NULL;
+}
+
+/* Frees slot @s, held by record_end or a requeue. */
+static __always_inline void record_free(struct ts_rq_slot *s)
+{
+	*(volatile u64 *)&s->rq = 0;
 }
 
 /* Direction @op's figures in @ds, or NULL (no @ds, or no such op). */
@@ -251,7 +259,11 @@ static __always_inline struct ts_op_stats *op_stats(struct ts_dev_stats *ds,
 	return &ds->op[i];
 }
 
-/* A request's figures for one completion (its record already ended). */
+/*
+ * A request's figures for one completion (its record already ended). Only
+ * the completion program adds to these, and the kernel never runs a
+ * program nested in itself on one CPU: plain adds are exact.
+ */
 static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
 					    const struct ts_rq_slot *rec,
 					    u64 now)
@@ -272,7 +284,7 @@ static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
 		os->total_ns += now - queued_ns;
 	}
 	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, rec->bytes))
-		ds->events[TS_EV_NO_HIST]++;
+		count_event(qid, TS_EV_NO_HIST);
 	else
 		depth_hist_add(st->hist_slot, rec->depth_class, now - issue_ns);
 }

@@ -49,10 +49,10 @@ static __always_inline void durable_enter(u32 qid, struct bio *bio,
 	key = ptr_value(bio);
 	LOAD(direct, d.bytes, bio->bi_iter.bi_size);
 	if (!bpf_map_delete_elem(&durable_bios, &key) && (ss = sync_stats(qid)))
-		ss->missed++;
+		__sync_fetch_and_add(&ss->missed, 1);
 	if (bpf_map_update_elem(&durable_bios, &key, &d, BPF_NOEXIST) &&
 	    (ss = sync_stats(qid)))
-		ss->untracked++;
+		__sync_fetch_and_add(&ss->untracked, 1);
 }
 
 /* Into the histograms of device @qid, when it has them. */
@@ -82,9 +82,10 @@ static __always_inline void durable_end(u64 key, u64 now)
 	ss = sync_stats(rec.qid);
 	if (!ss)
 		return;
-	ss->ios++;
-	ss->bytes += rec.bytes;
-	ss->total_ns += now - rec.queued_ns;
+	/* the completion and the bio layer's C can nest on one CPU */
+	__sync_fetch_and_add(&ss->ios, 1);
+	__sync_fetch_and_add(&ss->bytes, rec.bytes);
+	__sync_fetch_and_add(&ss->total_ns, now - rec.queued_ns);
 	durable_hist_add(rec.qid, now - rec.queued_ns, rec.bytes);
 }
 
@@ -169,7 +170,7 @@ static long durable_sweep_one(struct bpf_map *map, u64 *key,
 	if (*now - d->queued_ns < TS_SWEEP_MIN_AGE_NS || !durable_idle(*key, d))
 		return 0;
 	if (!bpf_map_delete_elem(&durable_bios, key) && (ss = sync_stats(d->qid)))
-		ss->missed++;
+		__sync_fetch_and_add(&ss->missed, 1);
 	return 0;
 }
 

@@ -22,7 +22,6 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 	u32 opf, bytes, at = 0;
 	u64 addr = (u64)bio;
 	s64 depth;
-	bool held;
 	u8 op;
 
 	LOAD(direct, opf, bio->bi_opf);
@@ -30,7 +29,7 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 	LOAD(direct, key.sector, bio->bi_iter.bi_sector);
 	op = op_of(opf);
 	pattern_count(qid, op, key.sector, bytes);
-	s = record_open(addr, now, &held, &at);
+	s = record_open(addr, now, &at);
 	if (!s) {
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
 		return;
@@ -43,7 +42,7 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 		m->sub_start_ns = 0;
 		m->sub_end_ns = 0;
 	}
-	depth = record_fill(st, qid, s, addr, held, now, bytes, op, now);
+	depth = record_fill(st, qid, s, addr, now, bytes, op, now);
 	if (keep_who) {
 		struct ts_submitter w;
 
@@ -141,7 +140,7 @@ static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
 	}
 	h = hist_of(st->hist_slot, op);
 	if (!h) {
-		ds->events[TS_EV_NO_HIST]++;
+		count_event(qid, TS_EV_NO_HIST);
 		return;
 	}
 	hist_count(h->service, q_to_c);
@@ -157,7 +156,7 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 {
 	struct ts_layer_rec mem = {};
 	struct ts_rq_extra x = {};
-	struct ts_rq_slot rec;
+	struct ts_rq_slot rec, *s;
 	u32 at;
 
 	if (st->has_uppers)
@@ -169,11 +168,13 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 	if (test_drop())
 		return;
 	rq_extra_get(at, &x);
-	if (!record_end(bio, &rec, &mem)) { /* the sweep ended it meanwhile */
+	s = record_end(bio, &rec, &mem);
+	if (!s) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return;
 	}
 	device_down(st, qid, now, false);
+	record_free(s);
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
 		      layer_time(&rec, &mem, qid, now), rec.depth_class);
 	slow_report(st, qid, &rec, &x, now);

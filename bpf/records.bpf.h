@@ -9,9 +9,11 @@
 
 /*
  * Request table. A slot's rq is 0 (free), the request's address, or the
- * address + 1 while a writer holds the record (a re-issue rewriting it, the
- * sweep checking it). A record is taken away by one compare-and-swap on rq,
- * so exactly one of the completion, a re-issue and the sweep ends it.
+ * address + 1 while a writer holds the record (an issue filling it, a
+ * re-issue rewriting it, the sweep checking it). A record is taken away by
+ * one compare-and-swap on rq, so exactly one of the completion, a re-issue
+ * and the sweep ends it; and it is published (held -> address) only once
+ * filled, so that the sweep never reads a half-written record.
  */
 static __always_inline struct ts_rq_slot *rq_find(u64 rq, u32 *at)
 {
@@ -47,7 +49,10 @@ static __always_inline bool rq_take(struct ts_rq_slot *s, u64 rq, u64 to)
 	return false;
 }
 
-/* A free slot for @rq (its index in *@at), or NULL: its probes all taken. */
+/*
+ * A free slot for @rq (its index in *@at), held, or NULL: its probes all
+ * taken.
+ */
 static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 {
 	struct ts_rq_slot *s;
@@ -59,7 +64,7 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
 		if (s && !s->rq &&
-		    __sync_val_compare_and_swap(&s->rq, 0, rq) == 0) {
+		    __sync_val_compare_and_swap(&s->rq, 0, rq + 1) == 0) {
 			*at = idx;
 			return s;
 		}
@@ -257,30 +262,30 @@ static __always_inline u64 request_queued_ns(struct request *rq,
 }
 
 /*
- * A record for @addr (a request, or a bio of a bio layer) being issued:
- * its old one, held, when its last completion went unseen (repaired
- * here), else a free slot; NULL when the table has none.
+ * A record for @addr (a request, or a bio of a bio layer) being issued,
+ * held: its old one when its last completion went unseen (repaired here),
+ * else a free slot; NULL when the table has none.
  */
 static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
-						      bool *held, u32 *at)
+						      u32 *at)
 {
 	struct ts_rq_slot *s = rq_find(addr, at);
 
-	*held = s && rq_take(s, addr, addr + 1);
-	if (!*held)
+	if (!s || !rq_take(s, addr, addr + 1))
 		return rq_claim(addr, at);
 	forget_request(s, now);
 	return s;
 }
 
 /*
- * Fills record @s of @addr and puts it in @st's depth: the depth, the
- * request included.
+ * Fills held record @s of @addr, puts it in @st's depth and publishes it:
+ * the depth, the request included. A depth below 1 counted a departure
+ * twice: the request is filed at depth 1 and counted (TS_EV_DEPTH_BELOW),
+ * which makes the report say its depth is not exact.
  */
 static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
-					struct ts_rq_slot *s, u64 addr,
-					bool held, u64 queued_ns, u32 bytes,
-					u8 op, u64 now)
+				       struct ts_rq_slot *s, u64 addr,
+				       u64 queued_ns, u32 bytes, u8 op, u64 now)
 {
 	s64 depth;
 
@@ -290,9 +295,10 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 	s->qid = qid;
 	s->op = op;
 	depth = device_up(st, qid, now);
-	s->depth_class = ts_depth_class(depth);
-	if (held)
-		__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
+	if (depth < 1)
+		count_event(qid, TS_EV_DEPTH_BELOW);
+	s->depth_class = ts_depth_class(depth < 1 ? 1 : depth);
+	__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
 	return depth;
 }
 

@@ -36,7 +36,6 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	u32 qid, cmd_flags, bytes, at;
 	u64 now, queued_ns, sector = 0;
 	s64 depth;
-	bool held;
 	u8 op;
 
 	LOAD(direct, q, rq->q);
@@ -52,13 +51,13 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 		LOAD(direct, sector, rq->__sector);
 		pattern_count(qid, op, sector, bytes);
 	}
-	s = record_open((u64)rq, now, &held, &at);
+	s = record_open((u64)rq, now, &at);
 	queued_ns = request_queued_ns(rq, bio, qid, op, direct, now, &who);
 	if (!s) { /* not tracked: counted untimed, its bios left */
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
 		return 0;
 	}
-	depth = record_fill(st, qid, s, (u64)rq, held, queued_ns, bytes, op, now);
+	depth = record_fill(st, qid, s, (u64)rq, queued_ns, bytes, op, now);
 	if (keep_who) {
 		LOAD(direct, sector, rq->__sector);
 		rq_extra_set(at, &who, sector, depth);
@@ -152,11 +151,13 @@ static __always_inline int on_complete(struct request *rq, int error,
 	if (test_drop())
 		return 0;
 	rq_extra_get(at, &x);
-	if (!record_end((u64)rq, &rec, NULL)) { /* the sweep ended it meanwhile */
+	s = record_end((u64)rq, &rec, NULL);
+	if (!s) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return 0;
 	}
 	device_down(st, qid, now, false);
+	record_free(s);
 	if (st->has_uppers)
 		members_done(rq, direct, now);
 	request_account(st, qid, &rec, now);
@@ -183,11 +184,12 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	if (!s)
 		return 0; /* not issued while we traced: still in the OS */
 	queued_ns = s->queued_ns;
-	if (!rq_take(s, (u64)rq, 0))
+	if (!rq_take(s, (u64)rq, (u64)rq + 1))
 		return 0;
 	now = bpf_ktime_get_ns();
 	count_event(qid, TS_EV_REQUEUE);
 	device_down(st, qid, now, false);
+	record_free(s);
 	if (light) /* its start_time_ns stays: Q goes on from there */
 		return 0;
 	LOAD(direct, bio, rq->bio);
