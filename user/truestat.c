@@ -294,6 +294,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->show_curve = o->depth;
 	r->show_pattern = o->pattern;
 	r->light = o->light;
+	r->units = o->units;
 	r->not_traced = not_traced;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
