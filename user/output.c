@@ -646,7 +646,8 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern);
 	for (i = 0; r->who && i < r->ndev; i++)
 		if (r->dev[i].active)
-			ts_who_print(f, r->who, r->dev[i].qid, r->dev[i].name,
+			ts_who_print(f, r->who, r->units, r->dev[i].qid,
+				     r->dev[i].name,
 				     r->dev[i].events[TS_EV_WHO_FULL]);
 	put_notes(f, r);
 }

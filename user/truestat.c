@@ -394,6 +394,7 @@ int main(int argc, char **argv)
 		topts.slow_ring = 1U << 20;
 	slow_printer.f = stdout;
 	slow_printer.json = o.json;
+	slow_printer.units = o.units;
 	slow_printer.cgroup_root = o.slow_ms >= 0 ? ts_cgroup2_root() : NULL;
 	topts.on_slow = ts_slow_print;
 	topts.on_slow_ctx = &slow_printer;
