@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # bash completion for truestat(8): its options; after -d/--device the disks
-# (/sys/block) and partitions (/sys/class/block); --hist=fine. Installed by
-# `make install` as share/bash-completion/completions/truestat; to try it
-# from the source tree: . completion/truestat.bash
+# (/sys/block) and partitions (/sys/class/block); --hist=fine; --units=us|ms.
+# Installed by `make install` as share/bash-completion/completions/truestat;
+# to try it from the source tree: . completion/truestat.bash
 
 # The names -d accepts, one per line: disks and partitions (a partition
 # traces its whole disk), sorted, each once.
@@ -31,7 +31,7 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --json --hist --depth --light --pattern --slow --by --top --prometheus --web.config.file --heatmap --verbose --raw-tp --version --help"
+	local longs="--device --json --hist --depth --light --pattern --slow --by --top --prometheus --web.config.file --heatmap --units --verbose --raw-tp --version --help"
 	local shorts="-d -j -H -D -L -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
@@ -49,6 +49,7 @@ _truestat()
 		case $opt in
 		--device) _truestat_devices_matching "--device=" "$cur" ;;
 		--hist) [[ fine == "$cur"* ]] && COMPREPLY=(--hist=fine) ;;
+		--units) mapfile -t COMPREPLY < <(compgen -W "us ms" -P "--units=" -- "$cur") ;;
 		--heatmap | --web.config.file)
 			mapfile -t COMPREPLY < <(compgen -f -P "$opt=" -- "$cur") ;;
 		esac
@@ -57,6 +58,7 @@ _truestat()
 	case $opt in
 	--device) _truestat_devices_matching "" "$cur"; return 0 ;;
 	--hist) [[ fine == "$cur"* ]] && COMPREPLY=(fine); return 0 ;;
+	--units) mapfile -t COMPREPLY < <(compgen -W "us ms" -- "$cur"); return 0 ;;
 	--heatmap | --web.config.file)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
 	?*) return 0 ;;
@@ -65,6 +67,10 @@ _truestat()
 	case $prev in
 	-d | --device)
 		_truestat_devices_matching "" "$cur"
+		return 0
+		;;
+	--units)
+		mapfile -t COMPREPLY < <(compgen -W "us ms" -- "$cur")
 		return 0
 		;;
 	--prometheus)

@@ -9,6 +9,7 @@
 #include "httpd.h"
 #include "opts.h"
 #include "truestat.h"
+#include "units.h"
 
 /* -DTS_VERSION from the Makefile: VERSION, and the commit when in git */
 #ifndef TS_VERSION
@@ -82,6 +83,13 @@ const char ts_usage[] =
 	"                     needs an interval; beyond 3600 columns, pairs of\n"
 	"                     older columns are merged (one column = 2, 4, ...\n"
 	"                     intervals)\n"
+	"      --units=us|ms  the unit of the tables' times; by default each\n"
+	"                     table picks one: us when its smallest non-zero\n"
+	"                     figure is below 0.1 ms, else ms, with as few\n"
+	"                     decimals as give that figure three significant\n"
+	"                     digits (so does every figure from 0.1 us up,\n"
+	"                     1 ns being the clock's step); the header names\n"
+	"                     it (QUEUE_us, P99_ms); JSON is always ms, to 1 ns\n"
 	"  -L, --light        about a third cheaper per I/O: two BPF programs per\n"
 	"                     I/O instead of three (bios are not followed, so\n"
 	"                     md, dm and zram devices are not traced).\n"
@@ -108,7 +116,9 @@ const char ts_usage[] =
 	"Examples:\n"
 	"  truestat                 trace all disks until Ctrl-C, print totals\n"
 	"  truestat 1 10            ten 1-second reports, then the totals\n"
-	"  truestat -d nvme0n1 1    one disk, every second\n"	"  truestat -d md0 1        md0 and the disks it is made of\n"
+	"  truestat -d nvme0n1 1    one disk, every second\n"
+	"  truestat --units=ms -d nvme0n1 1  the same, its times in ms always\n"
+	"  truestat -d md0 1        md0 and the disks it is made of\n"
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
@@ -231,6 +241,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 		{ "prometheus", required_argument, NULL, 'P' },
 		{ "web.config.file", required_argument, NULL, 'W' },
 		{ "heatmap", required_argument, NULL, 'M' },
+		{ "units", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -322,6 +333,12 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 					    "bad --heatmap '%s': needs a file name",
 					    optarg);
 			o->heatmap = optarg;
+			break;
+		case 'U':
+			if (ts_units_parse(optarg, &o->units))
+				return fail(err, errlen,
+					    "bad --units '%s': us or ms (default: per table)",
+					    optarg);
 			break;
 		case 'H':
 			if (optarg && strcmp(optarg, "fine"))

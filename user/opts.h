@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 
+#include "units.h"
+
 #define TS_MAX_DEVICE_ARGS 64
 #define TS_NAME_LEN 64
 
@@ -24,6 +26,7 @@ struct ts_opts {
 	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
 	const char *web_config; /* --web.config.file FILE, or NULL */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */
+	enum ts_unit units;	/* --units: TS_UNIT_AUTO unless fixed */
 	bool help;
 	bool version; /* -V, --version */
 	int ndevices;

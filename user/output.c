@@ -5,33 +5,38 @@
 #include "json.h"
 #include "output.h"
 
-static void put_ms(FILE *f, double ms, int width)
+/* "QUEUE" and @t: "QUEUE_us", a column's header with its unit. */
+static const char *head(char *buf, size_t len, const char *name,
+			const struct ts_tfmt *t)
 {
-	if (isnan(ms))
-		fprintf(f, " %*s", width, "-");
-	else
-		fprintf(f, " %*.3f", width, ms);
+	snprintf(buf, len, "%s_%s", name, ts_tfmt_unit(t));
+	return buf;
 }
 
-static void put_op_row(FILE *f, const char *dev, const char *op,
-		       const struct ts_op_figures *o)
+static bool op_shown(const struct ts_op_figures *o)
+{
+	return o->ios || o->missed || o->unissued;
+}
+
+static void put_op_row(FILE *f, const struct ts_tfmt *t, const char *dev,
+		       const char *op, const struct ts_op_figures *o)
 {
 	fprintf(f, "%-10s %-7s %10.1f %8.2f", dev, op, o->iops, o->mbps);
 	if (isnan(o->avg_kb))
 		fprintf(f, " %7s", "-");
 	else
 		fprintf(f, " %7.1f", o->avg_kb);
-	put_ms(f, o->queue_ms, 9);
-	put_ms(f, o->service_ms, 10);
-	put_ms(f, o->total_ms, 9);
+	ts_tfmt_put(f, t, o->queue_ms, 9);
+	ts_tfmt_put(f, t, o->service_ms, 10);
+	ts_tfmt_put(f, t, o->total_ms, 9);
 }
 
 /*
  * @light: the OS queue was not followed (--light), OS_QD is unknown; a
  * bio-based device has none (its bios go to the driver at Q).
  */
-static void put_device_columns(FILE *f, const struct ts_dev_report *d,
-			       bool light)
+static void put_device_columns(FILE *f, const struct ts_tfmt *t,
+			       const struct ts_dev_report *d, bool light)
 {
 	fprintf(f, " %6.2f %7s%u", d->device.mean,
 		d->device.max_exact ? "" : "<=", d->device.max);
@@ -40,7 +45,7 @@ static void put_device_columns(FILE *f, const struct ts_dev_report *d,
 	else
 		fprintf(f, " %6.2f", d->os.mean);
 	fprintf(f, " %6.1f", d->busy_pct);
-	put_ms(f, d->svctm_ms, 8);
+	ts_tfmt_put(f, t, d->svctm_ms, 8);
 	fputc('\n', f);
 }
 
@@ -50,7 +55,8 @@ static void put_blank_device_columns(FILE *f)
 }
 
 /* Durable writes: their rate and size, and TOTAL = Q -> end of sequence. */
-static void put_sync_row(FILE *f, const struct ts_dev_report *d)
+static void put_sync_row(FILE *f, const struct ts_tfmt *t,
+			 const struct ts_dev_report *d)
 {
 	const struct ts_sync_figures *s = &d->sync;
 
@@ -59,9 +65,9 @@ static void put_sync_row(FILE *f, const struct ts_dev_report *d)
 		fprintf(f, " %7.1f", s->bytes / 1024.0 / s->ios);
 	else
 		fprintf(f, " %7s", "-");
-	put_ms(f, NAN, 9);
-	put_ms(f, NAN, 10);
-	put_ms(f, s->total_ms, 9);
+	ts_tfmt_put(f, t, NAN, 9);
+	ts_tfmt_put(f, t, NAN, 10);
+	ts_tfmt_put(f, t, s->total_ms, 9);
 	put_blank_device_columns(f);
 }
 
@@ -71,18 +77,22 @@ static bool has_sync(const struct ts_dev_report *d)
 }
 
 /* What the sync row is, and what it could not time. */
-static void put_sync_notes(FILE *f, const struct ts_dev_report *d)
+static void put_sync_notes(FILE *f, const struct ts_dev_report *d,
+			   enum ts_unit units)
 {
 	const struct ts_sync_figures *s = &d->sync;
+	char t[32];
 
 	if (!has_sync(d))
 		return;
 	fprintf(f, "  note: %s: sync: %llu durable writes (REQ_PREFLUSH or REQ_FUA: fsync, O_DSYNC, journal commits), TOTAL from Q to the end of their flush sequence",
 		d->name, (unsigned long long)s->ios);
 	if (!isnan(s->flush_share))
-		fprintf(f, "; the flush commands' service (%llu, mean %.3f ms) summed is %.0f%% of theirs",
+		fprintf(f, "; the flush commands' service (%llu, mean %s) summed is %.0f%% of theirs",
 			(unsigned long long)s->flush_ios,
-			isnan(s->flush_ms) ? 0 : s->flush_ms, 100 * s->flush_share);
+			ts_time_str(t, sizeof(t),
+				    isnan(s->flush_ms) ? 0 : s->flush_ms, units),
+			100 * s->flush_share);
 	fputc('\n', f);
 	if (s->missed || s->untracked)
 		fprintf(f, "  note: %s: sync: %llu durable writes completed unseen and %llu not followed (table full): not in the sync row\n",
@@ -90,67 +100,93 @@ static void put_sync_notes(FILE *f, const struct ts_dev_report *d)
 			(unsigned long long)s->untracked);
 }
 
-static void put_pct_row(FILE *f, const char *dev, const char *op,
-			const char *what, double mean, const struct ts_pct *p)
+/* The percentile table, printed (@f) or only looked at (@f NULL). */
+struct pct_table {
+	FILE *f;
+	struct ts_tfmt t;
+	double min_ms; /* the smallest figure, when looking */
+	int rows;
+};
+
+static void put_pct_header(struct pct_table *p)
 {
-	fprintf(f, "%-10s %-7s %-8s", dev, op, what);
-	put_ms(f, mean, 9);
-	put_ms(f, p->p50, 9);
-	put_ms(f, p->p90, 9);
-	put_ms(f, p->p99, 9);
-	put_ms(f, p->p999, 9);
-	put_ms(f, p->max, 9);
-	fputc('\n', f);
+	static const char *const names[] = { "MEAN", "P50", "P90", "P99",
+					      "P99.9", "MAX" };
+	char buf[16];
+	int k;
+
+	fprintf(p->f, "%-10s %-7s %-8s", "DEVICE", "OP", "TIME");
+	for (k = 0; k < 6; k++)
+		fprintf(p->f, " %9s", head(buf, sizeof(buf), names[k], &p->t));
+	fputc('\n', p->f);
+}
+
+static void put_pct_row(struct pct_table *p, const char *dev, const char *op,
+			const char *what, double mean, const struct ts_pct *q)
+{
+	const double v[] = { mean, q->p50, q->p90, q->p99, q->p999, q->max };
+	int k;
+
+	if (!p->f) {
+		for (k = 0; k < 6; k++)
+			ts_tmin_see(&p->min_ms, v[k]);
+		return;
+	}
+	if (!p->rows++)
+		put_pct_header(p);
+	fprintf(p->f, "%-10s %-7s %-8s", dev, op, what);
+	for (k = 0; k < 6; k++)
+		ts_tfmt_put(p->f, &p->t, v[k], 9);
+	fputc('\n', p->f);
 }
 
 /* Direction @op's rows: queue (none if bio-based), service, total, layer. */
-static void put_pct_rows(FILE *f, const struct ts_dev_report *d, int op)
+static void put_pct_rows(struct pct_table *p, const struct ts_dev_report *d,
+			 int op)
 {
 	const struct ts_op_figures *o = &d->op[op];
 	const char *name = ts_op_names[op];
 
 	if (o->queued_ios && !d->bio_layer)
-		put_pct_row(f, d->name, name, "queue", o->queue_ms, &o->queue_p);
-	put_pct_row(f, d->name, name, "service", o->service_ms, &o->service_p);
+		put_pct_row(p, d->name, name, "queue", o->queue_ms, &o->queue_p);
+	put_pct_row(p, d->name, name, "service", o->service_ms, &o->service_p);
 	if (o->queued_ios)
-		put_pct_row(f, d->name, name, "total", o->total_ms, &o->total_p);
+		put_pct_row(p, d->name, name, "total", o->total_ms, &o->total_p);
 	if (o->layer_ios)
-		put_pct_row(f, d->name, name, "layer", o->layer_ms, &o->layer_p);
+		put_pct_row(p, d->name, name, "layer", o->layer_ms, &o->layer_p);
 }
 
-static void put_pct_header(FILE *f, int *header)
+static void walk_percentiles(struct pct_table *p, const struct ts_report *r)
 {
-	if (!(*header)++)
-		fprintf(f, "%-10s %-7s %-8s %9s %9s %9s %9s %9s %9s\n",
-			"DEVICE", "OP", "TIME", "MEAN_ms", "P50_ms", "P90_ms",
-			"P99_ms", "P99.9_ms", "MAX_ms");
-}
-
-/*
- * Means and percentiles of queue, service and total time, per direction,
- * and of the durable writes' total time.
- */
-static void put_percentiles(FILE *f, const struct ts_report *r)
-{
-	int i, op, header = 0;
+	int i, op;
 
 	for (i = 0; i < r->ndev; i++) {
 		const struct ts_dev_report *d = &r->dev[i];
 
 		if (!d->active)
 			continue;
-		for (op = 0; op < TS_NR_OPS; op++) {
-			if (!d->op[op].ios || !d->op[op].has_hist)
-				continue;
-			put_pct_header(f, &header);
-			put_pct_rows(f, d, op);
-		}
-		if (!d->sync.ios || !d->sync.has_hist)
-			continue;
-		put_pct_header(f, &header);
-		put_pct_row(f, d->name, "sync", "total", d->sync.total_ms,
-			    &d->sync.total_p);
+		for (op = 0; op < TS_NR_OPS; op++)
+			if (d->op[op].ios && d->op[op].has_hist)
+				put_pct_rows(p, d, op);
+		if (d->sync.ios && d->sync.has_hist)
+			put_pct_row(p, d->name, "sync", "total",
+				    d->sync.total_ms, &d->sync.total_p);
 	}
+}
+
+/*
+ * Means and percentiles of queue, service and total time, per direction,
+ * and of the durable writes' total time: once to find the table's unit
+ * from all its figures, once to print.
+ */
+static void put_percentiles(FILE *f, const struct ts_report *r)
+{
+	struct pct_table p = { .min_ms = INFINITY };
+
+	walk_percentiles(&p, r);
+	p.t = ts_tfmt_pick(p.min_ms, r->units);
+	p.f = f;
+	walk_percentiles(&p, r);
 }
 
 /* -H: the histograms of every active device and direction. */
@@ -261,10 +297,30 @@ static void put_curve_limit(FILE *f, const struct ts_dev_report *d,
 	}
 }
 
+static void put_saturation(FILE *f, const struct ts_curve *c,
+			   enum ts_unit units)
+{
+	char a[24], p95[32], p95_1[32];
+
+	ts_time_str(p95_1, sizeof(p95_1), c->row[0].p95_ms, units);
+	if (c->saturation_row == -2)
+		fprintf(f, "  saturation: not enough evidence at depth 1 to compare with\n");
+	else if (c->saturation_row < 0)
+		fprintf(f, "  saturation: none seen (no depth's p95 service above %.0fx depth 1's %s)\n",
+			TS_CURVE_SATURATION, p95_1);
+	else
+		fprintf(f, "  saturation: from depth %s: p95 service %s > %.0fx depth 1's %s\n",
+			depths(&c->row[c->saturation_row], a, sizeof(a)),
+			ts_time_str(p95, sizeof(p95),
+				    c->row[c->saturation_row].p95_ms, units),
+			TS_CURVE_SATURATION, p95_1);
+}
+
 static void put_curve_verdict(FILE *f, const struct ts_dev_report *d,
-			      bool light)
+			      const struct ts_report *r)
 {
 	const struct ts_curve *c = &d->curve;
+	bool light = r->light;
 	char a[24], b[24];
 
 	if (c->parallelism_row < 0)
@@ -280,16 +336,7 @@ static void put_curve_verdict(FILE *f, const struct ts_dev_report *d,
 			depths(&c->row[c->parallelism_row], a, sizeof(a)),
 			100 * (TS_CURVE_GROWTH - 1), c->row[c->parallelism_row].iops);
 	put_curve_limit(f, d, light);
-	if (c->saturation_row == -2)
-		fprintf(f, "  saturation: not enough evidence at depth 1 to compare with\n");
-	else if (c->saturation_row < 0)
-		fprintf(f, "  saturation: none seen (no depth's p95 service above %.0fx depth 1's %.3f ms)\n",
-			TS_CURVE_SATURATION, c->row[0].p95_ms);
-	else
-		fprintf(f, "  saturation: from depth %s: p95 service %.3f ms > %.0fx depth 1's %.3f ms\n",
-			depths(&c->row[c->saturation_row], a, sizeof(a)),
-			c->row[c->saturation_row].p95_ms, TS_CURVE_SATURATION,
-			c->row[0].p95_ms);
+	put_saturation(f, c, r->units);
 	if (c->best_row < 0)
 		fprintf(f, "  headroom: unknown: no deeper depth than now (%s) was observed long enough\n",
 			depths(&c->row[c->now_row], a, sizeof(a)));
@@ -302,9 +349,34 @@ static void put_curve_verdict(FILE *f, const struct ts_dev_report *d,
 			c->row[c->best_row].time_s);
 }
 
+/* The format of @c's table, from the percentiles it prints. */
+static struct ts_tfmt curve_fmt(const struct ts_curve *c, enum ts_unit units)
+{
+	double min = INFINITY;
+	int k;
+
+	for (k = 0; k < c->nrows; k++) {
+		ts_tmin_see(&min, c->row[k].p50_ms);
+		ts_tmin_see(&min, c->row[k].p95_ms);
+		ts_tmin_see(&min, c->row[k].p99_ms);
+	}
+	return ts_tfmt_pick(min, units);
+}
+
+static void put_curve_header(FILE *f, const struct ts_tfmt *t)
+{
+	char p50[16], p95[16], p99[16];
+
+	fprintf(f, "%-10s %7s %7s %8s %12s %10s %10s %10s\n", "DEPTH",
+		"TIME%", "MEAN", "IOS", "IOPS", head(p50, sizeof(p50), "P50", t),
+		head(p95, sizeof(p95), "P95", t),
+		head(p99, sizeof(p99), "P99", t));
+}
+
 /* --depth: per disk, the parallelism curve and what follows from it. */
 static void put_curves(FILE *f, const struct ts_report *r)
 {
+	struct ts_tfmt t;
 	char buf[24];
 	int i, k;
 
@@ -315,9 +387,8 @@ static void put_curves(FILE *f, const struct ts_report *r)
 		if (!d->active || !d->has_curve || !c->nrows)
 			continue;
 		fprintf(f, "\n%s: service time by the device's depth at issue\n", d->name);
-		fprintf(f, "%-10s %7s %7s %8s %12s %10s %10s %10s\n", "DEPTH",
-			"TIME%", "MEAN", "IOS", "IOPS", "P50_ms", "P95_ms",
-			"P99_ms");
+		t = curve_fmt(c, r->units);
+		put_curve_header(f, &t);
 		for (k = 0; k < c->nrows; k++) {
 			const struct ts_curve_row *row = &c->row[k];
 
@@ -326,15 +397,15 @@ static void put_curves(FILE *f, const struct ts_report *r)
 				isnan(row->mean_depth) ? 0 : row->mean_depth,
 				(unsigned long long)row->completions,
 				isnan(row->iops) ? 0 : row->iops);
-			put_ms(f, row->p50_ms, 10);
-			put_ms(f, row->p95_ms, 10);
-			put_ms(f, row->p99_ms, 10);
+			ts_tfmt_put(f, &t, row->p50_ms, 10);
+			ts_tfmt_put(f, &t, row->p95_ms, 10);
+			ts_tfmt_put(f, &t, row->p99_ms, 10);
 			fputs(row->evidence ? "\n" : "  (little evidence)\n", f);
 		}
 		if (!d->device.exact)
 			fprintf(f, "  not exact: while completions went unseen the depth counter was up to %u too high, so some requests sit in deeper classes than they were\n",
 				d->device.excess);
-		put_curve_verdict(f, d, r->light);
+		put_curve_verdict(f, d, r);
 	}
 }
 
@@ -388,15 +459,20 @@ static const struct ts_dev_report *member_report(const struct ts_report *r,
 }
 
 /* "; layer time 0.012 ms mean, 0.020 ms p99 over 812 bios" */
-static void put_layer_time(FILE *f, const struct ts_op_figures *all)
+static void put_layer_time(FILE *f, const struct ts_op_figures *all,
+			   enum ts_unit units)
 {
+	char t[32];
+
 	if (!all->layer_ios) {
 		fputs("; layer time unknown (bios not mapped one-to-one)", f);
 		return;
 	}
-	fprintf(f, "; layer time %.3f ms mean", all->layer_ms);
+	fprintf(f, "; layer time %s mean",
+		ts_time_str(t, sizeof(t), all->layer_ms, units));
 	if (all->has_hist && !isnan(all->layer_p.p99))
-		fprintf(f, ", %.3f ms p99", all->layer_p.p99);
+		fprintf(f, ", %s p99",
+			ts_time_str(t, sizeof(t), all->layer_p.p99, units));
 	fprintf(f, " over %llu bios", (unsigned long long)all->layer_ios);
 }
 
@@ -404,8 +480,8 @@ static void put_layer_time(FILE *f, const struct ts_op_figures *all)
  * After a stacked device's rows, one line with its members' CONC and
  * SERVICE ("-" where a member has none) and its own layer time.
  */
-static void put_stack(FILE *f, const struct ts_report *r,
-		      const struct ts_dev_report *d)
+static void put_stack(FILE *f, const struct ts_tfmt *t,
+		      const struct ts_report *r, const struct ts_dev_report *d)
 {
 	const struct ts_stack *s = &d->stack;
 	const struct ts_dev_report *m;
@@ -424,11 +500,11 @@ static void put_stack(FILE *f, const struct ts_report *r,
 	fputs(", SERVICE", f);
 	for (k = 0; k < s->nmembers; k++) {
 		m = member_report(r, &s->member[k]);
-		put_ms(f, m ? m->all.service_ms : NAN, 0);
+		ts_tfmt_put(f, t, m ? m->all.service_ms : NAN, 0);
 	}
-	fputs(" ms)", f);
+	fprintf(f, " %s)", ts_tfmt_unit(t));
 	if (d->bio_layer)
-		put_layer_time(f, &d->all);
+		put_layer_time(f, &d->all, r->units);
 	fputc('\n', f);
 }
 
@@ -442,7 +518,7 @@ static void put_notes(FILE *f, const struct ts_report *r)
 	put_inexact(f, r);
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
-			put_sync_notes(f, &r->dev[i]);
+			put_sync_notes(f, &r->dev[i], r->units);
 	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++)
 			if (r->dev[i].events[e])
@@ -470,8 +546,53 @@ static void put_idle_hint(FILE *f, const struct ts_report *r)
 		   "source tree, make demo: a simulated disk against iostat)\n");
 }
 
+static void see_op(double *min, const struct ts_op_figures *o)
+{
+	ts_tmin_see(min, o->queue_ms);
+	ts_tmin_see(min, o->service_ms);
+	ts_tmin_see(min, o->total_ms);
+}
+
+/* The main table's format, from every time its rows and stack lines show. */
+static struct ts_tfmt main_fmt(const struct ts_report *r)
+{
+	const struct ts_dev_report *d, *m;
+	double min = INFINITY;
+	int i, op, k;
+
+	for (i = 0; i < r->ndev; i++) {
+		d = &r->dev[i];
+		if (!d->active)
+			continue;
+		for (op = 0; op < TS_NR_OPS; op++)
+			if (op_shown(&d->op[op]))
+				see_op(&min, &d->op[op]);
+		if (d->nops_active != 1)
+			see_op(&min, &d->all);
+		ts_tmin_see(&min, d->svctm_ms);
+		if (has_sync(d))
+			ts_tmin_see(&min, d->sync.total_ms);
+		for (k = 0; k < d->stack.nmembers; k++)
+			if ((m = member_report(r, &d->stack.member[k])))
+				ts_tmin_see(&min, m->all.service_ms);
+	}
+	return ts_tfmt_pick(min, r->units);
+}
+
+static void put_main_header(FILE *f, const struct ts_tfmt *t)
+{
+	char q[16], s[16], to[16], sv[16];
+
+	fprintf(f, "\n%-10s %-7s %10s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
+		"DEVICE", "OP", "IOPS", "MB/s", "AVG_KB",
+		head(q, sizeof(q), "QUEUE", t), head(s, sizeof(s), "SERVICE", t),
+		head(to, sizeof(to), "TOTAL", t), "CONC", "CONC_MAX", "OS_QD",
+		"BUSY%", head(sv, sizeof(sv), "SVCTM", t));
+}
+
 void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 {
+	struct ts_tfmt t;
 	char stamp[32];
 	int i, op, shown = 0;
 
@@ -488,33 +609,31 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		put_notes(f, r);
 		return;
 	}
-	fprintf(f, "\n%-10s %-7s %10s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
-		"DEVICE", "OP", "IOPS", "MB/s", "AVG_KB", "QUEUE_ms",
-		"SERVICE_ms", "TOTAL_ms", "CONC", "CONC_MAX", "OS_QD", "BUSY%",
-		"SVCTM_ms");
+	t = main_fmt(r);
+	put_main_header(f, &t);
 	for (i = 0; i < r->ndev; i++) {
 		const struct ts_dev_report *d = &r->dev[i];
 
 		if (!d->active)
 			continue;
 		for (op = 0; op < TS_NR_OPS; op++) {
-			if (!d->op[op].ios && !d->op[op].missed && !d->op[op].unissued)
+			if (!op_shown(&d->op[op]))
 				continue;
-			put_op_row(f, d->name, ts_op_names[op], &d->op[op]);
+			put_op_row(f, &t, d->name, ts_op_names[op], &d->op[op]);
 			if (d->nops_active == 1) {
-				put_device_columns(f, d, r->light);
+				put_device_columns(f, &t, d, r->light);
 				break;
 			}
 			put_blank_device_columns(f);
 		}
 		if (d->nops_active != 1) {
-			put_op_row(f, d->name, "all", &d->all);
-			put_device_columns(f, d, r->light);
+			put_op_row(f, &t, d->name, "all", &d->all);
+			put_device_columns(f, &t, d, r->light);
 		}
 		if (has_sync(d))
-			put_sync_row(f, d);
+			put_sync_row(f, &t, d);
 		if (d->stack.nmembers)
-			put_stack(f, r, d);
+			put_stack(f, &t, r, d);
 	}
 	put_stuck(f, r);
 	put_percentiles(f, r);
@@ -527,7 +646,8 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern);
 	for (i = 0; r->who && i < r->ndev; i++)
 		if (r->dev[i].active)
-			ts_who_print(f, r->who, r->dev[i].qid, r->dev[i].name,
+			ts_who_print(f, r->who, r->units, r->dev[i].qid,
+				     r->dev[i].name,
 				     r->dev[i].events[TS_EV_WHO_FULL]);
 	put_notes(f, r);
 }

@@ -14,6 +14,7 @@
 #include "curve.h"
 #include "pattern.h"
 #include "who.h"
+#include "units.h"
 
 /* One traced device as read from the maps at one moment. */
 struct ts_dev_snap {
@@ -105,6 +106,7 @@ struct ts_report {
 	bool show_pattern; /* print the access pattern (--pattern) */
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
+	enum ts_unit units; /* --units: the tables' time unit, or per table */
 	const char *not_traced; /* disks no report covers (bio-based ones
 				 * under --light), space separated, or NULL */
 	double span_s;

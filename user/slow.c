@@ -136,15 +136,17 @@ static void print_json(struct ts_slow_printer *p, const struct ts_slow_event *e,
 static void print_line(struct ts_slow_printer *p, const struct ts_slow_event *e,
 		       const char *dev, const char *cgroup)
 {
-	char when[48], queue[24] = "-";
+	char when[48], q[32], sv[32], t[32];
 
 	wall_time(e->end_ns, false, when, sizeof(when));
-	if (e->queue_ns)
-		snprintf(queue, sizeof(queue), "%.3f", e->queue_ns / 1e6);
-	fprintf(p->f, "slow %s %-10s %-6s sector %llu %u B  queue %s service %.3f total %.3f ms  depth %u",
+	fprintf(p->f, "slow %s %-10s %-6s sector %llu %u B  queue %s service %s total %s  depth %u",
 		when, dev, e->op < TS_NR_OPS ? ts_op_names[e->op] : "?",
-		(unsigned long long)e->sector, e->bytes, queue,
-		e->service_ns / 1e6, e->total_ns / 1e6, e->depth);
+		(unsigned long long)e->sector, e->bytes,
+		ts_time_str(q, sizeof(q), e->queue_ns ? e->queue_ns / 1e6 : NAN,
+			    p->units),
+		ts_time_str(sv, sizeof(sv), e->service_ns / 1e6, p->units),
+		ts_time_str(t, sizeof(t), e->total_ns / 1e6, p->units),
+		e->depth);
 	if (e->who.tgid)
 		fprintf(p->f, "  pid %u %.16s cgroup %s\n", e->who.tgid,
 			e->who.comm, cgroup ? cgroup : "?");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "truestat.h"
+#include "units.h"
 
 struct ts_slow_printer {
 	FILE *f;
@@ -17,6 +18,7 @@ struct ts_slow_printer {
 	const char *sysroot;	 /* "/sys": device names */
 	const char *cgroup_root; /* the cgroup v2 mount, NULL: ids only */
 	unsigned long long printed;
+	enum ts_unit units; /* --units, or each time in its own */
 };
 
 /* The mount point of cgroup v2 (from /proc/self/mounts), or NULL. */

@@ -282,6 +282,12 @@ static void who_report(const struct ts_opts *o, bool totals,
 	r->who = &who_span;
 }
 
+/*
+ * TRUESTAT_TEST_JSON=FILE: each table report also goes to FILE as JSON,
+ * so that a test can hold the table against the JSON of the same report.
+ */
+static FILE *test_json;
+
 /* Prints one report; false once stdout is gone (e.g. `| head`). */
 static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
@@ -294,11 +300,16 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->show_curve = o->depth;
 	r->show_pattern = o->pattern;
 	r->light = o->light;
+	r->units = o->units;
 	r->not_traced = not_traced;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else
 		ts_print_table(stdout, r, time(NULL));
+	if (test_json && !o->json) {
+		ts_print_json(test_json, r, time(NULL));
+		fflush(test_json);
+	}
 	return fflush(stdout) == 0 && !ferror(stdout);
 }
 
@@ -393,6 +404,7 @@ int main(int argc, char **argv)
 		topts.slow_ring = 1U << 20;
 	slow_printer.f = stdout;
 	slow_printer.json = o.json;
+	slow_printer.units = o.units;
 	slow_printer.cgroup_root = o.slow_ms >= 0 ? ts_cgroup2_root() : NULL;
 	topts.on_slow = ts_slow_print;
 	topts.on_slow_ctx = &slow_printer;
@@ -405,6 +417,9 @@ int main(int argc, char **argv)
 	/* drop one completion in N, as the platform does (README) */
 	topts.test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
 					  false, "a number, 2 to 1000000");
+	if (getenv("TRUESTAT_TEST_JSON") &&
+	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
+		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");
 	/* for bench/overhead.sh: the cost of programs that do nothing */
 	topts.bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
 

@@ -131,36 +131,68 @@ static void add(struct ts_who_stats *sum, const struct ts_who_stats *x)
 	sum->total_ns += x->total_ns;
 }
 
-static void print_row(FILE *f, const struct ts_who_span *w, int op,
+/* A device's table, printed (@f) or only looked at for its unit (@f NULL). */
+struct who_table {
+	FILE *f;
+	const struct ts_who_span *w;
+	const char *name; /* the device's */
+	struct ts_tfmt t;
+	double min_ms;
+	int rows;
+};
+
+static void print_header(struct who_table *p)
+{
+	const char *u = ts_tfmt_unit(&p->t);
+	char q[16], s[16], t[16], p99[16];
+
+	snprintf(q, sizeof(q), "QUEUE_%s", u);
+	snprintf(s, sizeof(s), "SERVICE_%s", u);
+	snprintf(t, sizeof(t), "TOTAL_%s", u);
+	snprintf(p99, sizeof(p99), "P99_%s", u);
+	fprintf(p->f, "\n%s: by %s (captured at Q), the %d with the most total time\n  %-6s %9s %8s %9s %10s %9s %8s  %s\n",
+		p->name, p->w->by == TS_BY_CGROUP ? "cgroup" : "process",
+		p->w->top, "OP", "IOS", "MB/s", q, s, t, p99,
+		p->w->by == TS_BY_CGROUP ? "CGROUP" : "PROCESS");
+}
+
+static void print_row(struct who_table *p, int op,
 		      const struct ts_who_stats *s, double p99,
 		      const char *name)
 {
-	fprintf(f, "  %-6s %9llu %8.2f %9.3f %10.3f %9.3f %8.3f  %s\n",
-		ts_op_names[op], (unsigned long long)s->ios,
-		w->span_s > 0 ? s->bytes / w->span_s / 1e6 : 0,
-		mean_ms(s->queue_ns, s->queued_ios),
-		mean_ms(s->service_ns, s->ios),
-		mean_ms(s->total_ns, s->ios), p99, name);
+	const double v[] = { mean_ms(s->queue_ns, s->queued_ios),
+			     mean_ms(s->service_ns, s->ios),
+			     mean_ms(s->total_ns, s->ios), p99 };
+	static const int width[] = { 9, 10, 9, 8 };
+	int k;
+
+	if (!p->f) {
+		for (k = 0; k < 4; k++)
+			ts_tmin_see(&p->min_ms, v[k]);
+		return;
+	}
+	if (!p->rows++)
+		print_header(p);
+	fprintf(p->f, "  %-6s %9llu %8.2f", ts_op_names[op],
+		(unsigned long long)s->ios,
+		p->w->span_s > 0 ? s->bytes / p->w->span_s / 1e6 : 0);
+	for (k = 0; k < 4; k++)
+		ts_tfmt_put(p->f, &p->t, v[k], width[k]);
+	fprintf(p->f, "  %s\n", name);
 }
 
-void ts_who_print(FILE *f, const struct ts_who_span *w, unsigned int qid,
-		  const char *name, unsigned long long not_attributed)
+/* Each direction's top submitters of device @qid, the rest as "other". */
+static void walk_rows(struct who_table *p, unsigned int qid)
 {
+	const struct ts_who_span *w = p->w;
 	const char *kind = w->by == TS_BY_CGROUP ? "cgroup" : "process";
-	int op, first, n, i, shown = 0;
+	int op, first, n, i;
 	char buf[300];
 
 	for (op = 0; op < TS_NR_OPS; op++) {
 		n = rows_of(w, qid, op, &first);
-		if (!n)
-			continue;
-		if (!shown++)
-			fprintf(f, "\n%s: by %s (captured at Q), the %d with the most total time\n  %-6s %9s %8s %9s %10s %9s %8s  %s\n",
-				name, kind, w->top, "OP", "IOS", "MB/s",
-				"QUEUE_ms", "SERVICE_ms", "TOTAL_ms", "P99_ms",
-				w->by == TS_BY_CGROUP ? "CGROUP" : "PROCESS");
 		for (i = first; i < first + n && i < first + w->top; i++)
-			print_row(f, w, op, &w->e[i].s, p99_ms(&w->e[i].s),
+			print_row(p, op, &w->e[i].s, p99_ms(&w->e[i].s),
 				  ts_who_name(w, &w->e[i], buf, sizeof(buf)));
 		if (n > w->top) {
 			struct ts_who_stats other = { 0 };
@@ -169,10 +201,22 @@ void ts_who_print(FILE *f, const struct ts_who_span *w, unsigned int qid,
 				add(&other, &w->e[i].s);
 			snprintf(buf, sizeof(buf), "other (%d %ss)", n - w->top,
 				 kind);
-			print_row(f, w, op, &other, NAN, buf);
+			print_row(p, op, &other, NAN, buf);
 		}
 	}
-	if (shown && not_attributed)
+}
+
+void ts_who_print(FILE *f, const struct ts_who_span *w, enum ts_unit units,
+		  unsigned int qid, const char *name,
+		  unsigned long long not_attributed)
+{
+	struct who_table p = { .w = w, .name = name, .min_ms = INFINITY };
+
+	walk_rows(&p, qid);
+	p.t = ts_tfmt_pick(p.min_ms, units);
+	p.f = f;
+	walk_rows(&p, qid);
+	if (p.rows && not_attributed)
 		fprintf(f, "  %llu requests not attributed: the table of %d submitters was full\n",
 			not_attributed, TS_WHO_ENTRIES);
 }

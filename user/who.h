@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "truestat.h"
+#include "units.h"
 
 struct ts_who_entry {
 	struct ts_who_key key;
@@ -40,8 +41,9 @@ const char *ts_who_name(const struct ts_who_span *w,
 			const struct ts_who_entry *e, char *buf, size_t len);
 
 /* Device @qid's section (nothing when its requests had no submitter). */
-void ts_who_print(FILE *f, const struct ts_who_span *w, unsigned int qid,
-		  const char *name, unsigned long long not_attributed);
+void ts_who_print(FILE *f, const struct ts_who_span *w, enum ts_unit units,
+		  unsigned int qid, const char *name,
+		  unsigned long long not_attributed);
 
 /* Device @qid's "by" object. */
 void ts_who_json(struct tj *j, const struct ts_who_span *w, unsigned int qid,

@@ -65,6 +65,8 @@ fi
 # Each option that takes a value: malformed, empty, out of range, repeated.
 expect flag_with_value 2 "option '--depth' takes no value" -- $T --depth=3
 expect bad_hist 2 "bad --hist 'coarse': only --hist=fine" -- $T --hist=coarse 1 1
+expect bad_units 2 "bad --units 'x': us or ms (default: per table)" -- $T --units=x 1 1
+expect units_without_value 2 "option '--units' needs a value" -- $T --units
 expect bad_prometheus_port 2 "bad --prometheus '0': port must be 1 to 65535" -- $T --prometheus=0
 expect bad_prometheus_empty 2 "bad --prometheus '': port must be 1 to 65535" -- $T --prometheus=
 expect bad_prometheus_huge 2 "bad --prometheus '99999': port must be 1 to 65535" -- $T --prometheus=99999

@@ -137,6 +137,8 @@ expect_comp complete_attached "-d${LOOP}p1" truestat "-d${LOOP}p"
 expect_comp complete_h "--heatmap --help --hist" truestat --h
 expect_comp complete_hist_fine "fine" truestat --hist =
 expect_comp complete_hist_fine_one_word "--hist=fine" truestat --hist=f
+expect_comp complete_units "ms us" truestat --units ""
+expect_comp complete_units_one_word "--units=us" truestat --units=u
 expect_comp complete_interval "" truestat -j 1
 longs=$(grep -- '^--' "$tmp/help.opts" | sort | xargs)
 expect_comp complete_every_long_option "$longs" truestat --

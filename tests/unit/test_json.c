@@ -306,6 +306,45 @@ static void test_table_idle(void **state)
 			    "22:13:20  totals over 2.00 s  no I/O on the traced disks\n");
 }
 
+/*
+ * A fast device: the table's times switch to us (3 significant digits,
+ * the header says so); --units=ms keeps ms with the decimals they need.
+ */
+static void test_table_units(void **state)
+{
+	static struct ts_report r;
+	const char *text;
+	FILE *f;
+
+	fill_report(&r);
+	r.dev[0].op[TS_OP_READ].service_ms = 0.0104;
+	r.dev[0].all = r.dev[0].op[TS_OP_READ];
+	r.dev[0].svctm_ms = 0.0139;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	text = done(f);
+	assert_non_null(strstr(text, " QUEUE_us SERVICE_us  TOTAL_us "));
+	assert_non_null(strstr(text, " BUSY% SVCTM_us\n"));
+	assert_non_null(strstr(text, "         -       10.4         - "));
+	assert_non_null(strstr(text, "   75.0     13.9\n"));
+	free(out);
+	r.units = TS_UNIT_MS;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	text = done(f);
+	assert_non_null(strstr(text, " QUEUE_ms SERVICE_ms  TOTAL_ms "));
+	assert_non_null(strstr(text, "         -     0.0104         - "));
+	assert_non_null(strstr(text, "   75.0   0.0139\n"));
+	free(out);
+	/* a slow disk's table is as it always was */
+	fill_report(&r);
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	text = done(f);
+	assert_non_null(strstr(text, " QUEUE_ms SERVICE_ms  TOTAL_ms "));
+	assert_non_null(strstr(text, "         -      0.500         - "));
+}
+
 /* Requests in the device for a second or more are reported as stuck. */
 static void test_table_stuck(void **state)
 {
@@ -455,10 +494,12 @@ static void test_table_stacked(void **state)
 	text = done(f);
 	assert_non_null(strstr(text,
 		"md0        read         406.0     1.66     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
-		"  md0: bio-based, members sda sdb nvme9 (CONC 1.00 0.00 -, SERVICE 0.500 - - ms); layer time 0.012 ms mean, 0.020 ms p99 over 812 bios\n"));
+		"  md0: bio-based, members sda sdb nvme9 (CONC 1.00 0.00 -, SERVICE 0.500 - - ms); layer time 12.0 us mean, 20.0 us p99 over 812 bios\n"));
 	assert_null(strstr(text, "md0        read    queue"));
-	assert_non_null(strstr(text, "md0        read    service      8.013"));
-	assert_non_null(strstr(text, "md0        read    layer        0.012     0.011     0.015     0.020     0.030     0.040\n"));
+	/* the layer's 11 us puts the percentile table in us, 1 decimal */
+	assert_non_null(strstr(text, "TIME       MEAN_us    P50_us"));
+	assert_non_null(strstr(text, "md0        read    service     8013.0    8000.0"));
+	assert_non_null(strstr(text, "md0        read    layer         12.0      11.0      15.0      20.0      30.0      40.0\n"));
 	/* the request-based disk keeps its numbers and gets no stack line */
 	assert_null(strstr(text, "  sda:"));
 
@@ -518,6 +559,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_print_json, free_out),
 		cmocka_unit_test_teardown(test_print_json_totals_empty, free_out),
 		cmocka_unit_test_teardown(test_table_idle, free_out),
+		cmocka_unit_test_teardown(test_table_units, free_out),
 		cmocka_unit_test_teardown(test_table_stuck, free_out),
 		cmocka_unit_test_teardown(test_light, free_out),
 		cmocka_unit_test_teardown(test_inexact_depth, free_out),

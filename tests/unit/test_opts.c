@@ -48,7 +48,23 @@ static void test_defaults(void **state)
 	assert_false(o.light);
 	assert_false(o.help);
 	assert_false(o.version);
+	assert_int_equal(o.units, TS_UNIT_AUTO);
 	assert_int_equal(o.ndevices, 0);
+}
+
+/* --units=us|ms fixes the tables' unit; the last one given counts. */
+static void test_units(void **state)
+{
+	assert_int_equal(PARSE("--units=us", "1"), 0);
+	assert_int_equal(o.units, TS_UNIT_US);
+	assert_int_equal(PARSE("--units", "ms"), 0);
+	assert_int_equal(o.units, TS_UNIT_MS);
+	assert_int_equal(PARSE("--units=ms", "--units=us"), 0);
+	assert_int_equal(o.units, TS_UNIT_US);
+	FAILS("bad --units 'x': us or ms (default: per table)", "--units=x");
+	FAILS("bad --units '': us or ms (default: per table)", "--units=");
+	FAILS("bad --units 's': us or ms (default: per table)", "--units=s");
+	FAILS("option '--units' needs a value", "--units");
 }
 
 static void test_interval_and_count(void **state)
@@ -297,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_negative),
 		cmocka_unit_test(test_bad_count),
 		cmocka_unit_test(test_bad_usage),
+		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_bad_device),
 		cmocka_unit_test(test_bad_option_values),
 		cmocka_unit_test(test_too_many_devices),
