@@ -42,7 +42,7 @@ MAKEFLAGS += --no-print-directory
 endif
 
 # Userspace objects, split so that unit tests link what they test.
-LIB_OBJS := opts devices depth bounds histogram curve pattern slow who report json output httpd webconfig webauth prom heatmap heatmap_svg
+LIB_OBJS := opts kload devices depth bounds histogram curve pattern slow who report json output httpd webconfig webauth prom heatmap heatmap_svg
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
