@@ -42,7 +42,7 @@ MAKEFLAGS += --no-print-directory
 endif
 
 # Userspace objects, split so that unit tests link what they test.
-LIB_OBJS := units opts devices depth bounds histogram curve pattern slow who report json output httpd webconfig webauth prom heatmap heatmap_svg
+LIB_OBJS := units opts kload devices depth bounds histogram curve pattern slow who report json output httpd webconfig webauth prom heatmap heatmap_svg
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -190,8 +190,9 @@ soak: truestat
 
 # The same truestat on Debian's older kernels, in qemu (tests/vm/run.sh);
 # KERNELS names linux-image packages or meta-packages, PKG:CASE,CASE for
-# only those cases there (PREEMPT_RT: the null_blk ones).
-KERNELS ?= linux-image-amd64 linux-image-6.12-amd64 linux-image-6.12-rt-amd64:base,nullq
+# only those cases there (PREEMPT_RT: the null_blk ones); 5.10 (bullseye,
+# older than truestat supports): the refusal only.
+KERNELS ?= linux-image-5.10.0-32-amd64 linux-image-amd64 linux-image-6.12-amd64 linux-image-6.12-rt-amd64:base,nullq
 test-kernels: deps-test
 	$(Q)tests/vm/run.sh $(KERNELS)
 

@@ -200,13 +200,7 @@ static __always_inline bool test_drop(void)
 static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
 							  bool direct)
 {
-	struct block_device *bdev;
-	struct request_queue *q = NULL;
-
-	LOAD(direct, bdev, bio->bi_bdev);
-	if (bdev)
-		LOAD(direct, q, bdev->bd_queue);
-	return q;
+	return bio_queue(bio, direct);
 }
 
 /*

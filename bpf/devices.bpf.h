@@ -12,7 +12,6 @@ static __always_inline struct gendisk *disk_of(struct request_queue *q,
 					       struct bio *bio, bool direct)
 {
 	struct gendisk *disk = NULL;
-	struct block_device *bdev;
 
 	if (bpf_core_field_exists(q->disk)) {
 		LOAD(direct, disk, q->disk);
@@ -20,27 +19,9 @@ static __always_inline struct gendisk *disk_of(struct request_queue *q,
 		bpf_core_read(&disk, sizeof(disk),
 			      &((struct request___old *)rq)->rq_disk);
 	} else if (bio) {
-		LOAD(direct, bdev, bio->bi_bdev);
-		if (bdev)
-			LOAD(direct, disk, bdev->bd_disk);
+		disk = bio_disk(bio, direct);
 	}
 	return disk;
-}
-
-static long zero_hist_word(u32 word, struct ts_hist **h)
-{
-	if (word >= TS_HIST_U64S)
-		return 1;
-	((u64 *)*h)[word] = 0;
-	return 0;
-}
-
-static long zero_depth_word(u32 word, struct ts_depth_hist **h)
-{
-	if (word >= sizeof(**h) / sizeof(u64))
-		return 1;
-	((u64 *)*h)[word] = 0;
-	return 0;
 }
 
 /*
@@ -64,12 +45,12 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 		idx = (slot - 1) * TS_HIST_SETS + set;
 		h = bpf_map_lookup_elem(&hists, &idx);
 		if (h)
-			bpf_loop(TS_HIST_U64S, zero_hist_word, &h, 0);
+			zero_value(h, sizeof(*h));
 	}
 	idx = slot - 1;
 	dh = bpf_map_lookup_elem(&depth_hists, &idx);
 	if (dh)
-		bpf_loop(sizeof(*dh) / sizeof(u64), zero_depth_word, &dh, 0);
+		zero_value(dh, sizeof(*dh));
 }
 
 /*

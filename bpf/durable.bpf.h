@@ -144,7 +144,6 @@ static __always_inline bool durable_idle(u64 addr, const struct ts_durable *d)
 {
 	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &d->qid);
 	struct bio *b = (struct bio *)addr;
-	struct block_device *bdev;
 	struct request_queue *q;
 	unsigned short flags;
 	u32 opf;
@@ -153,8 +152,7 @@ static __always_inline bool durable_idle(u64 addr, const struct ts_durable *d)
 		return false;
 	if (bpf_core_read(&flags, sizeof(flags), &b->bi_flags) ||
 	    bpf_core_read(&opf, sizeof(opf), &b->bi_opf) ||
-	    bpf_core_read(&bdev, sizeof(bdev), &b->bi_bdev) ||
-	    bpf_core_read(&q, sizeof(q), &bdev->bd_queue))
+	    bio_queue_read(b, &q))
 		return true;
 	if (!is_durable(opf) || (u64)q != st->queue)
 		return true;

@@ -45,7 +45,6 @@ static __always_inline bool bio_idle(u64 bio, struct ts_dev_state *st,
 {
 	struct ts_layer_rec *m = bpf_map_lookup_elem(&layer_recs, &idx);
 	struct bio *b = (struct bio *)bio;
-	struct block_device *bdev;
 	struct request_queue *q;
 	unsigned short flags;
 	void *end_io;
@@ -56,8 +55,7 @@ static __always_inline bool bio_idle(u64 bio, struct ts_dev_state *st,
 	if (bpf_core_read(&flags, sizeof(flags), &b->bi_flags) ||
 	    !(flags & (1U << (bio_traced_bit & 15))))
 		return true;
-	if (bpf_core_read(&bdev, sizeof(bdev), &b->bi_bdev) ||
-	    bpf_core_read(&q, sizeof(q), &bdev->bd_queue) ||
+	if (bio_queue_read(b, &q) ||
 	    bpf_core_read(&end_io, sizeof(end_io), &b->bi_end_io))
 		return true;
 	return (u64)q != st->queue || (m && (u64)end_io != m->end_io);

@@ -16,6 +16,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #include "maps.bpf.h"
+#include "compat.bpf.h"
 #include "depth.bpf.h"
 #include "devices.bpf.h"
 #include "slow.bpf.h"
@@ -76,7 +77,6 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 					bool direct)
 {
 	struct ts_layer_key key = { .dev = dev, .sector = from };
-	struct block_device *bdev;
 	u8 one = 1;
 	struct ts_dev_state *member;
 	struct ts_rq_slot *s;
@@ -84,11 +84,8 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	u64 *upper, addr, member_key;
 	u32 bd_dev, bytes, qid;
 
-	LOAD(direct, bdev, bio->bi_bdev);
-	if (!bdev)
-		return 0;
-	LOAD(direct, bd_dev, bdev->bd_dev);
-	if (bd_dev == dev)
+	bd_dev = bio_devt(bio, direct);
+	if (!bd_dev || bd_dev == dev)
 		return 0;
 	upper = bpf_map_lookup_elem(&layer_index, &key);
 	if (!upper) {
@@ -300,17 +297,58 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 	return 0;
 }
 
-SEC("raw_tp")
-int ts_sweep(void *ctx)
+/* The durable bios' keys for TS_SWEEP_DURABLE, written by the loader. */
+__u64 sweep_keys[TS_SWEEP_KEYS];
+
+/* One slot's sweep: global, so verified once, not once per loop turn. */
+__noinline int ts_sweep_slot(u32 idx, u64 now)
 {
-	struct sweep_ctx sweep = { .now = bpf_ktime_get_ns() };
+	struct sweep_ctx sweep = { .now = now };
+
+	return sweep_slot(idx, &sweep);
+}
+
+/* One durable bio's sweep (sweep_keys[@i]). */
+__noinline int ts_sweep_durable(u32 i, u64 now)
+{
+	struct ts_durable *d;
+	u64 key;
+
+	if (i >= TS_SWEEP_KEYS)
+		return 0;
+	key = sweep_keys[i];
+	d = bpf_map_lookup_elem(&durable_bios, &key);
+	if (d)
+		durable_sweep_one(NULL, &key, d, &now);
+	return 0;
+}
+
+/*
+ * One part of the sweep (enum ts_sweep_part in @ctx's first argument, its
+ * first slot or number of keys in the second), run by the loader: bounded
+ * loops, which every kernel since 5.3 verifies.
+ */
+SEC("raw_tp")
+int ts_sweep(u64 *ctx)
+{
+	u32 part = ctx[0], from = ctx[1], i;
+	u64 now = bpf_ktime_get_ns();
 
 	if (test_verifier_failure)
-		return *(volatile int *)sweep.now; /* not a pointer: rejected */
-	bpf_loop(TS_MAX_QUEUES, sweep_begin, NULL, 0);
-	bpf_loop(TS_RQ_SLOTS, sweep_slot, &sweep, 0);
-	bpf_for_each_map_elem(&durable_bios, durable_sweep_one, &sweep.now, 0);
-	bpf_loop(TS_MAX_QUEUES, sweep_end, NULL, 0);
+		return *(volatile int *)now; /* not a pointer: rejected */
+	if (part == TS_SWEEP_BEGIN || part == TS_SWEEP_END) {
+		for (i = 0; i < TS_MAX_QUEUES; i++)
+			if (part == TS_SWEEP_BEGIN)
+				sweep_begin(i, NULL);
+			else
+				sweep_end(i, NULL);
+	} else if (part == TS_SWEEP_SLOTS) {
+		for (i = 0; i < TS_SWEEP_CHUNK && from + i < TS_RQ_SLOTS; i++)
+			ts_sweep_slot(from + i, now);
+	} else if (part == TS_SWEEP_DURABLE) {
+		for (i = 0; i < TS_SWEEP_KEYS && i < from; i++)
+			ts_sweep_durable(i, now);
+	}
 	return 0;
 }
 
@@ -365,82 +403,89 @@ int ts_depth_check(void *ctx)
 
 /*
  * One set of programs per attach kind (tp_btf, raw_tp); the loader picks
- * one. A is the argument that holds the request or bio (0 since 5.11; the
- * loader refuses older kernels).
+ * one. TS_ARG finds each argument where the running kernel passes it.
  */
-#define TS_PROGS(kind, direct, name, A)                                     \
+/* The request or bio of hook @tp, at argument @i since 5.11. */
+#define RQ_ARG(tp) ((struct request *)TS_ARG(ctx, 0, tp))
+#define BIO_ARG(i, tp) ((struct bio *)TS_ARG(ctx, i, tp))
+
+#define TS_PROGS(kind, direct, name)                                     \
 	SEC(#kind "/block_rq_issue")                                        \
 	int ts_issue_##name(u64 *ctx)                                       \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_issue((struct request *)ctx[A], direct);          \
+		return on_issue(RQ_ARG(TS_TP_ISSUE), direct);               \
 	}                                                                   \
 	SEC(#kind "/block_rq_complete")                                     \
 	int ts_complete_##name(u64 *ctx)                                    \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_complete((struct request *)ctx[0], (int)ctx[1],   \
-				   (u32)ctx[2], direct);                    \
+		return on_complete(                                         \
+			RQ_ARG(TS_TP_COMPLETE),                             \
+			(int)TS_ARG(ctx, 1, TS_TP_COMPLETE),                \
+			(u32)TS_ARG(ctx, 2, TS_TP_COMPLETE), direct);       \
 	}                                                                   \
 	SEC(#kind "/block_rq_requeue")                                      \
 	int ts_requeue_##name(u64 *ctx)                                     \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_requeue((struct request *)ctx[A], direct);        \
+		return on_requeue(RQ_ARG(TS_TP_REQUEUE), direct);           \
 	}                                                                   \
 	SEC(#kind "/block_bio_queue")                                       \
 	int ts_bio_queue_##name(u64 *ctx)                                   \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_bio_queue((struct bio *)ctx[A], direct);          \
+		return on_bio_queue(BIO_ARG(0, TS_TP_BIO_QUEUE), direct);   \
 	}                                                                   \
 	SEC(#kind "/block_bio_backmerge")                                   \
 	int ts_backmerge_##name(u64 *ctx)                                   \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_bio_merge((struct bio *)ctx[A], direct);          \
+		return on_bio_merge(BIO_ARG(0, TS_TP_BACKMERGE), direct);   \
 	}                                                                   \
 	SEC(#kind "/block_bio_frontmerge")                                  \
 	int ts_frontmerge_##name(u64 *ctx)                                  \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_bio_merge((struct bio *)ctx[A], direct);          \
+		return on_bio_merge(BIO_ARG(0, TS_TP_FRONTMERGE), direct);  \
 	}                                                                   \
 	SEC(#kind "/block_rq_merge")                                        \
 	int ts_rq_merge_##name(u64 *ctx)                                    \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_rq_merge((struct request *)ctx[A], direct);       \
+		return on_rq_merge(RQ_ARG(TS_TP_RQ_MERGE), direct);         \
 	}                                                                   \
 	SEC(#kind "/block_split")                                           \
 	int ts_split_##name(u64 *ctx)                                       \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_bio_split((struct bio *)ctx[A], direct);          \
+		return on_bio_split(BIO_ARG(0, TS_TP_SPLIT), direct);       \
 	}                                                                   \
 	SEC(#kind "/block_bio_complete")                                    \
 	int ts_bio_complete_##name(u64 *ctx)                                \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_bio_complete((struct bio *)ctx[1], direct);       \
+		return on_bio_complete(BIO_ARG(1, TS_TP_BIO_COMPLETE), direct); \
 	}                                                                   \
 	SEC(#kind "/block_bio_remap")                                       \
 	int ts_remap_##name(u64 *ctx)                                       \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return 0;                                           \
-		return on_bio_remap((struct bio *)ctx[0], (u32)ctx[1],      \
-				    ctx[2], direct);                        \
+		return on_bio_remap(                                        \
+			BIO_ARG(0, TS_TP_REMAP),                            \
+			(u32)TS_ARG(ctx, 1, TS_TP_REMAP),                   \
+			TS_ARG(ctx, 2, TS_TP_REMAP), direct);               \
 	}
 
-TS_PROGS(tp_btf, true, btf, 0)
-TS_PROGS(raw_tp, false, raw, 0)
+TS_PROGS(tp_btf, true, btf)
+TS_PROGS(raw_tp, false, raw)

@@ -9,13 +9,16 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "truestat.h"
+#include "kfeatures.h"
 #include "truestat.skel.h"
 #include "bounds.h"
+#include "kload.h"
 #include "depth.h"
 #include "tracer.h"
 #include "who.h"
@@ -48,6 +51,14 @@ struct ts_tracer {
 };
 
 static bool verbose;
+/* What this kernel loads (plan_kernel); whether it was refused. */
+static struct ts_load_plan plan;
+static bool kernel_refused;
+
+bool ts_tracer_kernel_refused(void)
+{
+	return kernel_refused;
+}
 /* BIO_TRACE_COMPLETION in the kernel's BTF, 0xff: not found */
 static __u32 bio_traced_bit = 0xff;
 
@@ -129,18 +140,26 @@ static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
 	return 0;
 }
 
-/* The programs that follow bios before they become requests (Q). */
-static bool is_bio_program(const char *name)
+/* Whether the program @name is of a hook the plan loads here. */
+static bool planned(const char *name)
 {
-	static const char *const bio_progs[] = {
-		"ts_bio_queue_", "ts_backmerge_", "ts_frontmerge_",
-		"ts_rq_merge_", "ts_split_", "ts_bio_complete_", "ts_remap_",
+	static const char *const prefix[TS_TP_COUNT] = {
+		[TS_TP_ISSUE] = "ts_issue_",
+		[TS_TP_COMPLETE] = "ts_complete_",
+		[TS_TP_REQUEUE] = "ts_requeue_",
+		[TS_TP_BIO_QUEUE] = "ts_bio_queue_",
+		[TS_TP_BACKMERGE] = "ts_backmerge_",
+		[TS_TP_FRONTMERGE] = "ts_frontmerge_",
+		[TS_TP_RQ_MERGE] = "ts_rq_merge_",
+		[TS_TP_SPLIT] = "ts_split_",
+		[TS_TP_BIO_COMPLETE] = "ts_bio_complete_",
+		[TS_TP_REMAP] = "ts_remap_",
 	};
-	size_t i;
+	int tp;
 
-	for (i = 0; i < sizeof(bio_progs) / sizeof(bio_progs[0]); i++)
-		if (!strncmp(name, bio_progs[i], strlen(bio_progs[i])))
-			return true;
+	for (tp = 0; tp < TS_TP_COUNT; tp++)
+		if (!strncmp(name, prefix[tp], strlen(prefix[tp])))
+			return plan.load[tp];
 	return false;
 }
 
@@ -169,8 +188,10 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 		len = strlen(name);
 		bpf_program__set_autoload(prog, !strcmp(name, "ts_sweep") ||
 				(len > slen && !strcmp(name + len - slen, suffix) &&
-				 !(o->light && is_bio_program(name))));
+				 planned(name)));
 	}
+	memcpy((void *)skel->rodata->tp_shift, plan.tp_shift,
+	       sizeof(plan.tp_shift));
 	skel->rodata->light = o->light;
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
@@ -297,27 +318,64 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/*
- * The kernel must have what the programs read: block tracepoints that pass
- * the request or bio alone (5.11) and bio->bi_bdev (5.12).
- */
-static int check_kernel(struct btf *btf, char *err, size_t errlen)
+/* Whether the kernel's BPF has atomic fetch-and-add and cmpxchg (5.12). */
+static bool probe_atomics(void)
 {
-	int args = tracepoint_args(btf, "block_rq_issue");
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10,
+		  .off = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1,
+		  .imm = 1 },
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_ADD | BPF_FETCH },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1, .off = -8, .imm = BPF_CMPXCHG },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
 
-	if (args < 0)
-		return fail(err, errlen,
-			    "kernel has no block_rq_issue tracepoint in its BTF "
-			    "(needs CONFIG_BLOCK and CONFIG_TRACEPOINTS)");
-	if (args != 2)
-		return fail(err, errlen,
-			    "kernel too old: its block tracepoints take the "
-			    "request_queue first (Linux before 5.11); truestat "
-			    "needs Linux 5.12 or later");
-	if (!has_member(btf, "bio", "bi_bdev"))
-		return fail(err, errlen,
-			    "kernel too old: struct bio has no bi_bdev (Linux "
-			    "before 5.12); truestat needs Linux 5.12 or later");
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* What the running kernel has (its BTF in @btf, NULL: none). */
+static void probe_kernel(struct btf *btf, struct ts_kfeatures *f)
+{
+	static struct utsname u;
+	int tp;
+
+	memset(f, 0, sizeof(*f));
+	f->release = uname(&u) ? "?" : u.release;
+	f->btf = btf != NULL;
+	for (tp = 0; tp < TS_TP_COUNT; tp++)
+		f->tp_args[tp] = btf ? tracepoint_args(btf, ts_tp_name(tp)) : -1;
+	f->bio_bdev = btf && has_member(btf, "bio", "bi_bdev");
+	f->bio_disk = btf && has_member(btf, "bio", "bi_disk");
+	f->atomics = probe_atomics();
+	f->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) > 0;
+}
+
+/* Decides what to load here (@plan); false with @err if nothing can be. */
+static int plan_kernel(struct btf *btf, const struct ts_tracer_opts *o,
+		       char *err, size_t errlen)
+{
+	struct ts_kfeatures f;
+	int i;
+
+	probe_kernel(btf, &f);
+	ts_load_plan(&f, o->light, &plan);
+	if (plan.refused) {
+		kernel_refused = true;
+		return fail(err, errlen, "%s", plan.why);
+	}
+	for (i = 0; i < plan.nunavailable; i++)
+		fprintf(stderr, "truestat: not on Linux %s: %s\n", f.release,
+			plan.unavailable[i]);
 	return 0;
 }
 
@@ -327,15 +385,22 @@ static int open_btf(const struct ts_tracer_opts *o, char *err, size_t errlen)
 	long long bit;
 	int rc;
 
-	if (access(o->btf_path, R_OK))
-		return fail(err, errlen,
-			    "no kernel BTF at %s: truestat needs a kernel built "
-			    "with CONFIG_DEBUG_INFO_BTF=y", o->btf_path);
+	kernel_refused = false;
+	if (access(o->btf_path, R_OK)) {
+		struct ts_kfeatures f;
+
+		probe_kernel(NULL, &f);
+		kernel_refused = true;
+		return fail(err, errlen, "Linux %s: no kernel BTF at %s: "
+			    "truestat needs Linux " TS_OLDEST_KERNEL " or "
+			    "later built with CONFIG_DEBUG_INFO_BTF=y",
+			    f.release, o->btf_path);
+	}
 	btf = btf__parse(o->btf_path, NULL);
 	if (!btf)
 		return fail(err, errlen, "cannot read kernel BTF at %s: %s",
 			    o->btf_path, strerror(errno));
-	rc = check_kernel(btf, err, errlen);
+	rc = plan_kernel(btf, o, err, errlen);
 	bit = enum_value(btf, "BIO_TRACE_COMPLETION");
 	if (bit >= 0 && bit < 32)
 		bio_traced_bit = bit;
@@ -503,12 +568,46 @@ static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
 	}
 }
 
-/* Repairs requests completed without our program seeing them (BPF side). */
-void ts_tracer_sweep(struct ts_tracer *t)
+/* Runs part @part of the sweep from slot (or for keys) @from. */
+static void sweep_part(struct ts_tracer *t, __u64 part, __u64 from)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	__u64 args[2] = { part, from };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args,
+		    .ctx_size_in = sizeof(args));
 
 	bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.ts_sweep), &opts);
+}
+
+/* The durable bios' sweep, TS_SWEEP_KEYS keys at a time. */
+static void sweep_durable(struct ts_tracer *t)
+{
+	static __u64 keys[TS_DURABLE_BIOS];
+	int fd = bpf_map__fd(t->skel->maps.durable_bios);
+	__u64 prev = 0, key; /* no bio is at 0: its next key is the first */
+	size_t n = 0, i, k;
+
+	while (n < TS_DURABLE_BIOS && !bpf_map_get_next_key(fd, &prev, &key))
+		keys[n++] = prev = key;
+	for (i = 0; i < n; i += k) {
+		k = n - i < TS_SWEEP_KEYS ? n - i : TS_SWEEP_KEYS;
+		memcpy(t->skel->bss->sweep_keys, keys + i, k * sizeof(*keys));
+		sweep_part(t, TS_SWEEP_DURABLE, k);
+	}
+}
+
+/*
+ * Repairs requests completed without our program seeing them (BPF side),
+ * a part at a time: no bpf_loop, which kernels before 5.17 lack.
+ */
+void ts_tracer_sweep(struct ts_tracer *t)
+{
+	__u64 from;
+
+	sweep_part(t, TS_SWEEP_BEGIN, 0);
+	for (from = 0; from < TS_RQ_SLOTS; from += TS_SWEEP_CHUNK)
+		sweep_part(t, TS_SWEEP_SLOTS, from);
+	sweep_durable(t);
+	sweep_part(t, TS_SWEEP_END, 0);
 }
 
 /* Requests the last sweep found idle but too young to repair. */

@@ -36,6 +36,8 @@ struct ts_tracer_opts {
 /* Loads and attaches. NULL with a one-line message in @err on failure. */
 struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen);
+/* Whether the last ts_tracer_open failed on a kernel truestat cannot run on. */
+bool ts_tracer_kernel_refused(void);
 /* "tp_btf" or "raw_tp". */
 const char *ts_tracer_kind(const struct ts_tracer *t);
 /*

@@ -436,7 +436,7 @@ int main(int argc, char **argv)
 	install_signals();
 	tracer = ts_tracer_open(&topts, err, sizeof(err));
 	if (!tracer)
-		die(EXIT_FAILURE, err);
+		die(ts_tracer_kernel_refused() ? EXIT_USAGE : EXIT_FAILURE, err);
 	if (o.verbose)
 		fprintf(stderr, "truestat: attached with %s\n",
 			ts_tracer_kind(tracer));

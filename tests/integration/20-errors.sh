@@ -82,29 +82,38 @@ install -m 0755 "$T" "$tmp/truestat"
 expect not_root 1 "needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_PERFMON)" -- \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/truestat" 1 1
 
-expect no_btf 1 "no kernel BTF at $tmp/none: truestat needs a kernel built with CONFIG_DEBUG_INFO_BTF=y" -- \
+kv=$(uname -r)
+expect no_btf 2 "Linux $kv: no kernel BTF at $tmp/none: truestat needs Linux 5.12 or later built with CONFIG_DEBUG_INFO_BTF=y" -- \
 	env TRUESTAT_BTF="$tmp/none" "$T" 1 1
 
 # Older kernels, as their BTF describes them (TRUESTAT_BTF: compiled here
-# from stubs of the two things truestat needs): refused with one line
-btf_stub() { # NAME ARGS BIO_MEMBER: issue hook with ARGS, struct bio with it
+# from stubs of what the loader reads): refused with one line, exit 2
+btf_stub() { # NAME ARGS BIO_MEMBER [HOOKS]: issue hook with ARGS, struct bio with it
 	printf '%s\n' 'struct request_queue { int id; };' \
 		'struct request { struct request_queue *q; };' \
 		"struct bio { void *$3; };" \
 		"typedef void (*btf_trace_block_rq_issue)(void *, $2);" \
-		'btf_trace_block_rq_issue hook; struct bio b;' >"$tmp/$1.c"
+		'btf_trace_block_rq_issue hook; struct bio b;' "${4:-}" >"$tmp/$1.c"
 	clang -g -target bpf -c "$tmp/$1.c" -o "$tmp/$1.o"
 }
-btf_stub pre511 "struct request_queue *, struct request *" bi_disk
-expect kernel_before_5_11 1 "its block tracepoints take the request_queue first (Linux before 5.11); truestat needs Linux 5.12 or later" -- \
-	env TRUESTAT_BTF="$tmp/pre511.o" "$T" 1 1
-btf_stub linux511 "struct request *" bi_disk
-expect kernel_5_11 1 "struct bio has no bi_bdev (Linux before 5.12); truestat needs Linux 5.12 or later" -- \
-	env TRUESTAT_BTF="$tmp/linux511.o" "$T" 1 1
-btf_stub linux512 "struct request *" bi_bdev
-env TRUESTAT_BTF="$tmp/linux512.o" "$T" 1 1 >/dev/null 2>"$tmp/err" || true
-check_cmd kernel_5_12_passes_the_check "a 5.12-like BTF passes the kernel check (it fails later, loading)" \
-	bash -c "! grep -q 'kernel too old' '$tmp/err'"
+btf_stub no_complete "struct request *" bi_bdev
+expect kernel_without_complete 2 "Linux $kv cannot run truestat: no block_rq_complete tracepoint in its BTF; truestat needs Linux 5.12 or later with BTF" -- \
+	env TRUESTAT_BTF="$tmp/no_complete.o" "$T" 1 1
+btf_stub no_bio_dev "struct request *" bi_nothing
+expect kernel_without_bio_device 2 "Linux $kv cannot run truestat: struct bio has neither bi_bdev nor bi_disk; truestat needs Linux 5.12 or later with BTF" -- \
+	env TRUESTAT_BTF="$tmp/no_bio_dev.o" "$T" 1 1
+btf_stub odd_args "struct request_queue *, void *, void *, struct request *" bi_bdev
+expect kernel_unknown_layout 2 "Linux $kv cannot run truestat: its block_rq_issue tracepoint takes 4 arguments, not 1 to 3; truestat needs Linux 5.12 or later with BTF" -- \
+	env TRUESTAT_BTF="$tmp/odd_args.o" "$T" 1 1
+# 5.10's layout (request_queue first, bi_disk) passes the plan here, whose
+# BPF has atomics (it fails later, loading against a stub)
+hooks510=$(for h in rq_complete:"struct request *, int, unsigned int" \
+	bio_queue:"struct request_queue *, struct bio *"; do
+	echo "typedef void (*btf_trace_block_${h%%:*})(void *, ${h#*:}); btf_trace_block_${h%%:*} h_${h%%:*};"; done)
+btf_stub linux510 "struct request_queue *, struct request *" bi_disk "$hooks510"
+env TRUESTAT_BTF="$tmp/linux510.o" "$T" 1 1 >/dev/null 2>"$tmp/err" || true
+check_cmd kernel_510_layout_passes_the_plan "a 5.10-like BTF passes the plan (it fails later, loading): $(head -c 200 "$tmp/err")" \
+	bash -c "! grep -q 'cannot run truestat' '$tmp/err' && grep -q 'not on Linux $kv: requeues' '$tmp/err'"
 expect load_failure 1 "cannot load the BPF programs: Permission denied (-v shows the verifier log)" -- \
 	env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" 1 1
 env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" -v 1 1 >/dev/null 2>"$tmp/err" || true

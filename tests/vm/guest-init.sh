@@ -66,6 +66,8 @@ ts_start() {
 	grep "^truestat:" /tmp/$name.err | sed "s/^/@@TS $name stderr /"
 	if ! grep -q "attached with" /tmp/$name.err; then
 		kill -9 $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		say "$name" start_rc "$?"
 		say "$name" attach_failed
 		# the verifier log: its last lines say what was rejected
 		tail -n 60 /tmp/$name.err | sed "s/^/@@TS $name log /"
@@ -188,6 +190,11 @@ run_case() {
 # INTERVAL s. The host takes each phase's figures from the reports that
 # lie wholly inside it: the number of reports printed when it started and
 # ended is given ("at" lines).
+# refuse: a kernel older than truestat supports; it must say so and exit 2
+case_refuse() {
+	ts_start refuse 1 || true
+}
+
 case_raid0() {
 	local c=raid0 devs="md0 nullb0 nullb1 nullb2 nullb3" t0 n spid
 	nullb_load 4 "$RAID_S_NS" 1
@@ -487,7 +494,7 @@ for c in $CASES; do
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;
-	nvme | virtio | nullq | scsi | ahci) case_$c ;;
+	nvme | virtio | nullq | scsi | ahci | refuse) case_$c ;;
 	esac
 done
 say guest case "end $(now)"

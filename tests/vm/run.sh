@@ -95,6 +95,7 @@ limits() {
 	for c in $1; do
 		case $c in
 		base) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 120)) ;;
+		refuse) GUARD=$((GUARD + 20)) LIMIT=$((LIMIT + 40)) ;;
 		scsi) GUARD=$((GUARD + 90)) LIMIT=$((LIMIT + 180)) ;;
 		nvme | nullq) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
 		*) GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)) ;;
@@ -127,14 +128,44 @@ image_pkg() {
 	echo "${dep:-$p}"
 }
 
+# The oldest kernel truestat runs on (user/kload.h): older ones are booted
+# only to see it refuse them, with one line and exit status 2.
+OLDEST=5.12
+# Debian's suites beyond the host's sources (bullseye: 5.10), through a
+# private sources list and lists directory under $CACHE: the host's apt
+# configuration is never touched.
+EXTRA_SUITES="bullseye"
+
+# apt_extra CMD ARGS...: apt-get CMD with the private sources of EXTRA_SUITES
+apt_extra() {
+	local dir=$CACHE/apt-extra uri s
+	uri=$(sed -n 's/^URIs: *\(.*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+	mkdir -p "$dir/lists/partial"
+	for s in $EXTRA_SUITES; do
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${uri:-http://deb.debian.org/debian} $s main"
+	done >"$dir/sources.list"
+	local opts=(-o "Dir::Etc::sourcelist=$dir/sources.list" -o Dir::Etc::sourceparts=-
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
+	mkdir -p "$dir/cache/archives/partial"
+	[[ -e $dir/lists/.updated ]] || { apt-get "${opts[@]}" -q update >/dev/null 2>&1 && touch "$dir/lists/.updated"; }
+	apt-get "${opts[@]}" "$@"
+}
+
+# older_than_oldest KVER: whether KVER is older than OLDEST
+older_than_oldest() {
+	[[ $(printf '%s\n%s\n' "${1%%-*}" "$OLDEST" | sort -V | head -n 1) != "$OLDEST" ]]
+}
+
 # unpacked PKG: the directory where PKG's .deb is unpacked (fetched and
-# unpacked on first use, reused after that)
+# unpacked on first use, reused after that; from EXTRA_SUITES when the
+# host's sources do not have it)
 unpacked() {
 	local p=$1 deb dir=$CACHE/$1
 	if [[ ! -e $dir/.unpacked ]]; then
 		deb=$(ls "$CACHE/${p}"_*.deb 2>/dev/null | tail -n 1 || true)
 		if [[ -z $deb ]]; then
-			(cd "$CACHE" && apt-get download -q "$p" >/dev/null 2>&1) ||
+			(cd "$CACHE" && { apt-get download -q "$p" >/dev/null 2>&1 ||
+				apt_extra download -q "$p" >/dev/null 2>&1; }) ||
 				{ echo "apt-get download $p failed" >&2; return 1; }
 			deb=$(ls "$CACHE/${p}"_*.deb | tail -n 1)
 		fi
@@ -471,6 +502,30 @@ guest() {
 	rm -f "$tmp"/*.img
 }
 
+# refused KIMG KDIR KVER CASES: a kernel older than OLDEST: truestat must
+# refuse it with one line naming the kernel, what it lacks and OLDEST, and
+# exit 2; each of CASES is named as not run there
+refused() {
+	local kimg=$1 kdir=$2 kver=$3 cases=$4 c
+	limits refuse
+	echo "-- $kver: refuse (older than $OLDEST)"
+	initramfs "$kdir" "$kver" "$tmp/initrd" refuse
+	boot "$kimg" "$tmp/initrd" "$tmp/console" refuse
+	check "$kver/qemu (refuse)" "$BOOT_RC" "the guest powered off by itself within ${LIMIT} s (qemu status $BOOT_RC)"
+	[[ -z ${TS_VM_KEEP:-} ]] || cp "$tmp/console" "$TS_VM_KEEP/console-$kver-refuse"
+	tr -d '\r' <"$tmp/console" | sed -n 's/^.*@@TS //p' >"$tmp/ts"
+	local line rc btf
+	line=$(sed -n 's/^refuse stderr //p' "$tmp/ts" | head -n 1)
+	rc=$(sed -n 's/^refuse start_rc //p' "$tmp/ts" | head -n 1)
+	btf=$(sed -n 's/^guest btf //p' "$tmp/ts" | head -n 1)
+	check "$kver/refused" "$([[ $btf == yes && $rc == 2 && $(sed -n 's/^refuse stderr //p' "$tmp/ts" | wc -l) == 1 &&
+		$line == "truestat: Linux $kver cannot run truestat: "*"; truestat needs Linux $OLDEST or later with BTF" ]]; echo $?)" \
+		"kernel BTF: $btf; exit status ${rc:-?} (want 2), one line: ${line:-none}"
+	for c in $cases; do
+		echo "        not run on $kver: $c (truestat refuses this kernel, above)"
+	done
+}
+
 start_all=$SECONDS
 for spec in "${pkgs[@]}"; do
 	start=$SECONDS
@@ -485,6 +540,11 @@ for spec in "${pkgs[@]}"; do
 	fi
 	kver=${kimg##*/vmlinuz-}
 	echo "== $kver ($pkg)"
+	if older_than_oldest "$kver"; then
+		refused "$kimg" "$kdir" "$kver" "$cases"
+		echo "== $kver: $((SECONDS - start)) s"
+		continue
+	fi
 	for group in "$(cases_in "$cases" "$SMP_CASES" -v)" "$(cases_in "$cases" "$SMP_CASES")"; do
 		[[ -n $group ]] || continue
 		guest "$kimg" "$kdir" "$kver" "$group"

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What truestat needs from the running kernel, shared by the BPF side and
+ * the loader: the block tracepoints it follows (the index of the request
+ * or bio among their arguments moved between kernels) and the sweep's
+ * chunks, which the loader runs over slot ranges.
+ */
+#ifndef TS_KFEATURES_H
+#define TS_KFEATURES_H
+
+enum ts_tp {
+	TS_TP_ISSUE,
+	TS_TP_COMPLETE,
+	TS_TP_REQUEUE,
+	TS_TP_BIO_QUEUE,
+	TS_TP_BACKMERGE,
+	TS_TP_FRONTMERGE,
+	TS_TP_RQ_MERGE,
+	TS_TP_SPLIT,
+	TS_TP_BIO_COMPLETE,
+	TS_TP_REMAP,
+	TS_TP_COUNT,
+};
+
+/* Further an argument may have moved: 5.10's block_bio_backmerge has 2. */
+#define TS_TP_MAX_SHIFT 2
+
+/*
+ * The sweep (ts_sweep), run by the loader with BPF_PROG_TEST_RUN, one part
+ * per run: its first argument names the part, its second the first slot
+ * or key. Bounded loops, no bpf_loop: every kernel verifies it.
+ */
+enum ts_sweep_part {
+	TS_SWEEP_BEGIN, /* each device: suspects and oldest reset */
+	TS_SWEEP_SLOTS, /* TS_SWEEP_CHUNK request slots from the second arg */
+	TS_SWEEP_DURABLE, /* the keys in sweep_keys[0, second arg) */
+	TS_SWEEP_END, /* each device: peaks taken */
+};
+
+#define TS_SWEEP_CHUNK 1024
+#define TS_SWEEP_KEYS 256
+
+#endif

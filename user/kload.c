@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+
+#include "kfeatures.h"
+#include "kload.h"
+
+static const struct {
+	const char *name;
+	int args;	  /* since 5.11, the probe's void * included */
+	bool required;	  /* without it nothing is measured */
+	bool bio;	  /* a bio program: not needed with --light */
+	const char *lost; /* what is not followed without it */
+} hooks[TS_TP_COUNT] = {
+	[TS_TP_ISSUE] = { "block_rq_issue", 2, true, false, NULL },
+	[TS_TP_COMPLETE] = { "block_rq_complete", 4, true, false, NULL },
+	[TS_TP_REQUEUE] = { "block_rq_requeue", 2, false, false,
+			    "requeues: a requeued request stays in the device depth until its completion" },
+	[TS_TP_BIO_QUEUE] = { "block_bio_queue", 2, true, true, NULL },
+	[TS_TP_BACKMERGE] = { "block_bio_backmerge", 2, false, true,
+			      "back merges: a merged bio stays in the OS queue until the sweep" },
+	[TS_TP_FRONTMERGE] = { "block_bio_frontmerge", 2, false, true,
+			       "front merges: a merged bio stays in the OS queue until the sweep" },
+	[TS_TP_RQ_MERGE] = { "block_rq_merge", 2, false, true,
+			     "request merges: the merged request's bio stays in the OS queue until the sweep" },
+	[TS_TP_SPLIT] = { "block_split", 3, false, true,
+			  "splits: a split bio's front part has no queue time" },
+	[TS_TP_BIO_COMPLETE] = { "block_bio_complete", 3, false, true,
+				 "bio completions: bio-based disks (md, dm) are not timed" },
+	[TS_TP_REMAP] = { "block_bio_remap", 4, false, true,
+			  "remaps: the layer time of stacked disks (md, dm) is not given" },
+};
+
+const char *ts_tp_name(enum ts_tp tp)
+{
+	return tp < TS_TP_COUNT ? hooks[tp].name : "?";
+}
+
+int ts_tp_args_now(enum ts_tp tp)
+{
+	return tp < TS_TP_COUNT ? hooks[tp].args : -1;
+}
+
+static void refuse(const struct ts_kfeatures *f, struct ts_load_plan *p,
+		   const char *missing)
+{
+	p->refused = true;
+	snprintf(p->why, sizeof(p->why),
+		 "Linux %s cannot run truestat: %s; truestat needs Linux "
+		 TS_OLDEST_KERNEL " or later with BTF",
+		 f->release ? f->release : "?", missing);
+}
+
+/* Hook @tp: where its arguments are, or why it cannot be followed. */
+static void plan_hook(const struct ts_kfeatures *f, bool light,
+		      enum ts_tp tp, struct ts_load_plan *p)
+{
+	int shift = f->tp_args[tp] - hooks[tp].args;
+	char what[128];
+
+	if (light && hooks[tp].bio)
+		return;
+	if (f->tp_args[tp] >= 0 && shift >= 0 && shift <= TS_TP_MAX_SHIFT) {
+		p->load[tp] = true;
+		p->tp_shift[tp] = shift;
+		return;
+	}
+	if (f->tp_args[tp] >= 0)
+		snprintf(what, sizeof(what), "its %s tracepoint takes %d "
+			 "arguments, not %d to %d", hooks[tp].name,
+			 f->tp_args[tp] - 1, hooks[tp].args - 1,
+			 hooks[tp].args - 1 + TS_TP_MAX_SHIFT);
+	else
+		snprintf(what, sizeof(what), "no %s tracepoint in its BTF",
+			 hooks[tp].name);
+	if (hooks[tp].required) {
+		if (!p->refused)
+			refuse(f, p, what);
+	} else if (p->nunavailable < TS_UNAVAILABLE_MAX) {
+		snprintf(p->unavailable[p->nunavailable++],
+			 sizeof(p->unavailable[0]), "%s (%s)", hooks[tp].lost,
+			 what);
+	}
+}
+
+void ts_load_plan(const struct ts_kfeatures *f, bool light,
+		  struct ts_load_plan *p)
+{
+	int tp;
+
+	memset(p, 0, sizeof(*p));
+	if (!f->btf)
+		return refuse(f, p, "no kernel BTF (CONFIG_DEBUG_INFO_BTF=y)");
+	if (!f->bio_bdev && !f->bio_disk)
+		return refuse(f, p, "struct bio has neither bi_bdev nor bi_disk");
+	if (!f->ringbuf)
+		return refuse(f, p, "no BPF ring buffer (Linux 5.8)");
+	if (!f->atomics)
+		return refuse(f, p, "its BPF has no atomic fetch-and-add or "
+			      "compare-and-exchange (Linux 5.12)");
+	for (tp = 0; tp < TS_TP_COUNT; tp++)
+		plan_hook(f, light, tp, p);
+	if (p->refused)
+		memset(p->load, 0, sizeof(p->load));
+}
