@@ -305,10 +305,10 @@ int ts_sweep(void *ctx)
 
 	if (test_verifier_failure)
 		return *(volatile int *)sweep.now; /* not a pointer: rejected */
-	bpf_loop(TS_MAX_QUEUES, sweep_begin, NULL, 0);
+	bpf_loop(TS_MAX_DEVS, sweep_begin, NULL, 0);
 	bpf_loop(TS_RQ_SLOTS, sweep_slot, &sweep, 0);
 	bpf_for_each_map_elem(&durable_bios, durable_sweep_one, &sweep.now, 0);
-	bpf_loop(TS_MAX_QUEUES, sweep_end, NULL, 0);
+	bpf_loop(TS_MAX_DEVS, sweep_end, NULL, 0);
 	return 0;
 }
 

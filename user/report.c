@@ -316,10 +316,10 @@ int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		if (!p)
 			continue; /* a queue id first seen: counters from zero */
 		n++;
-		if (gone && gone->ndev < TS_MAX_QUEUES)
+		if (gone && gone->ndev < TS_MAX_DEVS)
 			gone->dev[gone->ndev++] = *p;
 		b = find_qid(base, d->qid);
-		if (!b && base->ndev < TS_MAX_QUEUES)
+		if (!b && base->ndev < TS_MAX_DEVS)
 			b = &base->dev[base->ndev++];
 		if (!b)
 			continue;
