@@ -258,6 +258,20 @@ state_of(struct request_queue *q, bool direct, u32 *qid)
 	return bpf_map_lookup_elem(&dev_state, qid);
 }
 
+/*
+ * Whether record @s is of an earlier claim of its slot: issued before the
+ * slot's present disk was claimed (the disk it was of went, and another took
+ * its queue id). A record is filled after its disk's claim, so its issue
+ * time says which claim it is of.
+ */
+static __always_inline bool record_stale(const struct ts_rq_slot *s)
+{
+	u32 qid = s->qid;
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	return st && s->issue_ns < st->claimed_ns;
+}
+
 /* The traced device owning @q (of @rq or @bio), or NULL. */
 static __always_inline struct ts_dev_state *
 device_of(struct request_queue *q, struct request *rq, struct bio *bio,

@@ -127,6 +127,9 @@ enum ts_event {
 	TS_EV_IO_ERROR,	     /* I/Os that ended with an error status (counted
 			      * as I/Os): block_rq_complete's error, a bio
 			      * layer's bi_status */
+	TS_EV_STALE_RECORD,  /* records of the disk that had this slot before
+			      * (gone, its queue id taken), its completion
+			      * unseen: dropped, not this disk's figures */
 	TS_NR_EVENTS,
 };
 

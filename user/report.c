@@ -13,7 +13,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
 	"no_histograms", "claim_races", "contended_depth_updates",
 	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
-	"io_errors",
+	"io_errors", "stale_records",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -35,6 +35,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"requests not attributed to a submitter (--by): its table was full",
 	"requests issued while the device was being set up (that event dropped): completed untimed, counted in missed",
 	"I/Os that ended with an error (counted as I/Os, in their direction's row)",
+	"records of the disk that had this queue id before (gone, a completion unseen): dropped, not this disk's",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
