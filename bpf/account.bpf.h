@@ -131,13 +131,10 @@ static __always_inline void complete_while_claimed(struct request_queue *q,
 {
 	struct ts_dev_state *st;
 	u32 qid, data_len;
-	int id;
 
 	if (!q)
 		return;
-	LOAD(direct, id, q->id);
-	qid = id;
-	st = bpf_map_lookup_elem(&dev_state, &qid);
+	st = state_of(q, direct, &qid);
 	if (!st || st->queue != (u64)q + 1)
 		return;
 	LOAD(direct, data_len, rq->__data_len);

@@ -54,24 +54,18 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 }
 
 /*
- * First sight of a queue in entry @st: decide whether to trace it. The
- * entry is claimed with bit 0 of its queue set, reset, and published last:
- * an event meanwhile on another CPU sees a queue that is not its own, finds
- * the claim under way and is counted (TS_EV_CLAIMING), never applied to a
- * half-reset entry. Returns the entry's mode, or -1 when another CPU is
- * claiming it.
+ * Resets entry @st, held by this CPU (its queue is @q + 1), for the disk
+ * at @disk_addr (0: none), @dev, and publishes it. @how: the queue id << 1,
+ * | 1 when the queue is request-based. Returns the entry's mode.
  */
-static __noinline int claim_device(struct ts_dev_state *st,
-				   struct request_queue *q, u64 disk_addr,
-				   u32 dev, bool request_based)
+static __noinline int claim_held(struct ts_dev_state *st,
+				 struct request_queue *q, u64 disk_addr,
+				 u32 dev, u32 how)
 {
-	u64 old = st->queue, stamp;
 	u32 mode = TS_DEV_TRACED;
+	u64 stamp;
 	int i;
 
-	if ((old & 1) ||
-	    __sync_val_compare_and_swap(&st->queue, old, (u64)q + 1) != old)
-		return -1;
 	st->claimed_ns = bpf_ktime_get_ns();
 	if (!disk_addr)
 		mode = TS_DEV_IGNORED;
@@ -85,7 +79,7 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	st->device_peak = st->os_peak = 0;
 	st->device_peak_taken = st->os_peak_taken = 0;
 	st->suspects = 0;
-	st->layer = request_based ? TS_LAYER_REQUEST : TS_LAYER_BIO;
+	st->layer = (how & 1) ? TS_LAYER_REQUEST : TS_LAYER_BIO;
 	st->has_uppers = 0;
 	for (i = 0; i < TS_LEVEL_REGS; i++) {
 		st->device_level[i] = 0;
@@ -93,10 +87,170 @@ static __noinline int claim_device(struct ts_dev_state *st,
 		asm volatile("" ::: "memory"); /* a loop, not a memset call */
 	}
 	st->dev = dev;
+	st->queue_id = how >> 1;
 	st->mode = mode;
 	st->claim_done_ns = bpf_ktime_get_ns();
 	__sync_val_compare_and_swap(&st->queue, (u64)q + 1, (u64)q);
 	return mode;
+}
+
+/*
+ * A new queue in entry @st, the slot of its id: decide whether to trace it.
+ * The entry is claimed with bit 0 of its queue set, reset, and published
+ * last: an event meanwhile on another CPU sees a queue that is not its own,
+ * finds the claim under way and is counted (TS_EV_CLAIMING), never applied
+ * to a half-reset entry. Returns the entry's mode, or -1 when another CPU
+ * is claiming it.
+ */
+static __noinline int claim_device(struct ts_dev_state *st,
+				   struct request_queue *q, u64 disk_addr,
+				   u32 dev, u32 how)
+{
+	u64 old = st->queue;
+
+	if ((old & 1) ||
+	    __sync_val_compare_and_swap(&st->queue, old, (u64)q + 1) != old)
+		return -1;
+	return claim_held(st, q, disk_addr, dev, how);
+}
+
+/* What a claim needs of the disk of @q. */
+struct disk_id {
+	u64 disk; /* its address, 0: none */
+	u32 dev;
+	u32 how;  /* as claim_held's */
+};
+
+static __always_inline void disk_id_of(struct request_queue *q,
+				       struct request *rq, struct bio *bio,
+				       bool direct, u32 id, struct disk_id *d)
+{
+	struct gendisk *disk = disk_of(q, rq, bio, direct);
+	const void *mq_ops;
+	int major = 0, minor = 0;
+
+	if (disk) {
+		LOAD(direct, major, disk->major);
+		LOAD(direct, minor, disk->first_minor);
+	}
+	LOAD(direct, mq_ops, q->mq_ops);
+	d->disk = (u64)disk;
+	d->dev = (u32)major << 20 | minor;
+	d->how = id << 1 | (mq_ops ? 1 : 0);
+}
+
+/*
+ * The entry of queue id @id: in qid_near, or in qid_far, where it is added
+ * when @add; NULL when qid_far is full.
+ */
+static __always_inline struct ts_qid_slot *qid_entry(u32 id, bool add)
+{
+	struct ts_qid_slot *e, none = {};
+
+	if (id < qid_near_ids)
+		return bpf_map_lookup_elem(&qid_near, &id);
+	e = bpf_map_lookup_elem(&qid_far, &id);
+	if (e || !add)
+		return e;
+	bpf_map_update_elem(&qid_far, &id, &none, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&qid_far, &id);
+}
+
+/* Disk @dev is not traced, for @why (enum ts_untraced): said once. */
+static __always_inline void refuse(u32 dev, u32 why)
+{
+	if (bpf_map_update_elem(&untraced, &dev, &why, BPF_NOEXIST) == -7 /* E2BIG */)
+		__sync_fetch_and_add(&untraced_lost, 1);
+}
+
+/* A free slot reserved (its queue set to 1), in *@found. */
+static long slot_reserve(u32 i, int *found)
+{
+	struct ts_dev_state *st;
+
+	if (i >= max_devs)
+		return 1;
+	st = bpf_map_lookup_elem(&dev_state, &i);
+	if (!st || st->queue ||
+	    __sync_val_compare_and_swap(&st->queue, 0, 1) != 0)
+		return 0;
+	*found = i;
+	return 1;
+}
+
+/*
+ * First sight of queue id @id (entry @e, NULL: qid_far full) with no slot
+ * yet, on queue @q of disk @d: a slot when the disk is traced and one is
+ * free; else the entry remembers @q as not traced, and a disk refused for
+ * want of room is named in untraced. Two CPUs at once: the one that gives
+ * the id its slot claims it, the other frees the slot it reserved. Returns
+ * the slot's entry (its index in *@qid) once claimed, or NULL.
+ */
+static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
+						   struct request_queue *q,
+						   struct disk_id *d, u32 *qid)
+{
+	struct ts_dev_state *st;
+	int slot = -1;
+
+	if (!e) {
+		refuse(d->dev, TS_UNTRACED_QIDS);
+		return NULL;
+	}
+	if (!d->disk ||
+	    (filter_devices && !bpf_map_lookup_elem(&dev_filter, &d->dev))) {
+		e->not_traced = (u64)q;
+		return NULL;
+	}
+	bpf_loop(TS_MAX_DEVS, slot_reserve, &slot, 0);
+	*qid = slot;
+	st = bpf_map_lookup_elem(&dev_state, qid);
+	if (!st) {
+		e->not_traced = (u64)q;
+		refuse(d->dev, TS_UNTRACED_LIMIT);
+		return NULL;
+	}
+	st->queue = (u64)q + 1;
+	if (__sync_val_compare_and_swap(&e->slot, 0, slot + 1) != 0) {
+		st->queue = 0; /* another CPU gave the id its slot: claiming */
+		*qid = e->slot - 1;
+		count_event(*qid, TS_EV_CLAIMING);
+		return NULL;
+	}
+	return claim_held(st, q, d->disk, d->dev, d->how) == TS_DEV_TRACED ?
+		       st : NULL;
+}
+
+/*
+ * The slot's entry of the queue id of @q (its index in *@qid), claimed or
+ * not, or NULL: the id has none.
+ */
+static __always_inline struct ts_dev_state *
+state_of(struct request_queue *q, bool direct, u32 *qid)
+{
+	struct ts_qid_slot *e;
+	int id;
+
+	LOAD(direct, id, q->id);
+	e = qid_entry(id, false);
+	if (!e || !e->slot)
+		return NULL;
+	*qid = e->slot - 1;
+	return bpf_map_lookup_elem(&dev_state, qid);
+}
+
+/*
+ * Whether record @s is of an earlier claim of its slot: issued before the
+ * slot's present disk was claimed (the disk it was of went, and another took
+ * its queue id). A record is filled after its disk's claim, so its issue
+ * time says which claim it is of.
+ */
+static __always_inline bool record_stale(const struct ts_rq_slot *s)
+{
+	u32 qid = s->qid;
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	return st && s->issue_ns < st->claimed_ns;
 }
 
 /* The traced device owning @q (of @rq or @bio), or NULL. */
@@ -104,15 +258,22 @@ static __always_inline struct ts_dev_state *
 device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 	  bool direct, u32 *qid)
 {
+	struct ts_qid_slot *e;
 	struct ts_dev_state *st;
-	struct gendisk *disk;
-	const void *mq_ops;
-	int id, major, minor, mode, i;
+	struct disk_id d;
+	int id, mode, i;
 
 	if (!q)
 		return NULL;
 	LOAD(direct, id, q->id);
-	*qid = id;
+	e = qid_entry(id, false);
+	if (!e || !e->slot) {
+		if (e && e->not_traced == (u64)q)
+			return NULL;
+		disk_id_of(q, rq, bio, direct, id, &d);
+		return first_sight(qid_entry(id, true), q, &d, qid);
+	}
+	*qid = e->slot - 1;
 	st = bpf_map_lookup_elem(&dev_state, qid);
 	if (!st)
 		return NULL;
@@ -122,15 +283,12 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 		;
 	if (st->queue == (u64)q)
 		return st->mode == TS_DEV_TRACED ? st : NULL;
-	disk = disk_of(q, rq, bio, direct);
-	if (!disk)
+	disk_id_of(q, rq, bio, direct, id, &d);
+	if (!d.disk)
 		return NULL;
-	LOAD(direct, major, disk->major);
-	LOAD(direct, minor, disk->first_minor);
-	LOAD(direct, mq_ops, q->mq_ops);
-	mode = claim_device(st, q, (u64)disk, (u32)major << 20 | minor, mq_ops);
+	mode = claim_device(st, q, d.disk, d.dev, d.how);
 	if (mode < 0)
-		count_event(id, TS_EV_CLAIMING);
+		count_event(*qid, TS_EV_CLAIMING);
 	return mode == TS_DEV_TRACED ? st : NULL;
 }
 

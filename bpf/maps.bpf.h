@@ -40,20 +40,54 @@ __u64 test_miss_tick;
  */
 const volatile __u32 bio_traced_bit = 0xff;
 
+/*
+ * Slots handed out at most (TS_MAX_DEVS), and queue ids below this read
+ * qid_near (TS_QID_NEAR); tests lower both (TRUESTAT_TEST_MAX_DEVS,
+ * TRUESTAT_TEST_QID_NEAR) to reach the limit and qid_far here.
+ */
+const volatile __u32 max_devs = TS_MAX_DEVS;
+const volatile __u32 qid_near_ids = TS_QID_NEAR;
+
 #define REQ_OP_BITS_ 8
 #define REQ_OP_MASK_ ((1U << REQ_OP_BITS_) - 1)
+
+/* Queue id -> slot (include/truestat.h, struct ts_qid_slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_QID_NEAR);
+	__type(key, u32);
+	__type(value, struct ts_qid_slot);
+} qid_near SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_QID_FAR);
+	__type(key, u32);
+	__type(value, struct ts_qid_slot);
+} qid_far SEC(".maps");
+
+/* Disks not traced for want of room: dev_t -> enum ts_untraced. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_UNTRACED_MAX);
+	__type(key, u32);
+	__type(value, u32);
+} untraced SEC(".maps");
+
+/* Disks refused beyond those untraced holds. */
+__u64 untraced_lost;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, TS_MAX_QUEUES);
+	__uint(max_entries, TS_MAX_DEVS);
 	__type(key, u32);
 	__type(value, struct ts_dev_state);
 } dev_state SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TS_MAX_QUEUES);
+	__uint(max_entries, TS_MAX_DEVS);
 	__type(key, u32);
 	__type(value, struct ts_dev_stats);
 } dev_stats SEC(".maps");
@@ -108,7 +142,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TS_MAX_QUEUES);
+	__uint(max_entries, TS_MAX_DEVS);
 	__type(key, u32);
 	__type(value, u64);
 } service_hint SEC(".maps");
@@ -119,7 +153,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TS_MAX_QUEUES);
+	__uint(max_entries, TS_MAX_DEVS);
 	__type(key, u32);
 	__type(value, u64);
 } oldest_issue SEC(".maps");
@@ -154,7 +188,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TS_MAX_QUEUES);
+	__uint(max_entries, TS_MAX_DEVS);
 	__type(key, u32);
 	__type(value, u8);
 } stacked SEC(".maps");
@@ -162,7 +196,7 @@ struct {
 /* Whole-disk dev_t values chosen with -d (consulted once per device). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TS_MAX_QUEUES);
+	__uint(max_entries, TS_MAX_DEVS);
 	__type(key, u32);
 	__type(value, u8);
 } dev_filter SEC(".maps");

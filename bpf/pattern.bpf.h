@@ -11,7 +11,7 @@ const volatile bool pattern = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TS_MAX_QUEUES); /* 1 without --pattern */
+	__uint(max_entries, TS_MAX_DEVS); /* 1 without --pattern */
 	__type(key, u32);
 	__type(value, struct ts_pattern);
 } patterns SEC(".maps");

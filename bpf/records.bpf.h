@@ -210,12 +210,18 @@ static __always_inline u8 op_of(u32 cmd_flags)
  */
 static __always_inline void forget_request(struct ts_rq_slot *s, u64 now)
 {
-	u32 qid = s->qid;
+	u32 qid = s->qid, idx;
 	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
-	u64 n = __sync_fetch_and_add(&repair_count, 1);
-	u32 idx = n & (TS_REPAIR_SLOTS - 1);
-	struct ts_repair *r = bpf_map_lookup_elem(&repairs, &idx);
+	struct ts_repair *r;
+	u64 n;
 
+	if (record_stale(s)) { /* of a disk gone: not the new one's */
+		count_event(qid, TS_EV_STALE_RECORD);
+		return;
+	}
+	n = __sync_fetch_and_add(&repair_count, 1);
+	idx = n & (TS_REPAIR_SLOTS - 1);
+	r = bpf_map_lookup_elem(&repairs, &idx);
 	if (r) {
 		r->issue_ns = s->issue_ns;
 		r->found_ns = now;

@@ -96,15 +96,17 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 {
 	struct ts_rq_slot *s = bpf_map_lookup_elem(&rq_slots, &idx);
 	u64 rq, issue_ns;
+	bool stale;
 
 	if (!s || !(rq = s->rq) || (rq & 1))
 		return 0;
 	issue_ns = s->issue_ns;
-	if (!record_idle(s, idx, rq)) {
+	stale = record_stale(s); /* its disk gone: ended, whatever rq is now */
+	if (!stale && !record_idle(s, idx, rq)) {
 		note_in_flight(s);
 		return 0;
 	}
-	if ((s64)(ctx->now - issue_ns) < (s64)TS_SWEEP_MIN_AGE_NS) {
+	if (!stale && (s64)(ctx->now - issue_ns) < (s64)TS_SWEEP_MIN_AGE_NS) {
 		note_suspect(s);
 		return 0;
 	}

@@ -337,7 +337,7 @@ int ts_sweep(u64 *ctx)
 	if (test_verifier_failure)
 		return *(volatile int *)now; /* not a pointer: rejected */
 	if (part == TS_SWEEP_BEGIN || part == TS_SWEEP_END) {
-		for (i = 0; i < TS_MAX_QUEUES; i++)
+		for (i = 0; i < TS_MAX_DEVS; i++)
 			if (part == TS_SWEEP_BEGIN)
 				sweep_begin(i, NULL);
 			else

@@ -21,8 +21,39 @@
 
 #include "hist.h"
 
-/* Devices are indexed by the kernel's request_queue id (q->id). */
-#define TS_MAX_QUEUES 256
+/*
+ * Disks traced at once. A disk is traced in a slot (dev_state and the maps
+ * beside it are indexed by slot; the code calls a slot qid), given at first
+ * sight to its request queue's id (q->id) and kept by that id: a disk that
+ * takes the id of one gone takes its slot. The ids themselves have no limit
+ * (ts_qid_slot). A disk that finds no slot left is not traced, and named
+ * (untraced), never shown idle.
+ */
+#define TS_MAX_DEVS 256
+
+/*
+ * Queue id -> slot: ARRAY qid_near for ids below TS_QID_NEAR (one array
+ * read per event), HASH qid_far for the others (hosts with thousands of
+ * request queues: every disk, partition holder, dm and loop device has
+ * one, and ids are reused lowest first).
+ */
+#define TS_QID_NEAR 4096
+#define TS_QID_FAR 8192
+
+struct ts_qid_slot {
+	__u64 not_traced; /* the queue last seen with this id and not traced
+			   * (no slot: excluded by -d, no disk, or refused) */
+	__u32 slot;	  /* 1 + its slot, 0: none yet; kept by the id */
+	__u32 pad;
+};
+
+/* Why a disk is not traced (HASH untraced: its dev_t -> this). */
+enum ts_untraced {
+	TS_UNTRACED_LIMIT = 1,	 /* TS_MAX_DEVS (or the test limit) in use */
+	TS_UNTRACED_QIDS = 2,	 /* qid_far full */
+};
+
+#define TS_UNTRACED_MAX 1024
 
 /* In-flight requests, keyed by request address, open addressing. */
 #define TS_RQ_BITS 14
@@ -99,6 +130,9 @@ enum ts_event {
 			      * layer's bi_status */
 	TS_EV_DEPTH_BELOW,   /* issues that found the depth counter at 0 or
 			      * less (a departure counted twice) */
+	TS_EV_STALE_RECORD,  /* records of the disk that had this slot before
+			      * (gone, its queue id taken), its completion
+			      * unseen: dropped, not this disk's figures */
 	TS_NR_EVENTS,
 };
 
@@ -135,7 +169,7 @@ struct ts_sync_stats {
 	__u64 untracked; /* not followed (durable_bios full): not in ios */
 };
 
-/* PERCPU_ARRAY dev_stats, index = queue id. */
+/* PERCPU_ARRAY dev_stats, index = slot. */
 struct ts_dev_stats {
 	struct ts_op_stats op[TS_NR_OPS];
 	__u64 events[TS_NR_EVENTS];
@@ -352,7 +386,7 @@ static __always_inline __u64 ts_above_exact(__s64 depth)
 	return depth > TS_LEVEL_EXACT ? depth - TS_LEVEL_EXACT : 0;
 }
 
-/* ARRAY dev_state (mmapable), index = queue id: shared by all CPUs. */
+/* ARRAY dev_state (mmapable), index = slot: shared by all CPUs. */
 struct ts_dev_state {
 	__u64 queue;	 /* address of the request_queue owning this entry,
 			  * with bit 0 set while it is being claimed */
@@ -371,6 +405,8 @@ struct ts_dev_state {
 	__s64 os_peak_taken;
 	__u64 claimed_ns;    /* when the claim began, and ended: a request */
 	__u64 claim_done_ns; /* allocated between was issued while claiming */
+	__u32 queue_id;	     /* the kernel's q->id of the disk */
+	__u32 pad;
 	__u64 device_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last */
 	__u64 os_level[TS_LEVEL_REGS];
 };
@@ -475,7 +511,7 @@ static inline __u32 ts_slot_level(int slot)
 /*
  * --pattern: where each request starts against where the device's previous
  * one ended, in the order the device was given them (issue; Q at a bio
- * layer), for reads and writes. ARRAY patterns, index = queue id, shared
+ * layer), for reads and writes. ARRAY patterns, index = slot, shared
  * by all CPUs (atomic adds, an exchange for last_end); one entry when
  * --pattern is off.
  */

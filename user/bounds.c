@@ -55,7 +55,7 @@ static __u64 over_count(const struct ts_bounds *b, unsigned int qid,
 void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 		      __u64 now_ns, struct ts_bounds_out *out)
 {
-	struct ts_bounds_dev *d = &b->dev[in->qid % TS_MAX_QUEUES];
+	struct ts_bounds_dev *d = &b->dev[in->qid % TS_MAX_DEVS];
 	__u64 over;
 
 	if (d->queue != in->queue) {
@@ -85,7 +85,7 @@ void ts_bounds_end_span(struct ts_bounds *b, __u64 now_ns)
 	struct ts_bounds_dev *d;
 	int i;
 
-	for (i = 0; i < TS_MAX_QUEUES; i++) {
+	for (i = 0; i < TS_MAX_DEVS; i++) {
 		d = &b->dev[i];
 		if (!d->seen)
 			continue;

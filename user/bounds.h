@@ -36,7 +36,7 @@ struct ts_bounds {
 		unsigned int qid;
 		struct ts_miss_window w;
 	} win[TS_REPAIR_SLOTS];
-	struct ts_bounds_dev dev[TS_MAX_QUEUES];
+	struct ts_bounds_dev dev[TS_MAX_DEVS];
 };
 
 /* What one snapshot read of a device, for ts_bounds_device. */

@@ -515,6 +515,9 @@ static void put_notes(FILE *f, const struct ts_report *r)
 	if (r->not_traced && r->not_traced[0])
 		fprintf(f, "  note: not traced, bio-based (--light does not follow bios): %s\n",
 			r->not_traced);
+	if (r->no_room && r->no_room[0])
+		fprintf(f, "  note: NOT TRACED, no room (%u disks traced at once at most): %s\n",
+			r->max_devs, r->no_room);
 	put_inexact(f, r);
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
@@ -603,6 +606,12 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		r->span_s);
 	if (r->light)
 		fprintf(f, "  (--light: QUEUE from request allocation)");
+	if (!shown && r->no_room && r->no_room[0]) {
+		fprintf(f, "  no I/O on the traced disks; not traced: %s\n",
+			r->no_room);
+		put_notes(f, r);
+		return;
+	}
 	if (!shown) {
 		fprintf(f, "  no I/O on the traced disks\n");
 		put_idle_hint(f, r);
@@ -904,17 +913,26 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	tj_end_obj(j);
 }
 
-/* The disks no report covers (bio-based under --light), as names. */
-static void json_not_traced(struct tj *j, const char *names)
+static void json_names(struct tj *j, const char *names)
 {
 	char name[64];
 	int n;
 
-	tj_arr(j, "not_traced");
 	while (names && sscanf(names, " %63s%n", name, &n) == 1) {
 		tj_str(j, NULL, name);
 		names += n;
 	}
+}
+
+/*
+ * The disks no report covers (bio-based under --light, those refused a
+ * slot), as names.
+ */
+static void json_not_traced(struct tj *j, const struct ts_report *r)
+{
+	tj_arr(j, "not_traced");
+	json_names(j, r->not_traced);
+	json_names(j, r->no_room);
 	tj_end_arr(j);
 }
 
@@ -932,7 +950,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_num(&j, "span_s", r->span_s, 6);
 	tj_u64(&j, "lost_events", r->lost_events);
 	tj_str(&j, "queue_from", r->light ? "request" : "bio");
-	json_not_traced(&j, r->not_traced);
+	json_not_traced(&j, r);
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)

@@ -138,8 +138,8 @@ static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
 {
 	const struct ts_who_span *w = r->who;
 	const char *label = w->by == TS_BY_CGROUP ? "cgroup" : "process";
-	double other[TS_MAX_QUEUES][TS_NR_OPS] = { { 0 } };
-	bool any[TS_MAX_QUEUES][TS_NR_OPS] = { { false } };
+	double other[TS_MAX_DEVS][TS_NR_OPS] = { { 0 } };
+	bool any[TS_MAX_DEVS][TS_NR_OPS] = { { false } };
 	const struct ts_dev_report *d;
 	char buf[300];
 	int i, op;

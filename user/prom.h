@@ -70,7 +70,7 @@ struct ts_prom_named {
 struct ts_prom {
 	double lost_events;
 	int ndev;
-	struct ts_prom_dev dev[TS_MAX_QUEUES]; /* in the last report's order */
+	struct ts_prom_dev dev[TS_MAX_DEVS]; /* in the last report's order */
 	int nnamed;
 	struct ts_prom_named named[TS_WHO_ENTRIES];
 };

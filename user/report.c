@@ -14,6 +14,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"no_histograms", "claim_races", "contended_depth_updates",
 	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
 	"io_errors", "depth_below_zero",
+	"stale_records",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -36,6 +37,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"requests issued while the device was being set up (that event dropped): completed untimed, counted in missed",
 	"I/Os that ended with an error (counted as I/Os, in their direction's row)",
 	"requests issued while the depth counter read 0 or less (a departure counted twice): filed at depth 1, the depth not exact",
+	"records of the disk that had this queue id before (gone, a completion unseen): dropped, not this disk's",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
@@ -330,10 +332,10 @@ int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		if (!p)
 			continue; /* a queue id first seen: counters from zero */
 		n++;
-		if (gone && gone->ndev < TS_MAX_QUEUES)
+		if (gone && gone->ndev < TS_MAX_DEVS)
 			gone->dev[gone->ndev++] = *p;
 		b = find_qid(base, d->qid);
-		if (!b && base->ndev < TS_MAX_QUEUES)
+		if (!b && base->ndev < TS_MAX_DEVS)
 			b = &base->dev[base->ndev++];
 		if (!b)
 			continue;

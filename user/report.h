@@ -18,8 +18,9 @@
 
 /* One traced device as read from the maps at one moment. */
 struct ts_dev_snap {
-	unsigned int qid;
+	unsigned int qid; /* its slot: the BPF side's index of the device */
 	__u64 queue;
+	unsigned int queue_id; /* the kernel's id of its request queue */
 	unsigned int kdev; /* major << 20 | minor */
 	__s64 in_device, in_os;
 	/* ns at depth >= each level so far, then the area above 64 */
@@ -43,7 +44,7 @@ struct ts_snapshot {
 	__u64 mono_ns; /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */
 	__u64 lost_events; /* recursion_misses of all programs */
 	int ndev;
-	struct ts_dev_snap dev[TS_MAX_QUEUES];
+	struct ts_dev_snap dev[TS_MAX_DEVS];
 	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS]; /* by hist_slot - 1 */
 	struct ts_depth_hist depth[TS_HIST_DEVS];     /* by hist_slot - 1 */
 };
@@ -109,10 +110,13 @@ struct ts_report {
 	enum ts_unit units; /* --units: the tables' time unit, or per table */
 	const char *not_traced; /* disks no report covers (bio-based ones
 				 * under --light), space separated, or NULL */
+	const char *no_room; /* disks not traced for want of a slot (more
+			      * than max_devs at once), likewise */
+	unsigned int max_devs;
 	double span_s;
 	__u64 lost_events;
 	int ndev;
-	struct ts_dev_report dev[TS_MAX_QUEUES];
+	struct ts_dev_report dev[TS_MAX_DEVS];
 	/* storage for ts_dev_report.hist: not cleared between reports */
 	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS];
 	struct ts_depth_hist depth_delta; /* scratch */

@@ -199,6 +199,10 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	if (o->test_rq_slots)
 		skel->rodata->rq_mask = o->test_rq_slots - 1;
 	skel->rodata->test_miss_every = o->test_miss_every;
+	if (o->max_devs)
+		skel->rodata->max_devs = o->max_devs;
+	if (o->qid_near)
+		skel->rodata->qid_near_ids = o->qid_near;
 	skel->rodata->bio_traced_bit = bio_traced_bit;
 	skel->rodata->pattern = o->pattern;
 	skel->rodata->slow = o->slow;
@@ -560,9 +564,9 @@ static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
 	__u64 prev = 0, key; /* no bio is at 0: its next key is the first */
 	struct ts_durable d;
 
-	memset(count, 0, TS_MAX_QUEUES * sizeof(*count));
+	memset(count, 0, TS_MAX_DEVS * sizeof(*count));
 	while (!bpf_map_get_next_key(fd, &prev, &key)) {
-		if (!bpf_map_lookup_elem(fd, &key, &d) && d.qid < TS_MAX_QUEUES)
+		if (!bpf_map_lookup_elem(fd, &key, &d) && d.qid < TS_MAX_DEVS)
 			count[d.qid]++;
 		prev = key;
 	}
@@ -615,7 +619,7 @@ static unsigned int suspects(const struct ts_tracer *t)
 {
 	unsigned int qid, n = 0;
 
-	for (qid = 0; qid < TS_MAX_QUEUES; qid++)
+	for (qid = 0; qid < TS_MAX_DEVS; qid++)
 		if (t->state[qid].queue && t->state[qid].mode == TS_DEV_TRACED)
 			n += t->state[qid].suspects;
 	return n;
@@ -730,7 +734,7 @@ static void read_levels(const volatile struct ts_dev_state *st,
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end)
 {
-	static unsigned int durable[TS_MAX_QUEUES];
+	static unsigned int durable[TS_MAX_DEVS];
 	unsigned int qid;
 
 	follow_stacks(t);
@@ -738,7 +742,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	read_repairs(t);
 	durable_in_flight(t, durable);
 	s->ndev = 0;
-	for (qid = 0; qid < TS_MAX_QUEUES; qid++) {
+	for (qid = 0; qid < TS_MAX_DEVS; qid++) {
 		const volatile struct ts_dev_state *st = &t->state[qid];
 		struct ts_dev_snap *d = &s->dev[s->ndev];
 
@@ -746,6 +750,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			continue;
 		d->qid = qid;
 		d->queue = st->queue;
+		d->queue_id = st->queue_id;
 		d->kdev = st->dev;
 		d->layer = st->layer;
 		read_levels(st, d);
@@ -772,6 +777,24 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 		s->seq = ++t->seq;
 		ts_bounds_end_span(&t->bounds, s->mono_ns);
 	}
+}
+
+int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
+		       bool *more)
+{
+	int fd = bpf_map__fd(t->skel->maps.untraced), n = 0;
+	__u32 key, next, *prev = NULL;
+
+	*more = t->skel->bss->untraced_lost > 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (n < max)
+			kdevs[n++] = next;
+		else
+			*more = true;
+		key = next;
+		prev = &key;
+	}
+	return n;
 }
 
 static int on_slow_event(void *ctx, void *data, size_t len)

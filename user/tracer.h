@@ -19,6 +19,8 @@ struct ts_tracer_opts {
 	bool test_verifier_failure; /* make the load fail (tests) */
 	unsigned int test_rq_slots; /* shrink the request table (tests), 0: no */
 	unsigned int test_miss_every; /* drop 1 completion in N (tests), 0: no */
+	unsigned int max_devs; /* disks traced at once (tests lower it), 0: all */
+	unsigned int qid_near; /* queue ids read from an array (tests), 0: all */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
@@ -58,6 +60,12 @@ void ts_tracer_settle(struct ts_tracer *t);
 /* A device's recent mean service time, used to date unseen completions. */
 void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
 				__u64 service_ns);
+/*
+ * Disks refused a slot so far (kernel dev_t), at most @max into @kdevs:
+ * how many; *@more: some were refused beyond what the BPF side could note.
+ */
+int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
+		       bool *more);
 /* Detaches and unloads everything. */
 /* Reads the slow requests (--slow) waiting in the ring buffer. */
 void ts_tracer_read_slow(struct ts_tracer *t);

@@ -93,9 +93,13 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 				o->devices[i], disk.name);
 		/* a stacked device with its members: the report shows the stack */
 		n = ts_disk_add_stack("/sys", disk.major, disk.minor, kdevs, n,
-				      TS_MAX_QUEUES);
-		if (n < 0)
-			die(EXIT_USAGE, "too many disks to trace (the limit is 256)");
+				      TS_MAX_DEVS);
+		if (n < 0) {
+			snprintf(err, sizeof(err),
+				 "too many disks to trace (the limit is %d)",
+				 TS_MAX_DEVS);
+			die(EXIT_USAGE, err);
+		}
 	}
 	return n;
 }
@@ -113,6 +117,63 @@ static void find_untraceable(const struct ts_opts *o)
 	ts_disk_list("/sys", true, not_traced, sizeof(not_traced));
 	if (!strcmp(not_traced, "none") || !strncmp(not_traced, "none found", 10))
 		not_traced[0] = '\0';
+}
+
+/*
+ * The disks refused a slot (more than max_devs traced at once), named in
+ * every report from then on, and said on stderr as they come.
+ */
+static char no_room[1024];
+static int nrefused;
+static bool said_more;
+
+static unsigned int max_devs = TS_MAX_DEVS;
+
+static void find_refused(struct ts_tracer *t)
+{
+	unsigned int kdevs[64];
+	size_t used = 0;
+	char name[64];
+	bool more;
+	int n, i;
+
+	n = ts_tracer_untraced(t, kdevs, 64, &more);
+	if (n == nrefused && (!more || said_more))
+		return;
+	for (i = 0; i < n; i++) {
+		ts_disk_name("/sys", kdevs[i] >> 20, kdevs[i] & 0xfffff, name,
+			     sizeof(name));
+		if (i >= nrefused)
+			fprintf(stderr, "truestat: not tracing %s: %u disks traced already, the most at once\n",
+				name, max_devs);
+		if (used + strlen(name) + 8 < sizeof(no_room))
+			used += snprintf(no_room + used, sizeof(no_room) - used,
+					 "%s%s", used ? " " : "", name);
+	}
+	if (more && !said_more)
+		fprintf(stderr, "truestat: more disks not traced than named\n");
+	said_more |= more;
+	nrefused = n;
+}
+
+/* -v: each disk as it is first traced, with its queue id and slot. */
+static void say_new_disks(const struct ts_snapshot *s)
+{
+	static __u64 said[TS_MAX_DEVS];
+	char name[64];
+	int i;
+
+	for (i = 0; i < s->ndev; i++) {
+		const struct ts_dev_snap *d = &s->dev[i];
+
+		if (d->qid >= TS_MAX_DEVS || said[d->qid] == d->queue)
+			continue;
+		said[d->qid] = d->queue;
+		ts_disk_name("/sys", d->kdev >> 20, d->kdev & 0xfffff, name,
+			     sizeof(name));
+		fprintf(stderr, "truestat: tracing %s (queue id %u) in slot %u\n",
+			name, d->queue_id, d->qid);
+	}
 }
 
 /* The signal mask while waiting: the stop signals let in. */
@@ -253,11 +314,16 @@ static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
  * an old one in between, @first and @prev are rebased so that the new disk
  * is counted from its own start, and the old one is kept in @gone.
  */
+static bool verbose;
+
 static void take(struct ts_tracer *t, struct ts_snapshot *first,
 		 struct ts_snapshot *prev, struct ts_snapshot *cur,
 		 struct ts_snapshot *gone)
 {
 	ts_tracer_snapshot(t, cur, true);
+	find_refused(t);
+	if (verbose)
+		say_new_disks(cur);
 	ts_snapshot_rebase(first, prev, cur, gone);
 	ts_snapshot_rebase(prev, prev, cur, NULL);
 	update_hints(t, prev, cur);
@@ -302,6 +368,8 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->light = o->light;
 	r->units = o->units;
 	r->not_traced = not_traced;
+	r->no_room = no_room;
+	r->max_devs = max_devs;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else
@@ -359,7 +427,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 
 int main(int argc, char **argv)
 {
-	unsigned int kdevs[TS_MAX_QUEUES];
+	unsigned int kdevs[TS_MAX_DEVS];
 	struct ts_snapshot *first, *prev, *cur, *gone, *tmp;
 	struct ts_tracer_opts topts = { 0 };
 	struct ts_tracer *tracer;
@@ -420,6 +488,15 @@ int main(int argc, char **argv)
 	if (getenv("TRUESTAT_TEST_JSON") &&
 	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
 		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");
+	/* fewer disks at once, so that tests reach the limit */
+	topts.max_devs = test_knob("TRUESTAT_TEST_MAX_DEVS", 1, TS_MAX_DEVS,
+				   false, "a number, 1 to 256");
+	if (topts.max_devs)
+		max_devs = topts.max_devs;
+	/* queue ids from this one on are looked up in the hash */
+	topts.qid_near = test_knob("TRUESTAT_TEST_QID_NEAR", 1, TS_QID_NEAR,
+				   false, "a number, 1 to 4096");
+	verbose = o.verbose;
 	/* for bench/overhead.sh: the cost of programs that do nothing */
 	topts.bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
 
@@ -481,7 +558,7 @@ int main(int argc, char **argv)
 		ts_tracer_read_slow(tracer);
 		take(tracer, first, prev, cur, gone);
 		/* disks that went away during the run keep their row */
-		for (int i = 0; i < gone->ndev && cur->ndev < TS_MAX_QUEUES; i++)
+		for (int i = 0; i < gone->ndev && cur->ndev < TS_MAX_DEVS; i++)
 			cur->dev[cur->ndev++] = gone->dev[i];
 		emit(&o, first, cur, true, report);
 	}
