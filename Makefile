@@ -150,7 +150,7 @@ $(OUTPUT)/fuzz_http: tests/fuzz/fuzz_http.c $(FUZZ_WEB) $(wildcard user/*.h) | $
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(WEB_LIBS) -o $@
 
-$(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/opts.c $(FUZZ_WEB) $(wildcard user/*.h) | $(OUTPUT)
+$(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/opts.c user/units.c $(FUZZ_WEB) $(wildcard user/*.h) | $(OUTPUT)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(WEB_LIBS) -o $@
 

@@ -163,28 +163,14 @@ static __always_inline void refuse(u32 dev, u32 why)
 		__sync_fetch_and_add(&untraced_lost, 1);
 }
 
-/* A free slot reserved (its queue set to 1), in *@found. */
-static long slot_reserve(u32 i, int *found)
-{
-	struct ts_dev_state *st;
-
-	if (i >= max_devs)
-		return 1;
-	st = bpf_map_lookup_elem(&dev_state, &i);
-	if (!st || st->queue ||
-	    __sync_val_compare_and_swap(&st->queue, 0, 1) != 0)
-		return 0;
-	*found = i;
-	return 1;
-}
-
 /*
  * First sight of queue id @id (entry @e, NULL: qid_far full) with no slot
  * yet, on queue @q of disk @d: a slot when the disk is traced and one is
  * free; else the entry remembers @q as not traced, and a disk refused for
  * want of room is named in untraced. Two CPUs at once: the one that gives
- * the id its slot claims it, the other frees the slot it reserved. Returns
- * the slot's entry (its index in *@qid) once claimed, or NULL.
+ * the id its slot claims it, the other's slot stays unused (no loop over
+ * free slots: kernels before 5.17 have no bpf_loop). Returns the slot's
+ * entry (its index in *@qid) once claimed, or NULL.
  */
 static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 						   struct request_queue *q,
@@ -202,9 +188,10 @@ static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 		e->not_traced = (u64)q;
 		return NULL;
 	}
-	bpf_loop(TS_MAX_DEVS, slot_reserve, &slot, 0);
+	/* slots stay with their queue id: the next one never given */
+	slot = __sync_fetch_and_add(&slots_given, 1);
 	*qid = slot;
-	st = bpf_map_lookup_elem(&dev_state, qid);
+	st = slot < max_devs ? bpf_map_lookup_elem(&dev_state, qid) : NULL;
 	if (!st) {
 		e->not_traced = (u64)q;
 		refuse(d->dev, TS_UNTRACED_LIMIT);
@@ -212,7 +199,9 @@ static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 	}
 	st->queue = (u64)q + 1;
 	if (__sync_val_compare_and_swap(&e->slot, 0, slot + 1) != 0) {
-		st->queue = 0; /* another CPU gave the id its slot: claiming */
+		/* another CPU gave the id its slot: claiming; this one's
+		 * slot stays unused (a race at a disk's first sight) */
+		st->queue = 0;
 		*qid = e->slot - 1;
 		count_event(*qid, TS_EV_CLAIMING);
 		return NULL;

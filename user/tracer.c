@@ -557,19 +557,44 @@ static void read_pattern(struct ts_tracer *t, unsigned int qid,
 		memset(out, 0, sizeof(*out));
 }
 
-/* Durable writes between Q and C now, by queue id (durable_bios). */
+/*
+ * The durable writes between Q and C now (durable_bios) into @keys and
+ * @vals (room for TS_DURABLE_BIOS): read bucket by bucket, so that the
+ * programs deleting keys meanwhile cannot make the walk start over, as
+ * bpf_map_get_next_key from a deleted key does. Returns how many.
+ */
+static size_t durable_read(struct ts_tracer *t, __u64 *keys,
+			   struct ts_durable *vals)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(t->skel->maps.durable_bios);
+	__u32 batch, count;
+	void *in = NULL;
+	size_t n = 0;
+	int err;
+
+	do {
+		count = TS_DURABLE_BIOS - n;
+		err = bpf_map_lookup_batch(fd, in, &batch, keys + n, vals + n,
+					   &count, &opts);
+		n += count;
+		in = &batch;
+	} while (!err && n < TS_DURABLE_BIOS);
+	return n;
+}
+
+static __u64 durable_keys[TS_DURABLE_BIOS];
+static struct ts_durable durable_vals[TS_DURABLE_BIOS];
+
+/* Durable writes between Q and C now, by queue id. */
 static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
 {
-	int fd = bpf_map__fd(t->skel->maps.durable_bios);
-	__u64 prev = 0, key; /* no bio is at 0: its next key is the first */
-	struct ts_durable d;
+	size_t n = durable_read(t, durable_keys, durable_vals), i;
 
 	memset(count, 0, TS_MAX_DEVS * sizeof(*count));
-	while (!bpf_map_get_next_key(fd, &prev, &key)) {
-		if (!bpf_map_lookup_elem(fd, &key, &d) && d.qid < TS_MAX_DEVS)
-			count[d.qid]++;
-		prev = key;
-	}
+	for (i = 0; i < n; i++)
+		if (durable_vals[i].qid < TS_MAX_DEVS)
+			count[durable_vals[i].qid]++;
 }
 
 /* Runs part @part of the sweep from slot (or for keys) @from. */
@@ -585,16 +610,12 @@ static void sweep_part(struct ts_tracer *t, __u64 part, __u64 from)
 /* The durable bios' sweep, TS_SWEEP_KEYS keys at a time. */
 static void sweep_durable(struct ts_tracer *t)
 {
-	static __u64 keys[TS_DURABLE_BIOS];
-	int fd = bpf_map__fd(t->skel->maps.durable_bios);
-	__u64 prev = 0, key; /* no bio is at 0: its next key is the first */
-	size_t n = 0, i, k;
+	size_t n = durable_read(t, durable_keys, durable_vals), i, k;
 
-	while (n < TS_DURABLE_BIOS && !bpf_map_get_next_key(fd, &prev, &key))
-		keys[n++] = prev = key;
 	for (i = 0; i < n; i += k) {
 		k = n - i < TS_SWEEP_KEYS ? n - i : TS_SWEEP_KEYS;
-		memcpy(t->skel->bss->sweep_keys, keys + i, k * sizeof(*keys));
+		memcpy(t->skel->bss->sweep_keys, durable_keys + i,
+		       k * sizeof(*durable_keys));
 		sweep_part(t, TS_SWEEP_DURABLE, k);
 	}
 }
