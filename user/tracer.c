@@ -804,16 +804,15 @@ int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
 		       bool *more)
 {
 	int fd = bpf_map__fd(t->skel->maps.untraced), n = 0;
-	__u32 key, next, *prev = NULL;
+	__u32 key = ~0U, next; /* no disk is ~0: its next key is the first */
 
 	*more = t->skel->bss->untraced_lost > 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+	while (!bpf_map_get_next_key(fd, &key, &next)) {
 		if (n < max)
 			kdevs[n++] = next;
 		else
 			*more = true;
 		key = next;
-		prev = &key;
 	}
 	return n;
 }
