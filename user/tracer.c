@@ -29,7 +29,9 @@ struct ts_tracer {
 	struct truestat_bpf *skel;
 	struct bpf_link *links[TS_MAX_LINKS];
 	int nlinks;
-	struct bpf_link *remap; /* block_bio_remap, once a stack exists */
+	struct bpf_link *remap; /* block_bio_remap, once stack_traced() */
+	unsigned int kdevs[TS_MAX_DEVS]; /* -d's disks and their stacks' */
+	int nkdevs;			 /* 0: every disk is traced */
 	const char *kind;
 	const struct ts_dev_state *state; /* mmap of dev_state */
 	size_t state_len;
@@ -230,18 +232,31 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	return skel;
 }
 
-/*
- * Whether any disk is stacked on others (md, dm: a /sys/block/X/slaves
- * entry). Only then is block_bio_remap followed: a partition's I/O fires
- * it too, one program run per I/O that a host without stacks would pay
- * for nothing. Looked at again at every snapshot.
- */
-static bool has_stack(void)
+/* Whether the sysfs block device at @dir is stacked on others (slaves/). */
+static bool stacked_on(const char *dir)
 {
 	char path[PATH_MAX];
-	struct dirent *e, *m;
+	struct dirent *m;
 	bool found = false;
-	DIR *d, *slaves;
+	DIR *slaves;
+
+	snprintf(path, sizeof(path), "%s/slaves", dir);
+	slaves = opendir(path);
+	if (!slaves)
+		return false;
+	while (!found && (m = readdir(slaves)))
+		found = m->d_name[0] != '.';
+	closedir(slaves);
+	return found;
+}
+
+/* Any disk stacked on others (md, dm) into @name; false: none. */
+static bool any_stacked(char *name, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
 
 	d = opendir("/sys/block");
 	if (!d)
@@ -249,16 +264,63 @@ static bool has_stack(void)
 	while (!found && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/slaves", e->d_name);
-		slaves = opendir(path);
-		if (!slaves)
-			continue;
-		while (!found && (m = readdir(slaves)))
-			found = m->d_name[0] != '.';
-		closedir(slaves);
+		snprintf(path, sizeof(path), "/sys/block/%s", e->d_name);
+		found = stacked_on(path);
+		if (found)
+			snprintf(name, len, "%s", e->d_name);
 	}
 	closedir(d);
 	return found;
+}
+
+/* The name of the device sysfs link @path points to, into @name. */
+static void link_name(const char *path, char *name, size_t len)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	const char *base;
+
+	target[n > 0 ? n : 0] = '\0';
+	base = strrchr(target, '/');
+	snprintf(name, len, "%s", base ? base + 1 : path);
+}
+
+/*
+ * Whether a traced disk is stacked on others, its name into @name. -d
+ * traced the chosen disks and the members of those stacked (their
+ * stacks): block_bio_remap is followed only when one of them is stacked.
+ * A traced member whose stacked device is not traced gains nothing from
+ * it (the remap links a member bio only to a bio of a traced stacked
+ * device), and a partition's every I/O fires it too: on an LVM host a
+ * plain disk traced alone would pay a fourth program per I/O. Without
+ * -d every disk is traced: any stacked disk on the host. Looked at again
+ * at every snapshot: a device stacked later (a dm table loaded, a new
+ * dm device without -d) switches it on.
+ */
+static bool stack_traced(const struct ts_tracer *t, char *name, size_t len)
+{
+	char path[PATH_MAX];
+	int i;
+
+	if (!t->nkdevs)
+		return any_stacked(name, len);
+	for (i = 0; i < t->nkdevs; i++) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u",
+			 t->kdevs[i] >> 20, t->kdevs[i] & 0xfffff);
+		if (stacked_on(path)) {
+			link_name(path, name, len);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Appends " @name" to the list in @buf. */
+static void add_name(char *buf, size_t len, const char *name)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, " %s", name);
 }
 
 /*
@@ -275,6 +337,7 @@ static int attach_in_order(struct ts_tracer *t)
 	};
 	struct bpf_program *prog;
 	struct bpf_link *link;
+	char names[512] = "";
 	size_t i;
 
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -291,23 +354,33 @@ static int attach_in_order(struct ts_tracer *t)
 				return -E2BIG;
 			}
 			t->links[t->nlinks++] = link;
+			add_name(names, sizeof(names), bpf_program__name(prog));
 		}
 	}
+	if (verbose)
+		fprintf(stderr, "truestat: programs attached:%s\n", names);
 	return 0;
 }
 
-/* Attaches the block_bio_remap program once a stack exists (has_stack). */
+/*
+ * Attaches the block_bio_remap program once a traced disk is stacked
+ * (stack_traced); -v says so.
+ */
 static void follow_stacks(struct ts_tracer *t)
 {
 	struct bpf_program *prog;
+	char name[NAME_MAX + 1];
 
-	if (t->remap || !has_stack())
+	if (t->remap || !stack_traced(t, name, sizeof(name)))
 		return;
 	bpf_object__for_each_program(prog, t->skel->obj) {
 		if (!bpf_program__autoload(prog) ||
 		    strncmp(bpf_program__name(prog), "ts_remap_", 9))
 			continue;
 		t->remap = bpf_program__attach(prog);
+		if (t->remap && verbose)
+			fprintf(stderr, "truestat: programs attached: %s (%s is stacked)\n",
+				bpf_program__name(prog), name);
 		return;
 	}
 }
@@ -453,6 +526,9 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		goto fail;
 	t->kind = "tp_btf";
 	t->pattern = o->pattern;
+	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
+	if (t->nkdevs)
+		memcpy(t->kdevs, o->kdevs, t->nkdevs * sizeof(*t->kdevs));
 	if (!o->raw_tp)
 		t->skel = load_set(o, "btf", &error);
 	if (!t->skel) {
@@ -474,6 +550,9 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		goto fail;
 	}
 	follow_stacks(t);
+	if (verbose && !t->remap && plan.load[TS_TP_REMAP])
+		fprintf(stderr, "truestat: block_bio_remap not followed: "
+			"no traced disk is stacked (md, dm)\n");
 	t->state = map_shared(t->skel->maps.dev_state, &t->state_len);
 	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
 	t->depth_hists = map_shared(t->skel->maps.depth_hists,

@@ -139,6 +139,16 @@ ts_stop() {
 	wait "$TS_PID" || TS_RC=$?
 }
 
+# tp_links PID: the tracepoints PID's BPF links are attached to, as the
+# kernel names them in /proc/PID/fdinfo (tp_name), sorted, one line
+tp_links() {
+	local f
+	for f in /proc/$1/fd/*; do
+		[[ $(readlink "$f") == anon_inode:bpf_link ]] || continue
+		awk '$1 == "tp_name:" { print $2 }' "/proc/$1/fdinfo/${f##*/}"
+	done | sort | tr '\n' ' '
+}
+
 WITNESS=$TS_ROOT/.output/witness
 
 witness_need() {

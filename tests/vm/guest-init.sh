@@ -166,6 +166,31 @@ remaps() {
 	say "$1" remaps_lost "$(grep -o 'entries-in-buffer/entries-written: [0-9]*/[0-9]*' $T/trace)"
 }
 
+# bpf_fds NAME: truestat's ($pid) BPF links and programs as the kernel
+# shows them in /proc/PID/fdinfo, independent of what truestat says:
+# "bpf link TP_NAME PROG_ID" per attachment, "bpf prog PROG_ID RUN_CNT
+# NAME" per program (run_cnt counts with kernel.bpf_stats_enabled on; the
+# name from bpftool)
+bpf_fds() {
+	local f i id
+	for f in /proc/$pid/fd/*; do
+		i=/proc/$pid/fdinfo/${f##*/}
+		id=$(fdinfo prog_id "$i")
+		case $(readlink "$f") in
+		anon_inode:bpf_link)
+			say "$1" bpf "link $(fdinfo tp_name "$i") $id" ;;
+		anon_inode:bpf-prog)
+			say "$1" bpf "prog $id $(fdinfo run_cnt "$i") $(/bin/bpftool prog show id "$id" |
+				sed -n 's/.* name \([^ ]*\) .*/\1/p')" ;;
+		esac
+	done
+}
+
+# fdinfo FIELD FILE: FIELD's value in fdinfo FILE, "?" when it has none
+fdinfo() {
+	awk -v k="$1:" '$1 == k { v = $2 } END { print v == "" ? "?" : v }' "$2"
+}
+
 # run_case NAME SCHEDULER [TRUESTAT ARGS...]: nullb0 (K, S) offered DEPTH
 run_case() {
 	local name=$1 sched=$2
@@ -230,10 +255,12 @@ case_raid0() {
 # case dm: dm-linear, dm-delay (DM_DELAY_MS on reads) and dm-crypt
 # (cipher_null: the crypto path without the cost of a cipher) over the
 # one nullb0 (K, S), each read by DM_JOBS jobs for DM_RUNTIME s in turn,
-# under one truestat run that traces the three and their member
+# under one truestat run that traces the three and their member. Before
+# it (dm_plain), the plain nullb1 traced alone while dm-linear is read
+# too. Both runs with kernel.bpf_stats_enabled: which programs ran.
 case_dm() {
-	local c=dm sz t0 names= t d x args=
-	nullb_load 1 "$S_NS" "$K"
+	local c=dm sz t0 names= t d x args= lin=
+	nullb_load 2 "$S_NS" "$K"
 	sz=$(blockdev --getsz /dev/nullb0)
 	t0=$(now)
 	/bin/dmsetup create lin --table "0 $sz linear /dev/nullb0 0" 2>&1 | sed "s/^/@@TS $c setup /"
@@ -247,11 +274,14 @@ case_dm() {
 		[ -n "$d" ] || { say $c setup_failed "$t"; continue; }
 		say $c dev "$t $d $(cat /sys/block/$d/dev)"
 		names="$names $d"
+		[ $t != lin ] || lin=$d
 		# by the /dev/mapper name, as users know them: truestat
 		# resolves it to dm-N, the name it reports
 		args="$args -d $t"
 	done
 	say $c setup "in $t0..$(now) s"
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	[ -z "$lin" ] || dm_plain "$lin"
 	remaps_start
 	[ -n "$names" ] && ts_start $c $args || pid=
 	ds $c start $names nullb0
@@ -260,10 +290,29 @@ case_dm() {
 		ds $c "$d-end" $names nullb0
 	done
 	ds $c end $names nullb0
-	[ -z "$pid" ] || ts_stop $c
+	[ -z "$pid" ] || { bpf_fds $c; ts_stop $c; }
 	remaps $c
+	echo 0 >/proc/sys/kernel/bpf_stats_enabled
 	for d in $names; do sed "s/^/@@TS $c fio $d /" /tmp/$c.fio$d; done
 	for t in lin dly cry; do /bin/dmsetup remove $t >/dev/null 2>&1; done
+}
+
+# dm_plain LIN: the plain nullb1 traced with -d while dm-linear LIN (over
+# nullb0) and nullb1 are read at once: block_bio_remap fires for LIN's
+# bios (ftrace) but no traced disk is stacked, so truestat must not run
+# its remap program (bpf_fds); nullb1's counts against diskstats
+dm_plain() {
+	local c=dm_plain fpid
+	remaps_start
+	ts_start $c -d nullb1 || pid=
+	ds $c start nullb1 nullb0 "$1"
+	fio_read nullb1 "$DM_JOBS" 4k "$DM_RUNTIME" /tmp/$c.fio &
+	fpid=$!
+	fio_read "$1" "$DM_JOBS" 4k "$DM_RUNTIME" /tmp/$c.fiolin || say $c fio_failed "$1"
+	wait $fpid || say $c fio_failed nullb1
+	ds $c end nullb1 nullb0 "$1"
+	[ -z "$pid" ] || { bpf_fds $c; ts_stop $c; }
+	remaps $c
 }
 
 # --- Real drivers: each run below is judged by tests/vm/drivers.py ---

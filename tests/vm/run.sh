@@ -244,6 +244,7 @@ initramfs() {
 	copy_with_libs "$root" "$(command -v mdadm)"
 	copy_with_libs "$root" "$(command -v dmsetup)"
 	copy_with_libs "$root" "$(command -v chrt)"	# raid0's sampler
+	copy_with_libs "$root" "$(command -v bpftool)"	# dm: the programs' names
 	mods=
 	for a in null_blk md-mod raid0 dm-mod dm-delay dm-crypt; do
 		add_module "$root" "$kdir/lib/modules/$kver" "$a"

@@ -38,6 +38,14 @@ in turn under one truestat run.
  - layer time: dm-delay's is its delay as the kernel's timer gives it
    (whole jiffies), dm-linear's a few microseconds, dm-crypt's above zero
  - the member: service S to S + 2%, at most K at once
+ - block_bio_remap followed: truestat holds a link to it (/proc/PID/fdinfo)
+   and its remap program ran once per remap ftrace saw (bpf_stats)
+dm_plain, before it: a plain null_blk (nullb1) traced with -d while
+dm-linear and nullb1 are read at once.
+ - no traced disk is stacked: truestat holds no link to block_bio_remap
+   and its remap program ran 0 times (bpf_stats) while ftrace saw
+   dm-linear's remaps; its issue program ran at least once per nullb1 read
+ - nullb1 alone in the report, its counts equal diskstats
 """
 import bisect
 import heapq
@@ -435,7 +443,69 @@ def iostat_table(r, phases, figs, S_ms):
             '%.3f' % f['svc'] if f else '-', '%.1f' % f['busy'] if f else '-'))
 
 
-def dm(c):
+def bpf_seen(c):
+    """truestat's links (their tracepoints) and its programs' run counts
+    (None: unknown), as the guest read them from /proc/PID/fdinfo"""
+    links, runs = [], {}
+    for v in c.get('bpf', []):
+        f = v.split()
+        if f[0] == 'link' and len(f) >= 2:
+            links.append(f[1])
+        elif f[0] == 'prog' and len(f) >= 4:
+            runs[f[3]] = int(f[2]) if f[2].isdigit() else None
+    return links, runs
+
+
+def runs_of(runs, prefix):
+    """the run count of the program named PREFIX*, None if not there"""
+    got = [v for k, v in runs.items() if k.startswith(prefix)]
+    return got[0] if len(got) == 1 else None
+
+
+def dm_plain(c, lin):
+    """nullb1 traced alone beside dm-linear LIN (dm-N, "maj,min")"""
+    tag = 'dm_plain'
+    if not c:
+        check(tag, 1, 'no output from this run')
+        return
+    if not started(tag, c):
+        return
+    r = Run(c)
+    if r.totals is None:
+        check(tag + '_json', 1, 'expected one totals object')
+        return
+    names = [d['device'] for d in r.totals['devices']]
+    check(tag + '_devices', int(names != ['nullb1']), 'devices in the totals %s (want [nullb1]: -d nullb1)' % names)
+    counts(tag, r, ['nullb1'])
+    fired = r.remaps.get(lin[1], 0)
+    check(tag + '_remaps_fired', int(fired == 0), 'ftrace: %d block_bio_remap from %s (%s) during the run (> 0: the '
+          'tracepoint fired while truestat ran)' % (fired, lin[0], lin[1]))
+    links, runs = bpf_seen(c)
+    said = [l for l in c.get('stderr', []) if 'block_bio_remap' in l]
+    check(tag + '_remap_unlinked', int('block_bio_remap' in links or 'block_rq_issue' not in links or not said),
+          'truestat\'s links (fdinfo) %s: block_rq_issue, no block_bio_remap; -v: %s'
+          % (sorted(set(links)), said[0] if said else 'nothing about block_bio_remap'))
+    remap, issue = runs_of(runs, 'ts_remap_'), runs_of(runs, 'ts_issue_')
+    reads = r.delta('nullb1', 1)
+    check(tag + '_remap_runs', int(remap != 0 or issue is None or issue < reads or reads == 0),
+          'bpf_stats: remap program ran %s times (want 0), issue program %s times (>= nullb1\'s %d reads: '
+          'the counts are on)' % (remap, issue, reads))
+
+
+def dm_followed(tag, c, r):
+    """truestat linked block_bio_remap and its program ran once per remap"""
+    links, runs = bpf_seen(c)
+    said = [l for l in c.get('stderr', []) if 'ts_remap_' in l]
+    check(tag + '_remap_linked', int('block_bio_remap' not in links or not said),
+          'truestat\'s links (fdinfo) include block_bio_remap: %s; -v: %s'
+          % ('block_bio_remap' in links, said[0] if said else 'nothing about ts_remap_'))
+    remap, written = runs_of(runs, 'ts_remap_'), r.kept[1] if r.kept else None
+    check(tag + '_remap_runs', int(not remap or remap != written),
+          'bpf_stats: remap program ran %s times, ftrace wrote %s block_bio_remap events (equal, > 0)'
+          % (remap, written))
+
+
+def dm(c, plain):
     tag = 'dm'
     S_ms, K = int(P['S_NS']) / 1e6, int(P['K'])
     delay, hz = int(P['DM_DELAY_MS']), int(P['HZ'])
@@ -447,6 +517,8 @@ def dm(c):
         check('%s_%s_setup' % (tag, t), int(t not in devs), 'dm target %s: %s' % (
             {'lin': 'linear', 'dly': 'delay %d ms' % delay, 'cry': 'crypt cipher_null-ecb'}[t],
             '%s (%s)' % devs[t] if t in devs else 'NOT created: ' + ' | '.join(c.get('setup', [])[-3:])))
+    if 'lin' in devs:
+        dm_plain(plain, devs['lin'])
     if not devs or not started(tag, c):
         return
     r = Run(c)
@@ -454,6 +526,7 @@ def dm(c):
     if t is None:
         check(tag + '_json', 1, 'expected one totals object')
         return
+    dm_followed(tag, c, r)
     names = [devs[x][0] for x in ('lin', 'dly', 'cry') if x in devs]
     nb = dev(t, 'nullb0')
     ok = nb is not None and nb['holders'] == sorted(names) and all(
@@ -494,7 +567,10 @@ def main():
         if not c:
             check(name, 1, 'no output from this case')
             continue
-        {'raid0': raid0, 'dm': dm}[name](c)
+        if name == 'dm':
+            dm(c, cases.get('dm_plain'))
+        else:
+            raid0(c)
     if OUT:
         print('\n'.join(OUT))
 
