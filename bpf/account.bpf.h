@@ -201,32 +201,30 @@ static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
 }
 
 /*
- * Takes the record of @addr for its completion, copied to @rec first, and
- * its layer_recs entry to @mem when not NULL (a bio layer's): its slot,
- * held until the caller took the request out of the depth (record_free),
- * so that no other request can fill the slot and enter the depth first;
- * NULL when there is none. A record that the sweep held and ended
- * meanwhile was of an older life; this one's may be in another slot (its
- * issue found that one held): looked for once more.
+ * Takes the record of @addr, found at slot @s (index @at), for its
+ * completion, copied to @rec first, and its layer_recs entry to @mem when
+ * not NULL (a bio layer's): its slot, held until the caller took the
+ * request out of the depth (record_free), so that no other request can
+ * fill the slot and enter the depth first; NULL when there is none. A
+ * record that the sweep held and ended meanwhile was of an older life;
+ * this one's may be in another slot (its issue found that one held):
+ * looked for once more.
  */
 static __always_inline struct ts_rq_slot *
-record_end(u64 addr, struct ts_rq_slot *rec, struct ts_layer_rec *mem)
+record_end(u64 addr, struct ts_rq_slot *s, u32 at, struct ts_rq_slot *rec,
+	   struct ts_layer_rec *mem)
 {
 	struct ts_layer_rec *m;
-	struct ts_rq_slot *s;
-	u32 at = 0;
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		s = rq_find(addr, &at);
-		if (!s)
-			return NULL;
+	for (i = 0; i < 2 && s; i++) {
 		*rec = *s;
 		m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
 		if (m)
 			*mem = *m;
 		if (rq_take(s, addr, addr + 1))
 			return s;
+		s = rq_find(addr, &at);
 	}
 	return NULL;
 }

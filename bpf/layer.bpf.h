@@ -161,14 +161,15 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 
 	if (st->has_uppers)
 		member_done(bio, now);
-	if (!rq_find(bio, &at)) {
+	s = rq_find(bio, &at);
+	if (!s) {
 		count_event(qid, TS_EV_UNMATCHED);
 		return;
 	}
 	if (test_drop())
 		return;
 	rq_extra_get(at, &x);
-	s = record_end(bio, &rec, &mem);
+	s = record_end(bio, s, at, &rec, &mem);
 	if (!s) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return;

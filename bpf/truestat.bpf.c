@@ -148,7 +148,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 	if (test_drop())
 		return 0;
 	rq_extra_get(at, &x);
-	s = record_end((u64)rq, &rec, NULL);
+	s = record_end((u64)rq, s, at, &rec, NULL);
 	if (!s) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
 		return 0;
