@@ -15,7 +15,13 @@
  * and the sweep ends it; and it is published (held -> address) only once
  * filled, so that the sweep never reads a half-written record.
  */
-static __always_inline struct ts_rq_slot *rq_find(u64 rq, u32 *at)
+/*
+ * The record of @rq (its index in *@at), or NULL; with @free, the first
+ * free slot on the way too (its index in *@free_at), for a claim that
+ * needs no second search.
+ */
+static __always_inline struct ts_rq_slot *
+rq_probe(u64 rq, u32 *at, struct ts_rq_slot **free, u32 *free_at)
 {
 	struct ts_rq_slot *s;
 	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
@@ -24,12 +30,23 @@ static __always_inline struct ts_rq_slot *rq_find(u64 rq, u32 *at)
 	for (i = 0; i < TS_RQ_PROBES; i++) {
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
-		if (s && (s->rq == rq || s->rq == rq + 1)) {
+		if (!s)
+			continue;
+		if (s->rq == rq || s->rq == rq + 1) {
 			*at = idx;
 			return s;
 		}
+		if (free && !*free && !s->rq) {
+			*free = s;
+			*free_at = idx;
+		}
 	}
 	return NULL;
+}
+
+static __always_inline struct ts_rq_slot *rq_find(u64 rq, u32 *at)
+{
+	return rq_probe(rq, at, NULL, NULL);
 }
 
 /*
@@ -275,12 +292,20 @@ static __always_inline u64 request_queued_ns(struct request *rq,
 static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
 						      u32 *at)
 {
-	struct ts_rq_slot *s = rq_find(addr, at);
+	struct ts_rq_slot *free = NULL;
+	u32 free_at = 0;
+	struct ts_rq_slot *s = rq_probe(addr, at, &free, &free_at);
 
-	if (!s || !rq_take(s, addr, addr + 1))
-		return rq_claim(addr, at);
-	forget_request(s, now);
-	return s;
+	if (s && rq_take(s, addr, addr + 1)) {
+		forget_request(s, now);
+		return s;
+	}
+	if (!s && free &&
+	    __sync_val_compare_and_swap(&free->rq, 0, addr + 1) == 0) {
+		*at = free_at;
+		return free;
+	}
+	return rq_claim(addr, at); /* taken meanwhile: search again */
 }
 
 /*

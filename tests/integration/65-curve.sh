@@ -167,7 +167,7 @@ limit() {
 	shift 5
 	simdisk_up "$k" "$s"
 	dev=$SIMDISK_LOOP
-	echo "$nr" >"/sys/block/$dev/queue/nr_requests"
+	queue_set "$dev" nr_requests "$nr"
 	simdisk_mark
 	ts_start "$tmp/$name.json" -D -d "$dev"
 	fio --name=limit --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
