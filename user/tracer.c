@@ -37,6 +37,10 @@ struct ts_tracer {
 	size_t hists_len;
 	const struct ts_depth_hist *depth_hists; /* mmap of depth_hists */
 	size_t depth_hists_len;
+	/* each histogram slot's counts widened to 64 bits (ts_depth_widen) */
+	struct ts_depth_counts depth_total[TS_HIST_DEVS];
+	struct ts_depth_hist depth_seen[TS_HIST_DEVS];
+	__u64 depth_claim[TS_HIST_DEVS]; /* claimed_ns of the disk followed */
 	int ncpus;
 	struct ts_dev_stats *percpu;
 	const struct ts_repair *repairs; /* mmap of repairs */
@@ -441,6 +445,28 @@ static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
 	return 0;
 }
 
+/*
+ * Tests: every depth histogram bucket starts at 2^32 - @n (0: at 0), so
+ * that a short run wraps them; the widened counts start from zero.
+ */
+static int preset_depth(struct ts_tracer *t, unsigned int n)
+{
+	int fd = bpf_map__fd(t->skel->maps.depth_hists), c, s;
+	__u32 slot;
+
+	if (!n)
+		return 0;
+	for (c = 0; c < TS_DEPTH_CLASSES; c++)
+		for (s = 0; s < TS_HIST_SLOTS; s++)
+			t->depth_seen[0].service[c][s] = -n;
+	for (slot = 0; slot < TS_HIST_DEVS; slot++) {
+		t->depth_seen[slot] = t->depth_seen[0];
+		if (bpf_map_update_elem(fd, &slot, &t->depth_seen[slot], 0))
+			return -errno;
+	}
+	return 0;
+}
+
 struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen)
 {
@@ -467,7 +493,9 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		     strerror(error), verbose ? "" : " (-v shows the verifier log)");
 		goto fail;
 	}
-	error = attach_in_order(t);
+	error = preset_depth(t, o->test_depth_wrap);
+	if (!error)
+		error = attach_in_order(t);
 	if (error) {
 		fail(err, errlen, "cannot attach to the block tracepoints: %s",
 		     strerror(-error));
@@ -752,6 +780,26 @@ static void read_levels(const volatile struct ts_dev_state *st,
 	ts_levels_at(raw_os, word_os, d->levels_ns, d->os_time);
 }
 
+/*
+ * Depth histogram slot @slot of disk @st, widened to 64 bits into @out.
+ * A new disk in the slot (the BPF side emptied it) counts from zero.
+ */
+static void read_depth(struct ts_tracer *t,
+		       const volatile struct ts_dev_state *st, unsigned int slot,
+		       struct ts_depth_counts *out)
+{
+	__u64 claim = st->claimed_ns;
+
+	if (t->depth_claim[slot] && t->depth_claim[slot] != claim) {
+		memset(&t->depth_total[slot], 0, sizeof(t->depth_total[0]));
+		memset(&t->depth_seen[slot], 0, sizeof(t->depth_seen[0]));
+	}
+	t->depth_claim[slot] = claim;
+	ts_depth_widen(&t->depth_total[slot], &t->depth_seen[slot],
+		       &t->depth_hists[slot]);
+	*out = t->depth_total[slot];
+}
+
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end)
 {
@@ -785,9 +833,8 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			memcpy(s->hist[d->hist_slot - 1],
 			       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS],
 			       sizeof(s->hist[0]));
-			memcpy(&s->depth[d->hist_slot - 1],
-			       &t->depth_hists[d->hist_slot - 1],
-			       sizeof(s->depth[0]));
+			read_depth(t, st, d->hist_slot - 1,
+				   &s->depth[d->hist_slot - 1]);
 		}
 		s->ndev++;
 	}
