@@ -58,6 +58,8 @@ static bool verbose;
 /* What this kernel loads (plan_kernel); whether it was refused. */
 static struct ts_load_plan plan;
 static bool kernel_refused;
+/* Added to the depth words' clock (TRUESTAT_TEST_CLOCK_WRAP), else 0. */
+static __u64 clock_offset;
 
 bool ts_tracer_kernel_refused(void)
 {
@@ -203,6 +205,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	if (o->test_rq_slots)
 		skel->rodata->rq_mask = o->test_rq_slots - 1;
 	skel->rodata->test_miss_every = o->test_miss_every;
+	skel->rodata->test_clock_offset = clock_offset;
 	if (o->max_devs)
 		skel->rodata->max_devs = o->max_devs;
 	if (o->qid_near)
@@ -445,6 +448,26 @@ static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
 	return 0;
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Tests: the offset that makes the depth words' 44-bit stamps wrap @s
+ * seconds from now (0: none).
+ */
+static __u64 wrap_offset(unsigned int s)
+{
+	if (!s)
+		return 0;
+	return (TS_CLOCK_MASK + 1 - ((mono_ns() + s * 1000000000ULL) &
+				     TS_CLOCK_MASK)) & TS_CLOCK_MASK;
+}
+
 /*
  * Tests: every depth histogram bucket starts at 2^32 - @n (0: at 0), so
  * that a short run wraps them; the widened counts start from zero.
@@ -475,6 +498,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 
 	verbose = o->verbose;
 	libbpf_set_print(print_libbpf);
+	clock_offset = wrap_offset(o->test_clock_wrap_s);
 	if (!t || open_btf(o, err, errlen))
 		goto fail;
 	t->kind = "tp_btf";
@@ -749,14 +773,6 @@ static __u64 oldest_issue(struct ts_tracer *t, unsigned int qid)
 	return ns;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
  * @st's depth words and level registers, as of the clock read right after
  * their copy (d->levels_ns): the span of the depth figures runs from one
@@ -766,6 +782,7 @@ static __u64 mono_ns(void)
 static void read_levels(const volatile struct ts_dev_state *st,
 			struct ts_dev_snap *d)
 {
+	__u64 now;
 	__u64 raw_dev[TS_LEVEL_REGS], raw_os[TS_LEVEL_REGS];
 	__u64 word_dev, word_os;
 
@@ -776,8 +793,9 @@ static void read_levels(const volatile struct ts_dev_state *st,
 	d->levels_ns = mono_ns();
 	d->in_device = ts_depth_of(word_dev);
 	d->in_os = ts_depth_of(word_os);
-	ts_levels_at(raw_dev, word_dev, d->levels_ns, d->device_time);
-	ts_levels_at(raw_os, word_os, d->levels_ns, d->os_time);
+	now = d->levels_ns + clock_offset;
+	ts_levels_at(raw_dev, word_dev, now, d->device_time);
+	ts_levels_at(raw_os, word_os, now, d->os_time);
 }
 
 /*

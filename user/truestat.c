@@ -489,6 +489,9 @@ int main(int argc, char **argv)
 	topts.test_depth_wrap = test_knob("TRUESTAT_TEST_DEPTH_WRAP", 1,
 					  1U << 31, false,
 					  "a number, 1 to 2147483648");
+	/* the depth words' 44-bit clock wraps N seconds after the start */
+	topts.test_clock_wrap_s = test_knob("TRUESTAT_TEST_CLOCK_WRAP", 1, 3600,
+					    false, "a number, 1 to 3600");
 	if (getenv("TRUESTAT_TEST_JSON") &&
 	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
 		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");
