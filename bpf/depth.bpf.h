@@ -135,9 +135,11 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 				      s64 step, u64 now, u32 qid, bool backdate,
 				      bool os)
 {
-	u64 old = 0, new = 0, t = now;
+	u64 old = 0, new = 0, t;
 	int i;
 
+	now += test_clock_offset;
+	t = now;
 	for (i = 0; i < 16; i++) {
 		old = *(volatile u64 *)word;
 		t = backdate ? now : ts_change_time(old, now);

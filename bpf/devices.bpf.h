@@ -73,7 +73,7 @@ static __noinline int claim_held(struct ts_dev_state *st,
 		mode = TS_DEV_IGNORED;
 	if (mode == TS_DEV_TRACED)
 		claim_hists(st);
-	stamp = bpf_ktime_get_ns() & TS_CLOCK_MASK;
+	stamp = (bpf_ktime_get_ns() + test_clock_offset) & TS_CLOCK_MASK;
 	st->in_device = stamp;
 	st->in_os = stamp;
 	st->device_peak = st->os_peak = 0;

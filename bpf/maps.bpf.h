@@ -30,6 +30,12 @@ const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
  * verifier removes the branch.
  */
 const volatile __u32 test_miss_every = 0;
+/*
+ * TRUESTAT_TEST_CLOCK_WRAP: added to the clock of the depth words and level
+ * registers, so that their 44-bit stamps wrap seconds into a test instead
+ * of every 4.9 hours. 0 outside tests.
+ */
+const volatile __u64 test_clock_offset = 0;
 __u64 test_miss_tick;
 /*
  * The bit of bio->bi_flags that the kernel sets at Q and clears when it

@@ -323,8 +323,9 @@ struct ts_hist {
  * Service time by the in-device depth at issue: the parallelism curve.
  * Classes 1, 2, 3-4, 5-8, ... 1025-2048 and deeper (ts_depth_class).
  * ARRAY depth_hists (mmapable), index = ts_dev_state.hist_slot - 1.
- * Counters are 32 bits (27 KB a disk): userspace takes differences modulo
- * 2^32, right while fewer than 4 billion land in one bucket per report.
+ * Counters are 32 bits (27 KB a disk): the loader widens them to 64 bits
+ * at every snapshot (ts_depth_widen, user/curve.h), right while fewer
+ * than 4 billion land in one bucket between two snapshots.
  * The completions of a class are the sum of its buckets (one atomic add
  * per I/O fewer).
  */

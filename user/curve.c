@@ -6,16 +6,30 @@
 #include "depth.h"
 #include "histogram.h"
 
-void ts_depth_hist_delta(const struct ts_depth_hist *a,
-			 const struct ts_depth_hist *b,
-			 struct ts_depth_hist *out)
+void ts_depth_counts_delta(const struct ts_depth_counts *a,
+			   const struct ts_depth_counts *b,
+			   struct ts_depth_counts *out)
 {
-	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
-	__u32 *d = (__u32 *)out;
-	size_t i, n = sizeof(*out) / sizeof(__u32);
+	int c, s;
 
-	for (i = 0; i < n; i++)
-		d[i] = y[i] - (x ? x[i] : 0);
+	for (c = 0; c < TS_DEPTH_CLASSES; c++)
+		for (s = 0; s < TS_HIST_SLOTS; s++)
+			out->service[c][s] = b->service[c][s] -
+					     (a ? a->service[c][s] : 0);
+}
+
+void ts_depth_widen(struct ts_depth_counts *total, struct ts_depth_hist *seen,
+		    const struct ts_depth_hist *now)
+{
+	__u32 v;
+	int c, s;
+
+	for (c = 0; c < TS_DEPTH_CLASSES; c++)
+		for (s = 0; s < TS_HIST_SLOTS; s++) {
+			v = now->service[c][s];
+			total->service[c][s] += (__u32)(v - seen->service[c][s]);
+			seen->service[c][s] = v;
+		}
 }
 
 static void class_depths(int c, unsigned int *lo, unsigned int *hi)
@@ -70,7 +84,7 @@ static double hist_mean(const __u64 *counts)
 	return n ? sum / n : NAN;
 }
 
-static void fill_row(const struct ts_depth_hist *h, const __s64 *at_least,
+static void fill_row(const struct ts_depth_counts *h, const __s64 *at_least,
 		     __s64 top, __u64 span_ns, int c, struct ts_curve_row *r)
 {
 	static __u64 counts[TS_HIST_SLOTS];
@@ -207,7 +221,7 @@ static void find_headroom(struct ts_curve *c, double mean_depth)
 		c->headroom = c->row[c->best_row].iops / c->now_iops;
 }
 
-void ts_curve_build(const struct ts_depth_hist *delta, const __s64 *at_least,
+void ts_curve_build(const struct ts_depth_counts *delta, const __s64 *at_least,
 		    __s64 top, __u64 span_ns, double now_iops,
 		    double mean_depth, struct ts_curve *c)
 {

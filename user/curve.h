@@ -19,6 +19,15 @@
 /* Saturated: p95 service above 3x that at depth 1. */
 #define TS_CURVE_SATURATION 3.0
 
+/*
+ * A disk's depth histograms as 64-bit counts (ts_depth_widen): what the
+ * kernel's 32-bit buckets (struct ts_depth_hist) have counted since the
+ * histograms were claimed, whatever number of times they wrapped.
+ */
+struct ts_depth_counts {
+	__u64 service[TS_DEPTH_CLASSES][TS_HIST_SLOTS];
+};
+
 struct ts_curve_row {
 	unsigned int lo, hi; /* depths of this class, the request included */
 	double time_s, share; /* time the device spent at these depths */
@@ -70,7 +79,7 @@ enum ts_curve_limit {
  * the highest depth it reached (@top, 0: not known), the span, its
  * throughput and its mean depth.
  */
-void ts_curve_build(const struct ts_depth_hist *delta, const __s64 *at_least,
+void ts_curve_build(const struct ts_depth_counts *delta, const __s64 *at_least,
 		    __s64 top, __u64 span_ns, double now_iops,
 		    double mean_depth, struct ts_curve *c);
 
@@ -92,9 +101,18 @@ enum ts_curve_limit ts_curve_limit_of(const struct ts_curve *c,
 				      unsigned int excess, double device_busy,
 				      double os_busy);
 
-/* @out = @b - @a (modulo 2^32 per counter); @a NULL: zero. */
-void ts_depth_hist_delta(const struct ts_depth_hist *a,
-			 const struct ts_depth_hist *b,
-			 struct ts_depth_hist *out);
+/* @out = @b - @a; @a NULL: zero. */
+void ts_depth_counts_delta(const struct ts_depth_counts *a,
+			   const struct ts_depth_counts *b,
+			   struct ts_depth_counts *out);
+
+/*
+ * Adds to @total what each 32-bit bucket of @now rose since @seen, modulo
+ * 2^32, and makes @seen @now: exact while each bucket gains fewer than
+ * 2^32 between two calls (over an hour at a million I/Os a second into
+ * one bucket; the loader calls it at every snapshot).
+ */
+void ts_depth_widen(struct ts_depth_counts *total, struct ts_depth_hist *seen,
+		    const struct ts_depth_hist *now);
 
 #endif

@@ -370,25 +370,26 @@ static void totals_now(const struct ts_dev_report *d, double span, double *t)
 }
 
 /*
- * Class @c of @d's curve into @x: the count's rise since the last scrape
- * modulo 2^32 (see struct ts_prom_depth), its service time the rise's
- * mean from the buckets; after a wrap that mean is unknown, and the run's
- * mean so far stands in. @first: nothing printed yet.
+ * Class @c of @d's curve into @x: the count's rise since the last scrape,
+ * its service time the rise's mean from the buckets. The run's counts are
+ * 64 bits (ts_depth_widen); one that went down (a new disk in the slot)
+ * holds until it catches up. @first: nothing printed yet.
  */
 static void hold_class(struct ts_prom_depth *x, const struct ts_curve_row *row,
 		       bool first)
 {
-	__u64 rise = first ? row->completions : (__u32)(row->completions - x->seen);
+	__u64 from = first ? 0 : x->seen;
+	__u64 rise = row->completions > from ? row->completions - from : 0;
 	double now_s = row->completions ? row->service_ms / 1e3 * row->completions : 0;
-	double mean_s = row->completions - x->seen == rise ?
-				(now_s - x->seen_s) / rise :
-				x->service_s / x->issued;
+	double mean_s = rise ? (now_s - (first ? 0 : x->seen_s)) / rise : NAN;
 
 	if (rise && isfinite(mean_s) && mean_s > 0)
 		x->service_s += mean_s * rise;
 	x->issued += rise;
-	x->seen = row->completions;
-	x->seen_s = now_s;
+	if (rise || first) {
+		x->seen = row->completions;
+		x->seen_s = now_s;
+	}
 	x->time_s = fmax(x->time_s, row->time_s);
 }
 

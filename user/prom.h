@@ -29,11 +29,9 @@ enum {
 };
 
 /*
- * The -D curve's raw material by depth class at issue, over the run. The
- * kernel's buckets are 32 bits and the run's report sums their values as
- * read, so a class's count there drops by 2^32 when a bucket wraps (an hour
- * of a million IOPS): each scrape adds the count's rise modulo 2^32, right
- * while a class gains fewer than 2^32 between scrapes.
+ * The -D curve's raw material by depth class at issue, over the run: each
+ * scrape adds the rise of the run's count (64 bits: the loader widens the
+ * kernel's 32-bit buckets at every snapshot, ts_depth_widen).
  */
 struct ts_prom_depth {
 	__u64 seen;	  /* the report's completions at the last scrape */

@@ -133,8 +133,8 @@ static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 	for (i = 0; i < TS_LEVEL_SLOTS; i++)
 		dt[i] = b->device_time[i] - (a ? a->device_time[i] : 0);
 	ts_depth_repair(dt, span_ns);
-	ts_depth_hist_delta(a ? &sa->depth[a->hist_slot - 1] : NULL,
-			    &sb->depth[b->hist_slot - 1], &r->depth_delta);
+	ts_depth_counts_delta(a ? &sa->depth[a->hist_slot - 1] : NULL,
+			      &sb->depth[b->hist_slot - 1], &r->depth_delta);
 	/* now: throughput while busy, as the curve's rows are */
 	ts_curve_build(&r->depth_delta, dt, d->device.max, span_ns,
 		       d->device.busy_share > 0 ?

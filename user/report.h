@@ -46,7 +46,7 @@ struct ts_snapshot {
 	int ndev;
 	struct ts_dev_snap dev[TS_MAX_DEVS];
 	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS]; /* by hist_slot - 1 */
-	struct ts_depth_hist depth[TS_HIST_DEVS];     /* by hist_slot - 1 */
+	struct ts_depth_counts depth[TS_HIST_DEVS];   /* by hist_slot - 1 */
 };
 
 struct ts_op_figures {
@@ -119,7 +119,7 @@ struct ts_report {
 	struct ts_dev_report dev[TS_MAX_DEVS];
 	/* storage for ts_dev_report.hist: not cleared between reports */
 	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS];
-	struct ts_depth_hist depth_delta; /* scratch */
+	struct ts_depth_counts depth_delta; /* scratch */
 };
 
 /*

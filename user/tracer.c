@@ -39,6 +39,10 @@ struct ts_tracer {
 	size_t hists_len;
 	const struct ts_depth_hist *depth_hists; /* mmap of depth_hists */
 	size_t depth_hists_len;
+	/* each histogram slot's counts widened to 64 bits (ts_depth_widen) */
+	struct ts_depth_counts depth_total[TS_HIST_DEVS];
+	struct ts_depth_hist depth_seen[TS_HIST_DEVS];
+	__u64 depth_claim[TS_HIST_DEVS]; /* claimed_ns of the disk followed */
 	int ncpus;
 	struct ts_dev_stats *percpu;
 	const struct ts_repair *repairs; /* mmap of repairs */
@@ -56,6 +60,8 @@ static bool verbose;
 /* What this kernel loads (plan_kernel); whether it was refused. */
 static struct ts_load_plan plan;
 static bool kernel_refused;
+/* Added to the depth words' clock (TRUESTAT_TEST_CLOCK_WRAP), else 0. */
+static __u64 clock_offset;
 
 bool ts_tracer_kernel_refused(void)
 {
@@ -201,6 +207,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	if (o->test_rq_slots)
 		skel->rodata->rq_mask = o->test_rq_slots - 1;
 	skel->rodata->test_miss_every = o->test_miss_every;
+	skel->rodata->test_clock_offset = clock_offset;
 	if (o->max_devs)
 		skel->rodata->max_devs = o->max_devs;
 	if (o->qid_near)
@@ -514,6 +521,48 @@ static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
 	return 0;
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Tests: the offset that makes the depth words' 44-bit stamps wrap @s
+ * seconds from now (0: none).
+ */
+static __u64 wrap_offset(unsigned int s)
+{
+	if (!s)
+		return 0;
+	return (TS_CLOCK_MASK + 1 - ((mono_ns() + s * 1000000000ULL) &
+				     TS_CLOCK_MASK)) & TS_CLOCK_MASK;
+}
+
+/*
+ * Tests: every depth histogram bucket starts at 2^32 - @n (0: at 0), so
+ * that a short run wraps them; the widened counts start from zero.
+ */
+static int preset_depth(struct ts_tracer *t, unsigned int n)
+{
+	int fd = bpf_map__fd(t->skel->maps.depth_hists), c, s;
+	__u32 slot;
+
+	if (!n)
+		return 0;
+	for (c = 0; c < TS_DEPTH_CLASSES; c++)
+		for (s = 0; s < TS_HIST_SLOTS; s++)
+			t->depth_seen[0].service[c][s] = -n;
+	for (slot = 0; slot < TS_HIST_DEVS; slot++) {
+		t->depth_seen[slot] = t->depth_seen[0];
+		if (bpf_map_update_elem(fd, &slot, &t->depth_seen[slot], 0))
+			return -errno;
+	}
+	return 0;
+}
+
 struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen)
 {
@@ -522,6 +571,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 
 	verbose = o->verbose;
 	libbpf_set_print(print_libbpf);
+	clock_offset = wrap_offset(o->test_clock_wrap_s);
 	if (!t || open_btf(o, err, errlen))
 		goto fail;
 	t->kind = "tp_btf";
@@ -543,7 +593,9 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		     strerror(error), verbose ? "" : " (-v shows the verifier log)");
 		goto fail;
 	}
-	error = attach_in_order(t);
+	error = preset_depth(t, o->test_depth_wrap);
+	if (!error)
+		error = attach_in_order(t);
 	if (error) {
 		fail(err, errlen, "cannot attach to the block tracepoints: %s",
 		     strerror(-error));
@@ -800,14 +852,6 @@ static __u64 oldest_issue(struct ts_tracer *t, unsigned int qid)
 	return ns;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
  * @st's depth words and level registers, as of the clock read right after
  * their copy (d->levels_ns): the span of the depth figures runs from one
@@ -817,6 +861,7 @@ static __u64 mono_ns(void)
 static void read_levels(const volatile struct ts_dev_state *st,
 			struct ts_dev_snap *d)
 {
+	__u64 now;
 	__u64 raw_dev[TS_LEVEL_REGS], raw_os[TS_LEVEL_REGS];
 	__u64 word_dev, word_os;
 
@@ -827,8 +872,29 @@ static void read_levels(const volatile struct ts_dev_state *st,
 	d->levels_ns = mono_ns();
 	d->in_device = ts_depth_of(word_dev);
 	d->in_os = ts_depth_of(word_os);
-	ts_levels_at(raw_dev, word_dev, d->levels_ns, d->device_time);
-	ts_levels_at(raw_os, word_os, d->levels_ns, d->os_time);
+	now = d->levels_ns + clock_offset;
+	ts_levels_at(raw_dev, word_dev, now, d->device_time);
+	ts_levels_at(raw_os, word_os, now, d->os_time);
+}
+
+/*
+ * Depth histogram slot @slot of disk @st, widened to 64 bits into @out.
+ * A new disk in the slot (the BPF side emptied it) counts from zero.
+ */
+static void read_depth(struct ts_tracer *t,
+		       const volatile struct ts_dev_state *st, unsigned int slot,
+		       struct ts_depth_counts *out)
+{
+	__u64 claim = st->claimed_ns;
+
+	if (t->depth_claim[slot] && t->depth_claim[slot] != claim) {
+		memset(&t->depth_total[slot], 0, sizeof(t->depth_total[0]));
+		memset(&t->depth_seen[slot], 0, sizeof(t->depth_seen[0]));
+	}
+	t->depth_claim[slot] = claim;
+	ts_depth_widen(&t->depth_total[slot], &t->depth_seen[slot],
+		       &t->depth_hists[slot]);
+	*out = t->depth_total[slot];
 }
 
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
@@ -864,9 +930,8 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			memcpy(s->hist[d->hist_slot - 1],
 			       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS],
 			       sizeof(s->hist[0]));
-			memcpy(&s->depth[d->hist_slot - 1],
-			       &t->depth_hists[d->hist_slot - 1],
-			       sizeof(s->depth[0]));
+			read_depth(t, st, d->hist_slot - 1,
+				   &s->depth[d->hist_slot - 1]);
 		}
 		s->ndev++;
 	}

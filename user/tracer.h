@@ -19,6 +19,10 @@ struct ts_tracer_opts {
 	bool test_verifier_failure; /* make the load fail (tests) */
 	unsigned int test_rq_slots; /* shrink the request table (tests), 0: no */
 	unsigned int test_miss_every; /* drop 1 completion in N (tests), 0: no */
+	/* depth histogram buckets start at 2^32 - N (tests), 0: at 0 */
+	unsigned int test_depth_wrap;
+	/* the depth words' 44-bit stamps wrap N s after start (tests), 0: no */
+	unsigned int test_clock_wrap_s;
 	unsigned int max_devs; /* disks traced at once (tests lower it), 0: all */
 	unsigned int qid_near; /* queue ids read from an array (tests), 0: all */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */

@@ -485,6 +485,13 @@ int main(int argc, char **argv)
 	/* drop one completion in N, as the platform does (README) */
 	topts.test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
 					  false, "a number, 2 to 1000000");
+	/* depth histogram counters that wrap after N completions a bucket */
+	topts.test_depth_wrap = test_knob("TRUESTAT_TEST_DEPTH_WRAP", 1,
+					  1U << 31, false,
+					  "a number, 1 to 2147483648");
+	/* the depth words' 44-bit clock wraps N seconds after the start */
+	topts.test_clock_wrap_s = test_knob("TRUESTAT_TEST_CLOCK_WRAP", 1, 3600,
+					    false, "a number, 1 to 3600");
 	if (getenv("TRUESTAT_TEST_JSON") &&
 	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
 		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");

@@ -14,7 +14,7 @@
 #define S_NS 2000000ULL /* 2 ms */
 #define SEC 1000000000ULL
 
-static struct ts_depth_hist h;
+static struct ts_depth_counts h;
 static __s64 at_least[TS_LEVEL_SLOTS];
 
 /* @secs seconds at depth @d, with requests of service @svc issued there. */
@@ -208,6 +208,38 @@ static void test_classes(void **state)
 	assert_int_equal(ts_depth_class(100000), TS_DEPTH_CLASSES - 1);
 }
 
+/*
+ * The kernel's 32-bit buckets, started just below 2^32 and read after
+ * every ~0.99 billion completions: the widened counts are exactly what
+ * was added, past several wraps, and so is the curve's class total.
+ */
+static void test_widen(void **state)
+{
+	static struct ts_depth_hist kernel, seen;
+	static struct ts_depth_counts total, delta;
+	static struct ts_curve c;
+	__u64 added = 0, step = 987654321;
+	int i, b = ts_hist_bucket(S_NS);
+
+	kernel.service[2][b] = seen.service[2][b] = 0xfffffffdU;
+	kernel.service[0][0] = seen.service[0][0] = 7;
+	for (i = 0; i < 20; i++) {
+		kernel.service[2][b] += step;
+		kernel.service[0][0] += 1;
+		added += step;
+		ts_depth_widen(&total, &seen, &kernel);
+		assert_true(total.service[2][b] == added);
+		assert_true(total.service[0][0] == (__u64)i + 1);
+	}
+	assert_true(added > 4 * (1ULL << 32));
+	ts_depth_counts_delta(NULL, &total, &delta);
+	reset();
+	spend(3, 1.0, S_NS);
+	ts_curve_build(&delta, at_least, 0, SEC, 1000, 3.0, &c);
+	assert_true(c.row[2].completions == added);
+	assert_true(c.row[0].completions == 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_evidence),
 		cmocka_unit_test(test_limit),
 		cmocka_unit_test(test_limit_misfiled),
+		cmocka_unit_test(test_widen),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,11 +106,10 @@ static void test_classes_reached(void **state)
 }
 
 /*
- * A bucket of class 1 wraps between two scrapes: the report's count drops
- * by 2^32, the counter goes on; that scrape's service time is the rise at
- * the mean so far (1 ms), the next one's from the buckets again.
+ * The run's count of class 1 passes 2^32 (widened by the loader): the
+ * counter follows it exactly, each scrape's service time the rise's mean.
  */
-static void test_wrap(void **state)
+static void test_past_2_32(void **state)
 {
 	double before;
 
@@ -118,15 +117,25 @@ static void test_wrap(void **state)
 	report(0, (__u64)WRAP - 10, 1.0, 10);
 	scrape();
 	before = service_s("1");
-	report(0, 5, 50.0, 11); /* mean of a wrapped table: meaningless */
+	report(0, (__u64)WRAP + 5, ((WRAP - 10) * 1.0 + 15 * 3.0) / (WRAP + 5), 11);
 	scrape();
 	near(issued("1"), WRAP + 5, 0);
-	near(service_s("1") - before, 15 * 1e-3, 1e-6);
-	before = service_s("1");
-	report(0, 25, (5 * 50.0 + 20 * 2.0) / 25, 12); /* 20 more of 2 ms */
+	near(service_s("1") - before, 15 * 3e-3, 1e-4);
+}
+
+/* A count that goes down (a new disk in the slot) holds until it rises past. */
+static void test_count_holds(void **state)
+{
+	(void)state;
+	report(0, 100, 1.0, 1);
 	scrape();
-	near(issued("1"), WRAP + 25, 0);
-	near(service_s("1") - before, 20 * 2e-3, 1e-6);
+	report(0, 40, 2.0, 2);
+	scrape();
+	near(issued("1"), 100, 0);
+	report(0, 130, (100 * 1.0 + 30 * 4.0) / 130, 3);
+	scrape();
+	near(issued("1"), 130, 0);
+	near(service_s("1"), 0.1 + 30 * 4e-3, 1e-9);
 }
 
 /* A time that moves back (a late repair) holds until it catches up. */
@@ -147,7 +156,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_classes_reached, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_past_2_32, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_count_holds, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_time_holds, setup,
 						teardown),
 	};
