@@ -156,6 +156,16 @@ static __always_inline struct ts_qid_slot *qid_entry(u32 id, bool add)
 	return bpf_map_lookup_elem(&qid_far, &id);
 }
 
+/*
+ * The slot of entry @e, given. Masked although below TS_MAX_DEVS anyway: a
+ * slot found through @e then has the bounds of one found with one lookup
+ * (device_of), and the verifier checks what follows once, not once each.
+ */
+static __always_inline u32 qid_of(const struct ts_qid_slot *e)
+{
+	return (e->slot - 1) & (TS_MAX_DEVS - 1);
+}
+
 /* Disk @dev is not traced, for @why (enum ts_untraced): said once. */
 static __always_inline void refuse(u32 dev, u32 why)
 {
@@ -164,20 +174,46 @@ static __always_inline void refuse(u32 dev, u32 why)
 }
 
 /*
+ * A slot of its own for queue id @id: its index, or -1 when all max_devs
+ * are given. Slot id % TS_MAX_DEVS first, so that device_of finds an id
+ * below TS_MAX_DEVS with one lookup; else the next one free. A slot stays
+ * with its queue id (a disk that takes the id later takes it too). Global:
+ * the verifier checks its loop once, not in every program that calls it.
+ */
+__noinline int slot_give(u32 id)
+{
+	struct ts_dev_state *st;
+	u32 slot;
+	int i;
+
+	/* one path into the next round, so the verifier's work stays linear */
+	for (i = 0; i < TS_MAX_DEVS; i++) {
+		slot = (id + i) & (TS_MAX_DEVS - 1);
+		if (slot >= max_devs)
+			continue;
+		st = bpf_map_lookup_elem(&dev_state, &slot);
+		if (!st)
+			break;
+		if (__sync_val_compare_and_swap(&st->given_to, 0, id + 1) == 0)
+			return slot;
+	}
+	return -1;
+}
+
+/*
  * First sight of queue id @id (entry @e, NULL: qid_far full) with no slot
  * yet, on queue @q of disk @d: a slot when the disk is traced and one is
  * free; else the entry remembers @q as not traced, and a disk refused for
  * want of room is named in untraced. Two CPUs at once: the one that gives
- * the id its slot claims it, the other's slot stays unused (no loop over
- * free slots: kernels before 5.17 have no bpf_loop). Returns the slot's
- * entry (its index in *@qid) once claimed, or NULL.
+ * the id its slot claims it, the other gives its slot back. Returns the
+ * slot's entry (its index in *@qid) once claimed, or NULL.
  */
 static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 						   struct request_queue *q,
 						   struct disk_id *d, u32 *qid)
 {
-	struct ts_dev_state *st;
-	int slot = -1;
+	struct ts_dev_state *st = NULL;
+	int slot;
 
 	if (!e) {
 		refuse(d->dev, TS_UNTRACED_QIDS);
@@ -188,10 +224,10 @@ static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 		e->not_traced = (u64)q;
 		return NULL;
 	}
-	/* slots stay with their queue id: the next one never given */
-	slot = __sync_fetch_and_add(&slots_given, 1);
-	*qid = slot;
-	st = slot < max_devs ? bpf_map_lookup_elem(&dev_state, qid) : NULL;
+	slot = slot_give(d->how >> 1);
+	*qid = slot & (TS_MAX_DEVS - 1); /* see qid_of */
+	if (slot >= 0)
+		st = bpf_map_lookup_elem(&dev_state, qid);
 	if (!st) {
 		e->not_traced = (u64)q;
 		refuse(d->dev, TS_UNTRACED_LIMIT);
@@ -200,9 +236,10 @@ static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 	st->queue = (u64)q + 1;
 	if (__sync_val_compare_and_swap(&e->slot, 0, slot + 1) != 0) {
 		/* another CPU gave the id its slot: claiming; this one's
-		 * slot stays unused (a race at a disk's first sight) */
+		 * slot goes back (a race at a disk's first sight) */
 		st->queue = 0;
-		*qid = e->slot - 1;
+		*(volatile u32 *)&st->given_to = 0;
+		*qid = qid_of(e);
 		count_event(*qid, TS_EV_CLAIMING);
 		return NULL;
 	}
@@ -224,7 +261,7 @@ state_of(struct request_queue *q, bool direct, u32 *qid)
 	e = qid_entry(id, false);
 	if (!e || !e->slot)
 		return NULL;
-	*qid = e->slot - 1;
+	*qid = qid_of(e);
 	return bpf_map_lookup_elem(&dev_state, qid);
 }
 
@@ -255,6 +292,11 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 	if (!q)
 		return NULL;
 	LOAD(direct, id, q->id);
+	/* its usual slot (slot_give): one lookup */
+	*qid = id & (TS_MAX_DEVS - 1);
+	st = bpf_map_lookup_elem(&dev_state, qid);
+	if (st && st->queue == (u64)q && st->queue_id == id)
+		return st->mode == TS_DEV_TRACED ? st : NULL;
 	e = qid_entry(id, false);
 	if (!e || !e->slot) {
 		if (e && e->not_traced == (u64)q)
@@ -262,7 +304,7 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 		disk_id_of(q, rq, bio, direct, id, &d);
 		return first_sight(qid_entry(id, true), q, &d, qid);
 	}
-	*qid = e->slot - 1;
+	*qid = qid_of(e);
 	st = bpf_map_lookup_elem(&dev_state, qid);
 	if (!st)
 		return NULL;

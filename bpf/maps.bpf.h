@@ -114,9 +114,6 @@ struct {
 	__type(value, struct ts_depth_hist);
 } depth_hists SEC(".maps");
 
-/* Device slots handed out so far (dev_state), by first sight of a queue id. */
-__u32 slots_given;
-
 /* Histogram slots handed out so far (devices beyond TS_HIST_DEVS get none). */
 __u32 hist_next;
 

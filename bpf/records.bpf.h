@@ -309,6 +309,22 @@ static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
 }
 
 /*
+ * Publishes record @s of @addr, held by this CPU and filled: the sweep
+ * reads it only once published, and must see it filled. x86 keeps stores
+ * in order (its JIT emits plain moves), so a store after a compiler
+ * barrier is enough; elsewhere a compare-and-swap, a full barrier in BPF.
+ */
+static __always_inline void record_publish(struct ts_rq_slot *s, u64 addr)
+{
+#if defined(__TARGET_ARCH_x86)
+	asm volatile("" ::: "memory");
+	*(volatile u64 *)&s->rq = addr;
+#else
+	__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
+#endif
+}
+
+/*
  * Fills held record @s of @addr, puts it in @st's depth and publishes it:
  * the depth, the request included. A depth below 1 counted a departure
  * twice: the request is filed at depth 1 and counted (TS_EV_DEPTH_BELOW),
@@ -329,7 +345,7 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 	if (depth < 1)
 		count_event(qid, TS_EV_DEPTH_BELOW);
 	s->depth_class = ts_depth_class(depth < 1 ? 1 : depth);
-	__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
+	record_publish(s, addr);
 	return depth;
 }
 

@@ -25,15 +25,16 @@
  * Disks traced at once. A disk is traced in a slot (dev_state and the maps
  * beside it are indexed by slot; the code calls a slot qid), given at first
  * sight to its request queue's id (q->id) and kept by that id: a disk that
- * takes the id of one gone takes its slot. The ids themselves have no limit
- * (ts_qid_slot). A disk that finds no slot left is not traced, and named
+ * takes the id of one gone takes its slot. An id's slot is id % TS_MAX_DEVS
+ * when that one is free (an event finds it with one lookup), else the next
+ * free one (found through ts_qid_slot). The ids themselves have no limit. A disk that finds no slot left is not traced, and named
  * (untraced), never shown idle.
  */
 #define TS_MAX_DEVS 256
 
 /*
- * Queue id -> slot: ARRAY qid_near for ids below TS_QID_NEAR (one array
- * read per event), HASH qid_far for the others (hosts with thousands of
+ * Queue id -> slot, for the ids not in slot id % TS_MAX_DEVS: ARRAY
+ * qid_near for ids below TS_QID_NEAR, HASH qid_far for the others (hosts with thousands of
  * request queues: every disk, partition holder, dm and loop device has
  * one, and ids are reused lowest first).
  */
@@ -407,7 +408,7 @@ struct ts_dev_state {
 	__u64 claimed_ns;    /* when the claim began, and ended: a request */
 	__u64 claim_done_ns; /* allocated between was issued while claiming */
 	__u32 queue_id;	     /* the kernel's q->id of the disk */
-	__u32 pad;
+	__u32 given_to;	     /* 1 + the queue id this slot was given to */
 	__u64 device_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last */
 	__u64 os_level[TS_LEVEL_REGS];
 };

@@ -7,6 +7,9 @@
 #    (a queue id of 256 or more, as truestat -v says) under fio, traced with
 #    -d: its counts equal its /proc/diskstats delta exactly (ios + missed +
 #    unissued per direction, and bytes), the 299 others take no slot.
+#    Then it and the disk made 256 before it, whose queue ids differ by 256
+#    and so ask for the same slot first (an id's slot is id % 256 when
+#    free, found with one lookup): both traced, both exact.
 # 2. The limit: at most 2 disks at once (TRUESTAT_TEST_MAX_DEVS) and every
 #    queue id from 2 on looked up in the hash (TRUESTAT_TEST_QID_NEAR), three
 #    of those devices traced with -d and under fio, the third started last:
@@ -103,6 +106,31 @@ print('one_only_target', int([x['device'] for x in t['devices']] != ['$target'])
       'devices in the totals: %s' % [x['device'] for x in t['devices']])
 print('one_none_untraced', int(bool(t['not_traced'])), 'not_traced: %s' % t['not_traced'])
 verdict('one_counts', dev(t, '$target'), '$before', '$after')
+")
+
+# 1b. two ids that ask for the same slot
+other=$(tail -n 257 "$tmp/made" | head -n 1 | cut -d' ' -f1)
+fio --name=fill --filename="/dev/$other" --rw=write --bs=64k --direct=1 \
+	--output=/dev/null
+out=$tmp/pair.json
+ts_start "$out" -v -d "$target" -d "$other"
+before=$(diskstats "$target"; diskstats "$other")
+fio --direct=1 --ioengine=libaio --runtime=3 --time_based --output=/dev/null \
+	--bs=4k --iodepth=8 --name=t --filename="/dev/$target" --rw=randrw \
+	--name=o --filename="/dev/$other" --rw=randrw --size=1M
+after=$(diskstats "$target"; diskstats "$other")
+ts_stop INT
+check pair_exit "$TS_RC" "exit status $TS_RC at SIGINT"
+ids=$(sed -n "s/^truestat: tracing \(loop[0-9]*\) (queue id \([0-9]*\)).*/\2/p" "$out.err" | sort -n | tr '\n' ' ')
+read -r lo hi <<<"$ids"
+check pair_ids $(( ${hi:-0} - ${lo:-0} == 256 ? 0 : 1 )) \
+	"$target and $other have queue ids ${ids:-none}: 256 apart"
+check_lines < <(py "$COUNTS_PY
+t = totals('$out')
+b = '''$before'''.splitlines()
+a = '''$after'''.splitlines()
+verdict('pair_target', dev(t, '$target'), b[0], a[0])
+verdict('pair_other', dev(t, '$other'), b[1], a[1])
 ")
 
 echo "  # part 1 done at $SECONDS s"
