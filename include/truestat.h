@@ -388,7 +388,14 @@ static __always_inline __u64 ts_above_exact(__s64 depth)
 	return depth > TS_LEVEL_EXACT ? depth - TS_LEVEL_EXACT : 0;
 }
 
-/* ARRAY dev_state (mmapable), index = slot: shared by all CPUs. */
+/*
+ * ARRAY dev_state (mmapable), index = slot: shared by all CPUs. Laid out by
+ * cache line (64 bytes): the first holds what every event reads and only a
+ * claim or the sweep writes; each depth word has a line of its own with its
+ * peak, written by the events that change it; the level registers follow.
+ * An event on one CPU then does not take from another CPU the line of a
+ * word it does not change.
+ */
 struct ts_dev_state {
 	__u64 queue;	 /* address of the request_queue owning this entry,
 			  * with bit 0 set while it is being claimed */
@@ -399,19 +406,22 @@ struct ts_dev_state {
 			  * end member bios (block_bio_remap seen to it) */
 	__u32 hist_slot; /* 1 + its histograms' index in hists, 0: none */
 	__u32 suspects;	 /* last sweep: idle requests too young to repair */
-	__u64 in_device; /* issued, not completed (ts_depth_of) */
-	__u64 in_os;	 /* entered (Q), not yet issued (ts_depth_of) */
-	__s64 device_peak; /* highest in_device since the last sweep */
-	__s64 os_peak;
-	__s64 device_peak_taken; /* the last sweep's take of device_peak */
-	__s64 os_peak_taken;
 	__u64 claimed_ns;    /* when the claim began, and ended: a request */
 	__u64 claim_done_ns; /* allocated between was issued while claiming */
 	__u32 queue_id;	     /* the kernel's q->id of the disk */
 	__u32 given_to;	     /* 1 + the queue id this slot was given to */
-	__u64 device_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last */
-	__u64 os_level[TS_LEVEL_REGS];
+	__s64 device_peak_taken; /* the last sweep's take of device_peak */
+	__s64 os_peak_taken;
+	__u64 in_device __attribute__((aligned(64))); /* issued, not completed
+						       * (ts_depth_of) */
+	__s64 device_peak; /* highest in_device since the last sweep */
+	__u64 in_os __attribute__((aligned(64))); /* entered (Q), not yet
+						   * issued (ts_depth_of) */
+	__s64 os_peak;
+	__u64 device_level[TS_LEVEL_REGS] __attribute__((aligned(64)));
+	__u64 os_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last in each */
 };
+
 
 /*
  * Sweep: a tracked request found idle in the kernel is repaired once it
