@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # tests/vm/run.sh [KERNEL_PKG...]: the truestat binary built here, run on
-# Debian's own older kernels under qemu (TCG, one vCPU), against a null_blk
+# Debian's own older kernels and Ubuntu 22.04's 5.15 (linux-image-5.15.0-N-generic)
+# under qemu (TCG, one vCPU), against a null_blk
 # device whose service time S and parallelism K the test sets.
 #
 # Default packages: linux-image-amd64 (bookworm: 6.1),
