@@ -61,19 +61,21 @@ static __always_inline struct gendisk *bio_disk(struct bio *bio, bool direct)
 static __always_inline struct request_queue *bio_queue(struct bio *bio,
 							bool direct)
 {
-	struct block_device *bdev;
+	struct block_device *bdev = NULL;
 	struct request_queue *q = NULL;
 	struct gendisk *disk;
 
-	if (bpf_core_field_exists(bio->bi_bdev)) {
+	if (bpf_core_field_exists(bio->bi_bdev) &&
+	    bpf_core_field_exists(bdev->bd_queue)) {
 		LOAD(direct, bdev, bio->bi_bdev);
 		if (bdev)
 			LOAD(direct, q, bdev->bd_queue);
-	} else {
-		LOAD(direct, disk, ((struct bio___old *)bio)->bi_disk);
-		if (disk)
-			LOAD(direct, q, disk->queue);
+		return q;
 	}
+	/* 5.12-5.15: a block_device has no bd_queue; before, no bi_bdev */
+	disk = bio_disk(bio, direct);
+	if (disk)
+		LOAD(direct, q, disk->queue);
 	return q;
 }
 
@@ -105,15 +107,22 @@ static __always_inline u32 bio_devt(struct bio *bio, bool direct)
 static __always_inline int bio_queue_read(struct bio *b,
 					  struct request_queue **q)
 {
-	struct block_device *bdev;
+	struct block_device *bdev = NULL;
 	struct gendisk *disk;
 
-	if (bpf_core_field_exists(b->bi_bdev))
+	if (bpf_core_field_exists(b->bi_bdev) &&
+	    bpf_core_field_exists(bdev->bd_queue))
 		return bpf_core_read(&bdev, sizeof(bdev), &b->bi_bdev) ||
 		       bpf_core_read(q, sizeof(*q), &bdev->bd_queue) ? -1 : 0;
-	return bpf_core_read(&disk, sizeof(disk),
-			     &((struct bio___old *)b)->bi_disk) ||
-	       bpf_core_read(q, sizeof(*q), &disk->queue) ? -1 : 0;
+	if (bpf_core_field_exists(b->bi_bdev)) {
+		if (bpf_core_read(&bdev, sizeof(bdev), &b->bi_bdev) ||
+		    bpf_core_read(&disk, sizeof(disk), &bdev->bd_disk))
+			return -1;
+	} else if (bpf_core_read(&disk, sizeof(disk),
+				 &((struct bio___old *)b)->bi_disk)) {
+		return -1;
+	}
+	return bpf_core_read(q, sizeof(*q), &disk->queue) ? -1 : 0;
 }
 
 /*

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # tests/vm/run.sh [KERNEL_PKG...]: the truestat binary built here, run on
-# Debian's own older kernels under qemu (TCG, one vCPU), against a null_blk
+# Debian's own older kernels and Ubuntu 22.04's 5.15 (linux-image-5.15.0-N-generic)
+# under qemu (TCG, one vCPU), against a null_blk
 # device whose service time S and parallelism K the test sets.
 #
 # Default packages: linux-image-amd64 (bookworm: 6.1),
@@ -131,19 +132,55 @@ image_pkg() {
 # The oldest kernel truestat runs on (user/kload.h): older ones are booted
 # only to see it refuse them, with one line and exit status 2.
 OLDEST=5.12
-# Debian's suites beyond the host's sources (bullseye: 5.10), through a
-# private sources list and lists directory under $CACHE: the host's apt
-# configuration is never touched.
+# Debian's suites beyond the host's sources (bullseye: 5.10), and
+# Ubuntu's (jammy, 22.04: 5.15, a kernel from the range that has bpf
+# helpers Debian never shipped between), through a private sources list and
+# lists directory under $CACHE: the host's apt configuration is never
+# touched.
 EXTRA_SUITES="bullseye"
+UBUNTU_SUITES="jammy jammy-updates"
+UBUNTU_URI=http://archive.ubuntu.com/ubuntu
+# The key that signs Ubuntu's archive (Ubuntu Archive Automatic Signing Key
+# (2018)): Debian does not package Ubuntu's keyring, so it is taken from
+# Ubuntu's own ubuntu-keyring package and used only if it holds this key.
+UBUNTU_KEY=F6ECB3762474EDA9D21B7022871920D1991BC93C
+UBUNTU_KEYRING_DEB=pool/main/u/ubuntu-keyring/ubuntu-keyring_2021.03.26_all.deb
 
-# apt_extra CMD ARGS...: apt-get CMD with the private sources of EXTRA_SUITES
+# ubuntu_keyring DIR: DIR/ubuntu.gpg, Ubuntu's archive keyring, checked
+# against UBUNTU_KEY; fails when it cannot be had or does not hold it
+ubuntu_keyring() {
+	local dir=$1 x
+	[[ -s $dir/ubuntu.gpg ]] && return 0
+	x=$(mktemp -d "$dir/keyring.XXXXXX")
+	if curl -fsS -o "$x/k.deb" "$UBUNTU_URI/$UBUNTU_KEYRING_DEB" &&
+		dpkg -x "$x/k.deb" "$x/root" &&
+		gpg --show-keys --with-colons "$x/root/usr/share/keyrings/ubuntu-archive-keyring.gpg" 2>/dev/null |
+		grep -qx "fpr:::::::::$UBUNTU_KEY:"; then
+		cp "$x/root/usr/share/keyrings/ubuntu-archive-keyring.gpg" "$dir/ubuntu.gpg"
+	fi
+	rm -rf "$x"
+	[[ -s $dir/ubuntu.gpg ]]
+}
+
+# apt_extra CMD ARGS...: apt-get CMD with the private sources of
+# EXTRA_SUITES and UBUNTU_SUITES (those only when their key checks out)
 apt_extra() {
 	local dir=$CACHE/apt-extra uri s
 	uri=$(sed -n 's/^URIs: *\(.*debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
 	mkdir -p "$dir/lists/partial"
-	for s in $EXTRA_SUITES; do
-		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${uri:-http://deb.debian.org/debian} $s main"
-	done >"$dir/sources.list"
+	{
+		for s in $EXTRA_SUITES; do
+			echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${uri:-http://deb.debian.org/debian} $s main"
+		done
+		if ubuntu_keyring "$dir"; then
+			for s in $UBUNTU_SUITES; do
+				echo "deb [arch=amd64 signed-by=$dir/ubuntu.gpg] $UBUNTU_URI $s main"
+			done
+		fi
+	} >"$dir/sources.list.new"
+	# a changed list (a suite added) is fetched anew
+	cmp -s "$dir/sources.list.new" "$dir/sources.list" || rm -f "$dir/lists/.updated"
+	mv "$dir/sources.list.new" "$dir/sources.list"
 	local opts=(-o "Dir::Etc::sourcelist=$dir/sources.list" -o Dir::Etc::sourceparts=-
 		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
 	mkdir -p "$dir/cache/archives/partial"
@@ -156,21 +193,36 @@ older_than_oldest() {
 	[[ $(printf '%s\n%s\n' "${1%%-*}" "$OLDEST" | sort -V | head -n 1) != "$OLDEST" ]]
 }
 
+# fetched PKG: the path of PKG's .deb in $CACHE, fetched on first use
+# (from EXTRA_SUITES or UBUNTU_SUITES when the host's sources lack it)
+fetched() {
+	local p=$1 deb
+	deb=$(ls "$CACHE/${p}"_*.deb 2>/dev/null | tail -n 1 || true)
+	if [[ -z $deb ]]; then
+		(cd "$CACHE" && { apt-get download -q "$p" >/dev/null 2>&1 ||
+			apt_extra download -q "$p" >/dev/null 2>&1; }) ||
+			{ echo "apt-get download $p failed" >&2; return 1; }
+		deb=$(ls "$CACHE/${p}"_*.deb | tail -n 1)
+	fi
+	echo "$deb"
+}
+
 # unpacked PKG: the directory where PKG's .deb is unpacked (fetched and
-# unpacked on first use, reused after that; from EXTRA_SUITES when the
-# host's sources do not have it)
+# unpacked on first use, reused after that). Ubuntu splits a kernel: its
+# modules, config and the rest of its modules (null_blk among them) come
+# from linux-modules-VER and linux-modules-extra-VER, unpacked beside it.
 unpacked() {
-	local p=$1 deb dir=$CACHE/$1
+	local p=$1 dir=$CACHE/$1 deb part
 	if [[ ! -e $dir/.unpacked ]]; then
-		deb=$(ls "$CACHE/${p}"_*.deb 2>/dev/null | tail -n 1 || true)
-		if [[ -z $deb ]]; then
-			(cd "$CACHE" && { apt-get download -q "$p" >/dev/null 2>&1 ||
-				apt_extra download -q "$p" >/dev/null 2>&1; }) ||
-				{ echo "apt-get download $p failed" >&2; return 1; }
-			deb=$(ls "$CACHE/${p}"_*.deb | tail -n 1)
-		fi
 		rm -rf "$dir"
+		deb=$(fetched "$p") || return 1
 		dpkg -x "$deb" "$dir"
+		if [[ $p == linux-image-*-generic ]]; then
+			for part in modules modules-extra; do
+				deb=$(fetched "linux-$part-${p#linux-image-}") || return 1
+				dpkg -x "$deb" "$dir"
+			done
+		fi
 		touch "$dir/.unpacked"
 	fi
 	echo "$dir"
@@ -184,7 +236,12 @@ add_module() {
 	[[ " $mods " == *" $name "* ]] && return 0
 	f=$(find "$moddir/kernel" -name "$name.ko" -o -name "$name.ko.xz" \
 		-o -name "$name.ko.zst" | head -n 1)
-	[[ -n $f ]] || { echo "module $name not in $moddir" >&2; return 1; }
+	if [[ -z $f ]]; then
+		# built into this kernel (Ubuntu builds in some Debian loads)
+		grep -q "/$name.ko\$" "$moddir/modules.builtin" 2>/dev/null && return 0
+		echo "module $name not in $moddir" >&2
+		return 1
+	fi
 	case $f in
 	*.xz) xz -dc "$f" >"$root/modules/$name.ko" ;;
 	*.zst) zstd -qdc "$f" >"$root/modules/$name.ko" ;;

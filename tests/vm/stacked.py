@@ -34,7 +34,9 @@ raid0: md raid0 of four serial null_blk disks (K = 1, S = 8 ms), read by
 dm: dm-linear, dm-delay and dm-crypt over one null_blk (K, S), each read
 in turn under one truestat run.
  - counts at both layers equal diskstats; every bio went on as one member
-   bio (ftrace) and truestat linked it (layer_ios), as for raid0
+   bio (ftrace) and truestat linked it (layer_ios), as for raid0; where
+   the kernel fires no block_bio_remap for a target (dm-delay and dm-crypt
+   before 5.16), truestat says the layer time is unknown
  - layer time: dm-delay's is its delay as the kernel's timer gives it
    (whole jiffies), dm-linear's a few microseconds, dm-crypt's above zero
  - the member: service S to S + 2%, at most K at once
@@ -180,6 +182,16 @@ def layer(tag, r, d, maj_min, jobs, lo, hi, why):
     rm = r.remaps.get(maj_min, 0)
     fan = d['events'].get('fanned_out_bios', 0)
     lost = r.kept and r.kept[0] != r.kept[1]
+    if rm == 0 and reads > 0:
+        # before 5.16 (dm_submit_bio_remap), a dm target that submits its
+        # bios itself (dm-delay, dm-crypt) sends them on with no
+        # block_bio_remap: no one knows which member bio is whose, and
+        # truestat must say the layer time is unknown, not make one up
+        check('%s_%s_layer_unknown' % (tag, n), int(al['layer_ios'] != 0 or al['layer_ms'] is not None),
+              'the kernel fired no block_bio_remap from %s (%s) for its %d reads (ftrace): truestat reports '
+              'its layer time unknown (layer_ios %d, layer_ms %s)' % (n, maj_min, reads, al['layer_ios'],
+                                                                     al['layer_ms']))
+        return
     check('%s_%s_remaps' % (tag, n), int(rm != reads),
           'the kernel fired block_bio_remap from %s (%s) %d times (ftrace), for %d reads (diskstats): '
           'each bio sent on once%s' % (n, maj_min, rm, reads,
