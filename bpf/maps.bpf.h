@@ -21,7 +21,8 @@ const volatile bool bench_empty = false;
  * request existed are not in the queue time, and the OS queue is not seen.
  */
 const volatile bool light = false;
-/* Slots of the request table in use, minus one: tests shrink it to fill it. */
+/* Slots of the request table in use, minus one (the loader sizes it; tests
+ * shrink it to fill it). */
 const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
 /*
  * TRUESTAT_TEST_MISS_EVERY: the completion program ignores one completion

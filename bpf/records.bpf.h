@@ -24,11 +24,11 @@ static __always_inline struct ts_rq_slot *
 rq_probe(u64 rq, u32 *at, struct ts_rq_slot **free, u32 *free_at)
 {
 	struct ts_rq_slot *s;
-	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
+	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS_MAX), idx;
 	int i;
 
 	for (i = 0; i < TS_RQ_PROBES; i++) {
-		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
 		if (!s)
 			continue;
@@ -73,12 +73,12 @@ static __always_inline bool rq_take(struct ts_rq_slot *s, u64 rq, u64 to)
 static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 {
 	struct ts_rq_slot *s;
-	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS), idx;
+	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS_MAX), idx;
 	int i;
 
 	/* free slots in probe order; one taken meanwhile by another CPU: next */
 	for (i = 0; i < TS_RQ_PROBES; i++) {
-		idx = (h + i) & rq_mask & (TS_RQ_SLOTS - 1);
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
 		if (s && !s->rq &&
 		    __sync_val_compare_and_swap(&s->rq, 0, rq + 1) == 0) {

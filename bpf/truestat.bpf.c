@@ -343,7 +343,7 @@ int ts_sweep(u64 *ctx)
 			else
 				sweep_end(i, NULL);
 	} else if (part == TS_SWEEP_SLOTS) {
-		for (i = 0; i < TS_SWEEP_CHUNK && from + i < TS_RQ_SLOTS; i++)
+		for (i = 0; i < TS_SWEEP_CHUNK && from + i <= rq_mask; i++)
 			ts_sweep_slot(from + i, now);
 	} else if (part == TS_SWEEP_DURABLE) {
 		for (i = 0; i < TS_SWEEP_KEYS && i < from; i++)

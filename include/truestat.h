@@ -56,9 +56,17 @@ enum ts_untraced {
 
 #define TS_UNTRACED_MAX 1024
 
-/* In-flight requests, keyed by request address, open addressing. */
+/*
+ * In-flight requests, keyed by request address, open addressing. The
+ * loader sizes the table at start: twice the driver tags of the traced
+ * disks (their hardware queues' nr_tags summed), a power of two from
+ * TS_RQ_SLOTS up to TS_RQ_SLOTS_MAX (64 bytes a slot with its layer
+ * record: 64 MiB at most).
+ */
 #define TS_RQ_BITS 14
 #define TS_RQ_SLOTS (1U << TS_RQ_BITS)
+#define TS_RQ_BITS_MAX 20
+#define TS_RQ_SLOTS_MAX (1U << TS_RQ_BITS_MAX)
 #define TS_RQ_PROBES 4
 
 /* Bios between Q and D, keyed by bio address, open addressing. */

@@ -261,3 +261,64 @@ int ts_disk_add_stack(const char *sysroot, unsigned int major,
 {
 	return add_stack(sysroot, major, minor, kdevs, n, max, 0);
 }
+
+static bool listed(unsigned int kdev, const unsigned int *kdevs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kdevs[i] == kdev)
+			return true;
+	return false;
+}
+
+/* The nr_tags of disk @name's hardware queues, summed (0: bio-based). */
+static unsigned long queue_tags(const char *sysroot, const char *name)
+{
+	char path[PATH_MAX], line[32];
+	unsigned long tags = 0;
+	struct dirent *e;
+	DIR *mq;
+
+	snprintf(path, sizeof(path), "%s/block/%s/mq", sysroot, name);
+	mq = opendir(path);
+	if (!mq)
+		return 0;
+	while ((e = readdir(mq))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/block/%s/mq/%s/nr_tags",
+			 sysroot, name, e->d_name);
+		if (!read_line(path, line, sizeof(line)))
+			tags += strtoul(line, NULL, 10);
+	}
+	closedir(mq);
+	return tags;
+}
+
+unsigned long ts_disk_tags(const char *sysroot, const unsigned int *kdevs,
+			   int n)
+{
+	char path[PATH_MAX];
+	unsigned int major, minor;
+	unsigned long tags = 0;
+	struct dirent *e;
+	DIR *block;
+
+	snprintf(path, sizeof(path), "%s/block", sysroot);
+	block = opendir(path);
+	if (!block)
+		return 0;
+	while ((e = readdir(block))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/block/%s/dev", sysroot,
+			 e->d_name);
+		if (read_dev(path, &major, &minor))
+			continue;
+		if (!n || listed(ts_kdev(major, minor), kdevs, n))
+			tags += queue_tags(sysroot, e->d_name);
+	}
+	closedir(block);
+	return tags;
+}

@@ -60,6 +60,13 @@ int ts_disk_add_stack(const char *sysroot, unsigned int major,
  */
 void ts_disk_list(const char *sysroot, bool bio_only, char *buf, size_t len);
 
+/*
+ * The driver tags of the request-based disks in @sysroot/block (nr_tags of
+ * each hardware queue, summed): of those in @kdevs (@n of them; 0: all).
+ */
+unsigned long ts_disk_tags(const char *sysroot, const unsigned int *kdevs,
+			   int n);
+
 /* Kernel-internal dev_t (major << 20 | minor), as the BPF side sees it. */
 static inline unsigned int ts_kdev(unsigned int major, unsigned int minor)
 {

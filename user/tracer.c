@@ -50,6 +50,7 @@ struct ts_tracer {
 	__u64 repairs_read; /* repairs taken from the log so far */
 	unsigned int seq;   /* span ends so far */
 	struct ts_bounds bounds;
+	__u32 rq_slots; /* the request table's size (rq_table_slots) */
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ring_buffer *slow; /* --slow, else NULL */
 	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
@@ -171,9 +172,40 @@ static bool planned(const char *name)
 	return false;
 }
 
-/* Loads only the programs of set @set ("btf" or "raw"). */
+/*
+ * The request table's size for the disks of @o: room for twice their
+ * driver tags (records live from issue to completion, so no more than the
+ * tags are in flight; twice keeps the probes short), a power of two in
+ * [TS_RQ_SLOTS, TS_RQ_SLOTS_MAX]. Disks that appear later are not counted:
+ * when the table fills, the requests it cannot hold are counted (table_full).
+ */
+static __u32 rq_table_slots(const struct ts_tracer_opts *o)
+{
+	unsigned long tags = ts_disk_tags("/sys", o->kdevs, o->nkdevs);
+	__u32 slots = TS_RQ_SLOTS;
+
+	while (slots < TS_RQ_SLOTS_MAX && slots < 2 * tags)
+		slots *= 2;
+	if (verbose)
+		fprintf(stderr, "truestat: request table of %u slots for %lu "
+			"driver tags%s\n", slots, tags,
+			slots < 2 * tags ? " (its maximum)" : "");
+	return slots;
+}
+
+/* The request table and the maps indexed like it, @slots long. */
+static void size_rq_table(struct truestat_bpf *skel,
+			  const struct ts_tracer_opts *o, __u32 slots)
+{
+	bpf_map__set_max_entries(skel->maps.rq_slots, slots);
+	bpf_map__set_max_entries(skel->maps.layer_recs, slots);
+	skel->rodata->rq_mask = (o->test_rq_slots ?: slots) - 1;
+}
+
+/* Loads only the programs of set @set ("btf" or "raw"), the request table
+ * @slots long. */
 static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
-				     const char *set, int *error)
+				     const char *set, __u32 slots, int *error)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct bpf_program *prog;
@@ -204,8 +236,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	skel->rodata->bench_empty = o->bench_empty;
-	if (o->test_rq_slots)
-		skel->rodata->rq_mask = o->test_rq_slots - 1;
+	size_rq_table(skel, o, slots);
 	skel->rodata->test_miss_every = o->test_miss_every;
 	skel->rodata->test_clock_offset = clock_offset;
 	if (o->max_devs)
@@ -225,6 +256,8 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	if (!o->slow && !o->by) { /* never written: one entry each */
 		bpf_map__set_max_entries(skel->maps.bio_who, 1);
 		bpf_map__set_max_entries(skel->maps.rq_extra, 1);
+	} else {
+		bpf_map__set_max_entries(skel->maps.rq_extra, slots);
 	}
 	if (!o->pattern) /* never written: one entry, not 400 KB */
 		bpf_map__set_max_entries(skel->maps.patterns, 1);
@@ -579,14 +612,15 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
 	if (t->nkdevs)
 		memcpy(t->kdevs, o->kdevs, t->nkdevs * sizeof(*t->kdevs));
+	t->rq_slots = rq_table_slots(o);
 	if (!o->raw_tp)
-		t->skel = load_set(o, "btf", &error);
+		t->skel = load_set(o, "btf", t->rq_slots, &error);
 	if (!t->skel) {
 		if (!o->raw_tp && verbose)
 			fprintf(stderr, "truestat: tp_btf failed (%s), trying raw_tp\n",
 				strerror(error));
 		t->kind = "raw_tp";
-		t->skel = load_set(o, "raw", &error);
+		t->skel = load_set(o, "raw", t->rq_slots, &error);
 	}
 	if (!t->skel) {
 		fail(err, errlen, "cannot load the BPF programs: %s%s",
@@ -760,7 +794,7 @@ void ts_tracer_sweep(struct ts_tracer *t)
 	__u64 from;
 
 	sweep_part(t, TS_SWEEP_BEGIN, 0);
-	for (from = 0; from < TS_RQ_SLOTS; from += TS_SWEEP_CHUNK)
+	for (from = 0; from < t->rq_slots; from += TS_SWEEP_CHUNK)
 		sweep_part(t, TS_SWEEP_SLOTS, from);
 	sweep_durable(t);
 	sweep_part(t, TS_SWEEP_END, 0);

@@ -356,6 +356,37 @@ static void test_list(void **state)
 	assert_string_equal(buf, "none");
 }
 
+/* @n hardware queues of @tags tags each for request-based @disk */
+static void add_queues(const char *disk, int n, const char *tags)
+{
+	char rel[PATH_MAX];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(rel, sizeof(rel), "devices/virtual/block/%s/mq/%d",
+			 disk, i);
+		mkdirs(rel);
+		snprintf(rel, sizeof(rel),
+			 "devices/virtual/block/%s/mq/%d/nr_tags", disk, i);
+		put_file(rel, tags);
+	}
+}
+
+static void test_tags(void **state)
+{
+	unsigned int kdevs[] = { ts_kdev(259, 0), ts_kdev(251, 0) };
+
+	add_queues("vda", 2, "256\n");
+	add_queues("nvme0n1", 4, "1023\n");
+	add_queues("loop0", 1, "128\n");
+	/* every disk; bio-based ones (zram0, md0, dm-0) have none */
+	assert_int_equal(ts_disk_tags(root, NULL, 0), 512 + 4092 + 128);
+	/* the traced ones only */
+	assert_int_equal(ts_disk_tags(root, kdevs, 2), 4092);
+	assert_int_equal(ts_disk_tags(root, kdevs + 1, 1), 0);
+	assert_int_equal(ts_disk_tags("/nonexistent", NULL, 0), 0);
+}
+
 static void test_kdev(void **state)
 {
 	assert_int_equal(ts_kdev(0, 0), 0);
@@ -379,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_kdev),
+		cmocka_unit_test(test_tags),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
