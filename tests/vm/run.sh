@@ -453,6 +453,15 @@ for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf'
     print(tag + '_queue', int(not (q > 0 and D - K <= osq['max'] <= D)),
           'queue time %.4f ms > 0, OS depth max %d in [D-K, D] = [%d, %d] (mean %.2f)'
           % (q, osq['max'], D - K, D, osq['mean']))
+    # fio has ended: every bio Q'd while traced has left, so the OS depth
+    # ends at 0. Below 0 a departure was counted whose arrival was not:
+    # always a failure. Above 0 only when a leave was dropped while the
+    # device's entry was set up (claim_races), each leaving one record, and
+    # then the report must say the OS depth is not exact.
+    ev = t['events']
+    print(tag + '_os_end', int(osq['now'] < 0 or (osq['now'] > 0 and (osq['exact'] or osq['now'] > ev['claim_races']))),
+          'OS depth at the end %d (0; above 0 only flagged not exact, up to claim_races %d; exact: %s)'
+          % (osq['now'], ev['claim_races'], osq['exact']))
     # fio's own mean latency (submit to completion, in the guest) against
     # Q->C: fio's also holds the syscall path around the block layer,
     # measured 0.3-2.5% above truestat's total. Tolerance: 0 to 5% above.
