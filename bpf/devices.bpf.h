@@ -108,6 +108,14 @@ static __noinline int claim_device(struct ts_dev_state *st,
 {
 	u64 old = st->queue;
 
+	/*
+	 * Published meanwhile by the CPU that claimed it (device_of stopped
+	 * waiting just before): this queue's already. Claiming it again would
+	 * reset its depths under the bios and requests they already count,
+	 * whose departures would then take them below 0, with no event.
+	 */
+	if (old == (u64)q)
+		return st->mode;
 	if ((old & 1) ||
 	    __sync_val_compare_and_swap(&st->queue, old, (u64)q + 1) != old)
 		return -1;
