@@ -70,56 +70,17 @@ run() {
 	blk_trace_stop
 	ts_stop INT
 	blk_btt_summary "$bttdir" >"$bttdir/summary"
-	check_lines < <(py "
+	check_lines < <(py "$BLK_JOIN_PY
 s = dict(l.strip().split('=', 1) for l in open('$bttdir/summary') if '=' in l)
 d = dev(totals('$out'), '$dev')
 t = d['ops']['read']
 n = '$name'
-import bisect, glob, math, struct
+import bisect, glob, math
 # Completions truestat never saw (u of n) are missing from its figures
 # wherever they fell.
 u = t['missed']
-# The blk tracer's Q, D and C of each sector, by time (ns, CLOCK_MONOTONIC)
-blk, raw = {}, open('$bttdir/renum.bin', 'rb').read()
-at = 0
-while at < len(raw):
-    _, _, when, sector, _, action, _, _, _, _, pdu = struct.unpack_from('=IIQQIIIIIHH', raw, at)
-    at += 48 + pdu
-    kind = {1: 'Q', 7: 'D', 8: 'C'}.get(action & 0xffff)
-    if kind:
-        blk.setdefault((kind, sector), []).append(when)
-def blk_at(kind, sector, start, end):
-    # the blk tracer's last @kind event of @sector in [start, end], or None
-    v = blk.get((kind, sector), [])
-    i = bisect.bisect_right(v, end) - 1
-    return v[i] if i >= 0 and v[i] >= start else None
-# Each request truestat printed, joined to the blk tracer's: its C the
-# first at or after truestat's, its D and Q the last before that C.
 lines = [x for x in docs('$out') if x['type'] == 'slow']
-late, apart = [], {'service': [], 'queue': []}
-ref, off_c = {'service': [], 'queue': []}, []   # the blk tracer's D2C, Q2D; off_C (ns)
-for x in lines:
-    c_ts = x['mono_ns']
-    d_ts = c_ts - round(x['service_ms'] * 1e6)
-    v = blk.get(('C', x['sector']), [])
-    i = bisect.bisect_left(v, c_ts)
-    c = v[i] if i < len(v) else None
-    dd = c and blk_at('D', x['sector'], 0, c)
-    q = dd and blk_at('Q', x['sector'], 0, dd)
-    if not q:
-        late.append('sector %d: no blk Q/D/C at or after truestat' % x['sector'])
-        continue
-    if not (q <= d_ts <= dd):
-        late.append('sector %d: D at %d, blk Q %d D %d' % (x['sector'], d_ts, q, dd))
-    apart['service'].append(abs((c_ts - d_ts) - (c - dd)))
-    ref['service'].append(c - dd)
-    off_c.append(c - c_ts)
-    if x['queue_ms'] is not None:
-        q_ts = d_ts - round(x['queue_ms'] * 1e6)
-        if q_ts > q:
-            late.append('sector %d: Q at %d, blk Q %d' % (x['sector'], q_ts, q))
-        apart['queue'].append(abs((d_ts - q_ts) - (dd - q)))
-        ref['queue'].append(dd - q)
+late, apart, ref, off_c = blk_join(lines, blk_events('$bttdir/renum.bin'))
 dropped = d['events']['slow_dropped']
 print(n + '_joined', int(len(lines) != t['ios'] - dropped or bool(late)),
       '%d requests printed (%d ios, %d not printed), each stamped at or before the blk tracer: %s'
