@@ -1,18 +1,15 @@
 #!/usr/bin/env bash
 # truestat against blkparse/btt on the same run (the kernel's blk tracer:
 # blktrace itself cannot open its relay files here): the same completions,
-# mean D2C within 2% of the mean service time, mean Q2D within 5% of the
-# mean queue time. Two runs: scheduler none, and mq-deadline with fewer
+# the mean service and queue times against btt's D2C and Q2D (below). Two runs: scheduler none, and mq-deadline with fewer
 # driver tags than fio offers, so that requests wait in the scheduler.
 # Each once more with TRUESTAT_TEST_MISS_EVERY=500: truestat then also
 # ignores one completion in 500 (as the platform drops some: README). The
 # misses cannot change the count of completions (ios + missed, exact), nor
-# which samples btt has; they take u of them out of truestat's: its mean
-# service (queue) time is then that of n - u of btt's n D2C (Q2D) samples,
-# between the mean of the n - u smallest and that of the n - u largest
-# (2% and 5% either side, as without misses), and its percentiles lie in
-# the rank range below. Every run with any unseen completion is judged by
-# those bounds.
+# which samples btt has; they take u of them out of truestat's: its
+# percentiles lie in the rank range below, and its means are over the
+# requests it printed, each joined to the blk tracer's (below). Every run
+# with any unseen completion is judged by those bounds.
 # Both tracers stamp each event from the same clock, one probe after the
 # other; an interrupt or a stolen vCPU between the two moves a request's
 # time in one tracer and not in the other. truestat --slow=0 prints every
@@ -26,6 +23,16 @@
 # against every one of those windows (s from 0.5 us to 1 ms), and the
 # tightest is printed. A stolen vCPU between the two probes then widens
 # the check by what it measurably did, not by a constant.
+# The means: every request truestat timed is printed and joined, so the
+# blk tracer's mean D2C (Q2D) over exactly those requests is known to the
+# ns, whatever the unseen. At C both stamps are printed: truestat's is
+# off_C = C_blk - C_truestat >= 0 earlier; at D truestat's is off_D >= 0
+# earlier (checked by the join). A request's service is then its D2C -
+# off_C + off_D: the mean service is at least the blk tracer's mean D2C
+# less the measured mean off_C (exact, no constant). off_D and, for the
+# queue time, off_Q are never printed: what is left of the old tolerances
+# (2% above the D2C, 5% either side of the Q2D) stands for them, one
+# probe's run plus what interrupts it, and is the one constant here.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/blktrace.sh"
@@ -63,77 +70,48 @@ run() {
 	blk_trace_stop
 	ts_stop INT
 	blk_btt_summary "$bttdir" >"$bttdir/summary"
-	check_lines < <(py "
+	check_lines < <(py "$BLK_JOIN_PY
 s = dict(l.strip().split('=', 1) for l in open('$bttdir/summary') if '=' in l)
 d = dev(totals('$out'), '$dev')
 t = d['ops']['read']
 n = '$name'
-import bisect, glob, math, struct
+import bisect, glob, math
 # Completions truestat never saw (u of n) are missing from its figures
 # wherever they fell.
 u = t['missed']
-# The blk tracer's Q, D and C of each sector, by time (ns, CLOCK_MONOTONIC)
-blk, raw = {}, open('$bttdir/renum.bin', 'rb').read()
-at = 0
-while at < len(raw):
-    _, _, when, sector, _, action, _, _, _, _, pdu = struct.unpack_from('=IIQQIIIIIHH', raw, at)
-    at += 48 + pdu
-    kind = {1: 'Q', 7: 'D', 8: 'C'}.get(action & 0xffff)
-    if kind:
-        blk.setdefault((kind, sector), []).append(when)
-def blk_at(kind, sector, start, end):
-    # the blk tracer's last @kind event of @sector in [start, end], or None
-    v = blk.get((kind, sector), [])
-    i = bisect.bisect_right(v, end) - 1
-    return v[i] if i >= 0 and v[i] >= start else None
-# Each request truestat printed, joined to the blk tracer's: its C the
-# first at or after truestat's, its D and Q the last before that C.
 lines = [x for x in docs('$out') if x['type'] == 'slow']
-late, apart = [], {'service': [], 'queue': []}
-for x in lines:
-    c_ts = x['mono_ns']
-    d_ts = c_ts - round(x['service_ms'] * 1e6)
-    v = blk.get(('C', x['sector']), [])
-    i = bisect.bisect_left(v, c_ts)
-    c = v[i] if i < len(v) else None
-    dd = c and blk_at('D', x['sector'], 0, c)
-    q = dd and blk_at('Q', x['sector'], 0, dd)
-    if not q:
-        late.append('sector %d: no blk Q/D/C at or after truestat' % x['sector'])
-        continue
-    if not (q <= d_ts <= dd):
-        late.append('sector %d: D at %d, blk Q %d D %d' % (x['sector'], d_ts, q, dd))
-    apart['service'].append(abs((c_ts - d_ts) - (c - dd)))
-    if x['queue_ms'] is not None:
-        q_ts = d_ts - round(x['queue_ms'] * 1e6)
-        if q_ts > q:
-            late.append('sector %d: Q at %d, blk Q %d' % (x['sector'], q_ts, q))
-        apart['queue'].append(abs((d_ts - q_ts) - (dd - q)))
+late, apart, ref, off_c = blk_join(lines, blk_events('$bttdir/renum.bin'))
 dropped = d['events']['slow_dropped']
 print(n + '_joined', int(len(lines) != t['ios'] - dropped or bool(late)),
       '%d requests printed (%d ios, %d not printed), each stamped at or before the blk tracer: %s'
       % (len(lines), t['ios'], dropped, '; '.join(late[:3]) or 'yes'))
 def samples(kind):
     return sorted(float(l.split()[1]) * 1e3 for f in glob.glob('$bttdir/btt_*_%s.dat' % kind) for l in open(f) if l.strip())
-# truestat's mean over n - u of btt's n samples of @kind lies between the
-# mean of the n - u smallest and that of the n - u largest (in us, moved by
-# what btt's rounding of each sample to 1 us took off @table, the mean of
-# all from btt's table): @got within @tol of that range (of @table, u = 0)
-def mean_check(what, kind, table, got, tol):
-    v = samples(kind)
-    k, shift = len(v) - u, table - sum(v) / len(v) * 1e3
-    lo, hi = sum(v[:k]) / k * 1e3 + shift, sum(v[u:]) / k * 1e3 + shift
-    span = ', of all but %d: %.3f-%.3f us' % (u, lo, hi) if u else ''
-    print('%s_%s' % (n, what), int(not lo * (1 - tol) <= got <= hi * (1 + tol)),
-          'btt mean %s %.3f us%s; truestat mean %s %.3f us (%d%%)'
-          % (kind.upper(), table, span, what, got, tol * 100))
+# @got (us): truestat's mean @what against the blk tracer's mean @kind
+# over the same requests (@table: btt's, over all n, printed), at least
+# that less @off (us, measured), at most that + @hi_tol; below it by at
+# most @lo_tol when nothing was measured. Only when truestat printed every
+# request it timed (else: no check can say which of btt's they were).
+def mean_check(what, kind, table, got, off, lo_tol, hi_tol, count):
+    r = ref[what]
+    if len(r) != count or late:
+        print('%s_%s' % (n, what), 1, '%d of %d requests joined: no reference' % (len(r), count))
+        return
+    m = sum(r) / len(r) / 1e3
+    lo, hi = m * (1 - lo_tol) - off - 0.001, m * (1 + hi_tol) + 0.001
+    print('%s_%s' % (n, what), int(not lo <= got <= hi),
+          'truestat mean %s %.3f us in [%.3f, %.3f]: blk %s %.3f us over its %d requests (btt %.3f over %d)%s, %s'
+          % (what, got, lo, hi, kind.upper(), m, len(r), table, len(r) + u,
+             ' - mean off_C %.3f us' % off if off else ' - %d%%' % round(lo_tol * 100),
+             '+ %d%% (the unmeasured probe offsets)' % round(hi_tol * 100)))
 print(n + '_capture', int(s.get('capture_ok') != '1'), 'blk tracer lost %s events' % s.get('lost'))
 # btt counts bios (merged ones too), blkparse requests, like truestat
 print(n + '_completions', int(int(s['reads_completed']) != t['ios'] + t['missed']),
       'blkparse %s reads completed, truestat %d (+%d unseen)' % (s['reads_completed'], t['ios'], t['missed']))
 q = t['queue_ms'] * 1000
-mean_check('service', 'd2c', float(s['d2c_mean_us']), t['service_ms'] * 1000, 0.02)
-mean_check('queue', 'q2d', float(s['q2c_minus_d2c_us']), q, 0.05)
+mean_check('service', 'd2c', float(s['d2c_mean_us']), t['service_ms'] * 1000,
+           sum(off_c) / max(len(off_c), 1) / 1e3, 0, 0.02, t['ios'])
+mean_check('queue', 'q2d', float(s['q2c_minus_d2c_us']), q, 0, 0.05, 0.05, t['queued_ios'])
 if n.startswith('deadline'):
     print(n + '_waits', int(q < 50), 'requests waited in the scheduler: %.1f us > 50 us' % q)
 # Percentiles: truestat's come from its histograms (buckets 1/16 of a power

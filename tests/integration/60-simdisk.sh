@@ -164,7 +164,10 @@ for r in reports[:-1]:                  # each interval report too
 # again): that can only add time while the device was idle within the run,
 # and its repair dates the end at most fio max late; but moving the repaired
 # time between depth levels may take from busy up to the time it was counted
-sweep = max([r['span_s'] for r in reports[:-1]] + [1.0]) * 1e9 + 2e7
+# the gaps between sweeps: each interval report's span, and the totals'
+# rest after the last (the final sweep comes at the SIGINT)
+spans = [r['span_s'] * 1e9 for r in reports[:-1]]
+sweep = sd_sweep_ns(spans + [span_ns - sum(spans)] if spans else None)
 busy = c['busy_pct'] / 100 * span_ns
 bl = L.busy - m * (sweep + fmax) - 0.00005 * span_ns
 bh = L.W + 2 * e + (fmax if m else 0) + 0.00005 * span_ns

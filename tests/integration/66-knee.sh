@@ -106,7 +106,8 @@ for q in Q:
     # requests' service (at least the daemon's A..R, less the m longest)
     # plus from 0 to fio max for each unseen; busy time is at most the
     # daemon's span with its edges (+ fio max with misses), at least the
-    # daemon's, less what a repair may move (m x (1 s sweep + fio max))
+    # daemon's, less what a repair may move (m x (sweep + fio max): each
+    # step a truestat without an interval, sweeping on its 1 s schedule)
     fmax = f['lat_ns']['max']
     e = max(fmax - L.ra[0], 0)
     span = r['span_s'] * 1e9
@@ -116,7 +117,7 @@ for q in Q:
     alo = L.sum_ra - L.top(m) - rnd
     ahi = min(q * (L.W + 2 * e), L.n * f['lat_ns']['mean']) - m * L.ra[0] + m * fmax + rnd
     bhi = L.W + 2 * e + (fmax if m else 0) + 0.00005 * span
-    blo = L.busy - m * (1.02e9 + fmax) - 0.00005 * span
+    blo = L.busy - m * (sd_sweep_ns() + fmax) - 0.00005 * span
     clo, chi = alo / bhi, (ahi / blo if blo > 0 else float('inf'))
     if r['depth_exact']:
         chi = min(chi, q * 1.0005)

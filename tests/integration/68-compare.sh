@@ -249,7 +249,17 @@ if miss_every:
 # the tools, on the same run
 print('btt_capture', int(not T['capture_ok']), 'the blk tracer lost %d events' % T['lost'])
 # the same I/Os in both, but windows a few tenths of a second apart at each
-# end (50-btt: 2%% over exactly one window)
+# end (50-btt: 2%% over exactly one window). The tolerances below (3%%, 5%%)
+# are kept, not derived: compare.sh starts the blk tracer, truestat,
+# biolatency and iostat in that order and stops them in reverse, so each
+# window holds the next; the device is held saturated through all of them
+# (16 offered, 4 tags), so the edge requests (under a tenth of 4 s) are
+# served like the rest and move a mean by their share times their spread.
+# Neither that spread nor btt's and iostat's exact windows (first and last
+# event; iostat's own samples) are in what the run keeps, so no bound is
+# computed from them: 3%% where both tools see every request (btt's D2C,
+# the IOPS), 5%% where one divides by a second figure of its own window
+# (Q2D, await, svctm).
 print('btt_service', int(not within(T['service_ms'], S['service_ms'], 0.03)),
       'btt mean D2C %.3f ms, truestat mean service %.3f ms (3%%)' % (T['service_ms'], S['service_ms']))
 print('btt_queue', int(not within(T['queue_ms'], S['queue_ms'], 0.05)),

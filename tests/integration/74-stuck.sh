@@ -24,6 +24,7 @@ on_exit "echo 1 >$conns/$conn/abort; kill -CONT $SIMDISK_PID"
 
 out=$tmp/ts.json
 ts_start "$out" -d "$dev" 0.5
+t_attach=$EPOCHREALTIME
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$TS_PID/status"; }
 kill -STOP "$SIMDISK_PID"
 fio --name=stuck --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
@@ -36,6 +37,7 @@ rss1=$(rss)
 sleep 3
 rss2=$(rss)
 stuck_reports=$(wc -l <"$out")
+t_count=$EPOCHREALTIME
 echo 1 >"$conns/$conn/abort"
 wait "$fio_pid" || true
 sleep 1.5
@@ -43,19 +45,40 @@ kill -CONT "$SIMDISK_PID" 2>/dev/null || true
 ts_stop INT
 check ts_exit "$TS_RC" "SIGINT ends truestat with status $TS_RC, with the disk aborted"
 check_lines < <(py "
+import math
 rows = [(j, d) for j in docs('$out') if j['type'] == 'interval'
         for d in j['devices'] if d['device'] == '$dev']
 stuck = [(j, d) for j, d in rows[:$stuck_reports] if d['concurrency']['now'] > 0]
-print('kept_reporting', int(len(docs('$out')[:$stuck_reports]) < 8),
-      '%d reports in 5 s of stuck I/O' % len(docs('$out')[:$stuck_reports]))
+# the reports due every 0.5 s between the attach and the count, less one
+# for the schedule's start (read just after the attach message that
+# ts_start waited for) and one for the report being written at the count
+elapsed = $t_count - $t_attach
+due = math.floor(elapsed / 0.5) - 2
+got = len(docs('$out')[:$stuck_reports])
+print('kept_reporting', int(got < due),
+      '%d reports in %.2f s of stuck I/O (at least %d due at 0.5 s)' % (got, elapsed, due))
 ages = [d['oldest_in_device_s'] for j, d in stuck]
-print('stuck_in_device', int(not stuck or stuck[-1][1]['concurrency']['now'] < 4),
-      'in the device at the last stuck report: %s (K = 4 units, iodepth 8)' % (stuck[-1][1]['concurrency']['now'] if stuck else 'none'))
-print('age_grows', int(len(ages) < 4 or ages[-1] < 3 or any(b < a for a, b in zip(ages, ages[1:]))),
-      'oldest in the device: %s s' % ' '.join('%.1f' % a for a in ages[-4:]))
+# fio keeps iodepth 8 in flight, the loop device's 128 tags take them all
+# and none completes: exactly 8 in the device
+print('stuck_in_device', int(not stuck or stuck[-1][1]['concurrency']['now'] != 8),
+      'in the device at the last stuck report: %s (iodepth 8, none completing)' % (stuck[-1][1]['concurrency']['now'] if stuck else 'none'))
+# nothing completes: the oldest stays the same request, so its age grows by
+# exactly each report's span (both from the report's own clock read; the
+# age printed to 3 decimals, the span to 6)
+steps = [(ages[i + 1] - ages[i], stuck[i + 1][0]['span_s']) for i in range(len(ages) - 1)]
+off = [abs(g - sp) for g, sp in steps]
+# and it reaches 3 s: the count comes 5 s after fio's start (sleep 2 + 3),
+# of which fio's start up to its first request and the report period
+# before the count take the rest (kept: fio's start is not measured)
+print('age_grows', int(len(ages) < 4 or ages[0] <= 0 or ages[-1] < 3 or max(off) > 0.001 + 1e-6),
+      'oldest in the device: %s s; each step = the report span within %.4f s (0.001: rounding)'
+      % (' '.join('%.3f' % a for a in ages[-4:]), max(off) if off else 0))
 last = rows[-1][1]
 print('aborted_leave', int(last['concurrency']['now'] != 0 or last['oldest_in_device_s'] != 0),
       'after the abort: %d in the device, oldest %.1f s' % (last['concurrency']['now'], last['oldest_in_device_s']))
-print('memory_flat', int($rss2 > $rss1 + 64), 'resident %d kB, 3 s later %d kB' % ($rss1, $rss2))
+# resident memory counts the pages touched: the reports between the two
+# reads (6) reuse what the earlier ones touched, so any growth is a page
+# newly touched while stuck (it was 64 kB, a figure with no reason)
+print('memory_flat', int($rss2 > $rss1), 'resident %d kB, 3 s later %d kB' % ($rss1, $rss2))
 ")
 finish

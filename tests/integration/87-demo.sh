@@ -120,7 +120,23 @@ def busy_within(iv, a, b):
             end = e
     return tot
 
-SLACK = 1e8     # a report reaches the demo within 0.1 s of its end
+# A report reaches the demo within SLACK of its end: through the window the
+# demo waits in read on truestat's FIFO for each report (its ramp made sure
+# none was waiting), so each stamp follows truestat's write by the wake-up
+# of a waiting reader. Kept as a constant: the reports carry no sub-second
+# time, so how late the first of them came cannot be measured; how much
+# later one came than another can (its stamp less the spans before it),
+# and is checked against SLACK for each window.
+SLACK = 1e8
+stamps = [float(l.split()[0]) for l in open(k + '/stamps')]
+spans = [json.loads(l)['span_s'] for l in open(k + '/reports.jsonl') if l.strip()]
+phases = dict((int(x.split()[0]), [int(v) for v in x.split()[1:]]) for x in open(k + '/phases'))
+for r in rows:
+    first, last = phases[r['threads']]
+    late = [stamps[i] - sum(spans[:i + 1]) for i in range(first - 1, last)]
+    print('stamps_%d' % r['threads'], int(max(late) - min(late) > SLACK / 1e9),
+          'the window\'s reports reached the demo within %.1f ms of one another, after their ends (SLACK %.0f ms)'
+          % ((max(late) - min(late)) * 1e3, SLACK / 1e6))
 for r in rows:
     n, ts, io = r['threads'], r['truestat'], r['iostat']
     off = r['realtime_minus_monotonic_s']
@@ -147,12 +163,14 @@ for r in rows:
           '%d requests (IOPS %.1f = %.0f%% of K/S): the daemon finished %d to %d in the window; at most %.1f/s'
           % (ios, ts['iops'], 100 * ts['iops'] * S / 1e9 / K, must, may, cap))
     # each unseen completion (counted: missed) keeps its request in the
-    # depth at most to issue + the mean service it is repaired with, or
-    # 10 ms past its end when found by the next report's sweep
-    over = ts['missed_near'] * (ts['hint_max_ms'] + 10) / (ts['span_s'] * 1000)
+    # depth at most to issue + the mean service it is repaired with, or,
+    # found idle by a report's sweep less than TS_SWEEP_MIN_AGE_NS after
+    # its issue (a suspect), to that report's end
+    age = sd_sweep_min_age_ns() / 1e6
+    over = ts['missed_near'] * (ts['hint_max_ms'] + age) / (ts['span_s'] * 1000)
     print('conc_%d' % n, int(ts['conc'] > n + over + 0.0005),
-          'CONC %.3f: at most the %d reader%s + %.3f for %d completions unseen (each <= %.1f ms + 10 ms over %.2f s)'
-          % (ts['conc'], n, 's' if n > 1 else '', over, ts['missed_near'], ts['hint_max_ms'], ts['span_s']))
+          'CONC %.3f: at most the %d reader%s + %.3f for %d completions unseen (each <= %.1f ms + %g ms over %.2f s)'
+          % (ts['conc'], n, 's' if n > 1 else '', over, ts['missed_near'], ts['hint_max_ms'], age, ts['span_s']))
     if n == 16:
         # near K/S: while the daemon has K requests between arrival and
         # finish, every unit is busy (the model), so at least K finish per

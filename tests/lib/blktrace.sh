@@ -197,6 +197,66 @@ _blk_mean() {
 #   lost: events lost (max of the stream's and the ring buffer's count;
 #     >0 if the stream said [LOST EVENTS] without a number)
 #   capture_ok=1 when nothing was lost, garbled or cut: tests must check it
+# BLK_JOIN_PY: python for py, joining truestat --slow=0's requests to the
+# blk tracer's records (renum.bin) of the same sector:
+#   blk_events(PATH): the Q, D and C times (ns, CLOCK_MONOTONIC) by sector
+#   blk_join(LINES, EVENTS, queue=True): each "slow" line's C joined to the
+#     first blk C at or after truestat's (truestat's probe runs first), its
+#     D and Q the last before that C. Returns (late, apart, ref, off_c):
+#     late, what breaks the order (truestat stamps each Q, D, C at or
+#     before the blk tracer; Q only with queue, which --light's allocation
+#     start does not follow); apart[what], per request |truestat - blk|
+#     (ns) of the service and queue time; ref[what], the blk tracer's D2C
+#     and Q2D of those requests; off_c, blk C - truestat C of each (ns)
+# shellcheck disable=SC2034 # used by the tests
+BLK_JOIN_PY=$(cat <<'PY'
+import bisect, struct
+
+def blk_events(path):
+    blk, raw, at = {}, open(path, 'rb').read(), 0
+    while at < len(raw):
+        _, _, when, sector, _, action, _, _, _, _, pdu = struct.unpack_from('=IIQQIIIIIHH', raw, at)
+        at += 48 + pdu
+        kind = {1: 'Q', 7: 'D', 8: 'C'}.get(action & 0xffff)
+        if kind:
+            blk.setdefault((kind, sector), []).append(when)
+    return blk
+
+def _blk_at(blk, kind, sector, start, end):
+    # the blk tracer's last @kind event of @sector in [start, end], or None
+    v = blk.get((kind, sector), [])
+    i = bisect.bisect_right(v, end) - 1
+    return v[i] if i >= 0 and v[i] >= start else None
+
+def blk_join(lines, blk, queue=True):
+    late, apart = [], {'service': [], 'queue': []}
+    ref, off_c = {'service': [], 'queue': []}, []
+    for x in lines:
+        c_ts = x['mono_ns']
+        d_ts = c_ts - round(x['service_ms'] * 1e6)
+        v = blk.get(('C', x['sector']), [])
+        i = bisect.bisect_left(v, c_ts)
+        c = v[i] if i < len(v) else None
+        dd = c and _blk_at(blk, 'D', x['sector'], 0, c)
+        q = dd and _blk_at(blk, 'Q', x['sector'], 0, dd)
+        if not q:
+            late.append('sector %d: no blk Q/D/C at or after truestat' % x['sector'])
+            continue
+        if not (q <= d_ts <= dd):
+            late.append('sector %d: D at %d, blk Q %d D %d' % (x['sector'], d_ts, q, dd))
+        apart['service'].append(abs((c_ts - d_ts) - (c - dd)))
+        ref['service'].append(c - dd)
+        off_c.append(c - c_ts)
+        if queue and x['queue_ms'] is not None:
+            q_ts = d_ts - round(x['queue_ms'] * 1e6)
+            if q_ts > q:
+                late.append('sector %d: Q at %d, blk Q %d' % (x['sector'], q_ts, q))
+            apart['queue'].append(abs((d_ts - q_ts) - (dd - q)))
+            ref['queue'].append(dd - q)
+    return late, apart, ref, off_c
+PY
+)
+
 blk_btt_summary() {
 	local out=$1 n mean
 	[[ -s $out/btt.avg ]] || { _blk_err "no btt output in $out"; return 1; }

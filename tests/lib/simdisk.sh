@@ -179,6 +179,29 @@ def sd_read(path, skip=0, upto=None):
                     int(x[10]) if len(x) > 10 else int(x[0])))
     return out[skip:upto]
 
+def sd_sweep_min_age_ns():
+    # truestat's TS_SWEEP_MIN_AGE_NS (include/truestat.h): a request found
+    # idle at a sweep less than that after its issue is left for the next
+    import re
+    t = open(TS_ROOT + '/include/truestat.h').read()
+    return int(eval(re.search(r'#define TS_SWEEP_MIN_AGE_NS \(([^)]*)\)', t).group(1).replace('ULL', '')))
+
+# how late a sweep of truestat's 1 s schedule (no interval) may run: no
+# report stamps those sweeps, so this one figure is not measured (a wake-up
+# and a sweep of the request table, milliseconds on these hosts)
+SD_SWEEP_LATE_NS = 10 * 1000 * 1000
+
+def sd_sweep_ns(gaps_ns=None):
+    # How long after its end a request whose completion went unseen can
+    # stay counted in the depth, less its own time (at most fio max): the
+    # first sweep after the end takes it, or, if it was issued less than
+    # TS_SWEEP_MIN_AGE_NS before that sweep, the next one. @gaps_ns: the
+    # gaps between the run's sweeps as its reports measured them (their
+    # spans, and the totals' rest after the last); None: the 1 s schedule
+    # of a run without an interval, each sweep up to SD_SWEEP_LATE_NS late.
+    gap = max(gaps_ns) if gaps_ns else 1e9 + SD_SWEEP_LATE_NS
+    return gap + sd_sweep_min_age_ns()
+
 def sd_params(path):
     # '# units 4 service_ns 2000000 bytes_per_s 0 iops 0 ...': the first
     # line, if the log has it (a log cut from another has not: {})
@@ -478,7 +501,8 @@ PY
 )
 
 simdisk_py() {
-	py "$SIMDISK_PYLIB
+	py "TS_ROOT = '$TS_ROOT'
+$SIMDISK_PYLIB
 $1"
 }
 
