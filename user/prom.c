@@ -372,8 +372,9 @@ static void totals_now(const struct ts_dev_report *d, double span, double *t)
 /*
  * Class @c of @d's curve into @x: the count's rise since the last scrape,
  * its service time the rise's mean from the buckets. The run's counts are
- * 64 bits (ts_depth_widen); one that went down (a new disk in the slot)
- * holds until it catches up. @first: nothing printed yet.
+ * 64 bits (ts_depth_widen), and a new disk in the slot starts anew
+ * (hold): one that went down all the same holds until it catches up.
+ * @first: nothing printed yet.
  */
 static void hold_class(struct ts_prom_depth *x, const struct ts_curve_row *row,
 		       bool first)
@@ -404,20 +405,29 @@ static void hold_depth(struct ts_prom_dev *next, const struct ts_dev_report *d,
 		hold_class(&next->depth[c], &d->curve.row[c], first);
 }
 
+static bool same_disk(const struct ts_prom_dev *x,
+		      const struct ts_dev_report *d)
+{
+	return !strcmp(x->name, d->name) && x->major == d->major &&
+	       x->minor == d->minor && x->claimed_ns == d->claimed_ns;
+}
+
+/* What was printed last of disk @d, NULL: nothing (or of another disk). */
 static const struct ts_prom_dev *printed(const struct ts_prom *p,
-					 const char *name)
+					 const struct ts_dev_report *d)
 {
 	int i;
 
 	for (i = 0; i < p->ndev; i++)
-		if (!strcmp(p->dev[i].name, name))
+		if (same_disk(&p->dev[i], d))
 			return &p->dev[i];
 	return NULL;
 }
 
 /*
  * @p->dev[i] becomes what to print for @r->dev[i]: each counter the larger
- * of its total now and what was printed last (fmax also drops a NaN).
+ * of its total now and what was printed last of the same disk (fmax also
+ * drops a NaN).
  */
 static int hold(struct ts_prom *p, const struct ts_report *r)
 {
@@ -428,11 +438,14 @@ static int hold(struct ts_prom *p, const struct ts_report *r)
 	if (!next)
 		return -1;
 	for (i = 0; i < r->ndev; i++) {
-		const struct ts_prom_dev *last = printed(p, r->dev[i].name);
+		const struct ts_prom_dev *last = printed(p, &r->dev[i]);
 
 		if (last)
 			next[i] = *last;
 		snprintf(next[i].name, sizeof(next[i].name), "%s", r->dev[i].name);
+		next[i].major = r->dev[i].major;
+		next[i].minor = r->dev[i].minor;
+		next[i].claimed_ns = r->dev[i].claimed_ns;
 		hold_depth(&next[i], &r->dev[i], !last);
 		totals_now(&r->dev[i], r->span_s, now);
 		for (k = 0; k < TS_PROM_NR; k++)
