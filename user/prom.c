@@ -526,7 +526,7 @@ static const struct depth_series depth_series[] = {
 	  DEPTH_TIME_S },
 };
 
-char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
+static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 {
 	char *buf = NULL;
 	size_t k;
@@ -582,4 +582,57 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 		return NULL;
 	}
 	return buf;
+}
+
+/*
+ * Whether row @i of @r is of a disk that went: a dev_t is one disk's at a
+ * time, and another row has it with a later claim. A new disk that took the
+ * name on another queue id leaves the old one's slot in the report (until
+ * that id is taken), and its series would repeat the new disk's labels.
+ */
+static bool superseded(const struct ts_report *r, int i)
+{
+	const struct ts_dev_report *d = &r->dev[i];
+	int j;
+
+	for (j = 0; j < r->ndev; j++)
+		if (r->dev[j].major == d->major && r->dev[j].minor == d->minor &&
+		    r->dev[j].claimed_ns > d->claimed_ns)
+			return true;
+	return false;
+}
+
+/*
+ * @r without the rows of disks that went: @r itself when it has none, else
+ * *@copy (to free); NULL: out of memory.
+ */
+static const struct ts_report *present(const struct ts_report *r,
+				       struct ts_report **copy)
+{
+	int i;
+
+	*copy = NULL;
+	for (i = 0; i < r->ndev && !superseded(r, i); i++)
+		;
+	if (i == r->ndev)
+		return r;
+	*copy = malloc(sizeof(**copy));
+	if (!*copy)
+		return NULL;
+	memcpy(*copy, r, offsetof(struct ts_report, dev));
+	(*copy)->ndev = 0;
+	for (i = 0; i < r->ndev; i++)
+		if (!superseded(r, i))
+			(*copy)->dev[(*copy)->ndev++] = r->dev[i];
+	return *copy;
+}
+
+char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
+{
+	struct ts_report *copy;
+	const struct ts_report *shown = present(r, &copy);
+	char *text = shown ? render(p, shown, len) : NULL;
+
+	free(copy);
+	return text;
 }

@@ -82,7 +82,8 @@ struct ts_prom {
 /*
  * @r must cover the run from its start (a totals report, with histograms):
  * counters and histograms are cumulative. @p remembers what was printed
- * from one scrape to the next. malloc'd text, length in *len.
+ * from one scrape to the next. A disk another has taken the dev_t of since
+ * (its slot still in @r) is left out. malloc'd text, length in *len.
  */
 char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len);
 
