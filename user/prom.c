@@ -372,8 +372,9 @@ static void totals_now(const struct ts_dev_report *d, double span, double *t)
 /*
  * Class @c of @d's curve into @x: the count's rise since the last scrape,
  * its service time the rise's mean from the buckets. The run's counts are
- * 64 bits (ts_depth_widen); one that went down (a new disk in the slot)
- * holds until it catches up. @first: nothing printed yet.
+ * 64 bits (ts_depth_widen), and a new disk in the slot starts anew
+ * (hold): one that went down all the same holds until it catches up.
+ * @first: nothing printed yet.
  */
 static void hold_class(struct ts_prom_depth *x, const struct ts_curve_row *row,
 		       bool first)
@@ -404,20 +405,29 @@ static void hold_depth(struct ts_prom_dev *next, const struct ts_dev_report *d,
 		hold_class(&next->depth[c], &d->curve.row[c], first);
 }
 
+static bool same_disk(const struct ts_prom_dev *x,
+		      const struct ts_dev_report *d)
+{
+	return !strcmp(x->name, d->name) && x->major == d->major &&
+	       x->minor == d->minor && x->claimed_ns == d->claimed_ns;
+}
+
+/* What was printed last of disk @d, NULL: nothing (or of another disk). */
 static const struct ts_prom_dev *printed(const struct ts_prom *p,
-					 const char *name)
+					 const struct ts_dev_report *d)
 {
 	int i;
 
 	for (i = 0; i < p->ndev; i++)
-		if (!strcmp(p->dev[i].name, name))
+		if (same_disk(&p->dev[i], d))
 			return &p->dev[i];
 	return NULL;
 }
 
 /*
  * @p->dev[i] becomes what to print for @r->dev[i]: each counter the larger
- * of its total now and what was printed last (fmax also drops a NaN).
+ * of its total now and what was printed last of the same disk (fmax also
+ * drops a NaN).
  */
 static int hold(struct ts_prom *p, const struct ts_report *r)
 {
@@ -428,11 +438,14 @@ static int hold(struct ts_prom *p, const struct ts_report *r)
 	if (!next)
 		return -1;
 	for (i = 0; i < r->ndev; i++) {
-		const struct ts_prom_dev *last = printed(p, r->dev[i].name);
+		const struct ts_prom_dev *last = printed(p, &r->dev[i]);
 
 		if (last)
 			next[i] = *last;
 		snprintf(next[i].name, sizeof(next[i].name), "%s", r->dev[i].name);
+		next[i].major = r->dev[i].major;
+		next[i].minor = r->dev[i].minor;
+		next[i].claimed_ns = r->dev[i].claimed_ns;
 		hold_depth(&next[i], &r->dev[i], !last);
 		totals_now(&r->dev[i], r->span_s, now);
 		for (k = 0; k < TS_PROM_NR; k++)
@@ -513,7 +526,7 @@ static const struct depth_series depth_series[] = {
 	  DEPTH_TIME_S },
 };
 
-char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
+static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 {
 	char *buf = NULL;
 	size_t k;
@@ -569,4 +582,57 @@ char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 		return NULL;
 	}
 	return buf;
+}
+
+/*
+ * Whether row @i of @r is of a disk that went: a dev_t is one disk's at a
+ * time, and another row has it with a later claim. A new disk that took the
+ * name on another queue id leaves the old one's slot in the report (until
+ * that id is taken), and its series would repeat the new disk's labels.
+ */
+static bool superseded(const struct ts_report *r, int i)
+{
+	const struct ts_dev_report *d = &r->dev[i];
+	int j;
+
+	for (j = 0; j < r->ndev; j++)
+		if (r->dev[j].major == d->major && r->dev[j].minor == d->minor &&
+		    r->dev[j].claimed_ns > d->claimed_ns)
+			return true;
+	return false;
+}
+
+/*
+ * @r without the rows of disks that went: @r itself when it has none, else
+ * *@copy (to free); NULL: out of memory.
+ */
+static const struct ts_report *present(const struct ts_report *r,
+				       struct ts_report **copy)
+{
+	int i;
+
+	*copy = NULL;
+	for (i = 0; i < r->ndev && !superseded(r, i); i++)
+		;
+	if (i == r->ndev)
+		return r;
+	*copy = malloc(sizeof(**copy));
+	if (!*copy)
+		return NULL;
+	memcpy(*copy, r, offsetof(struct ts_report, dev));
+	(*copy)->ndev = 0;
+	for (i = 0; i < r->ndev; i++)
+		if (!superseded(r, i))
+			(*copy)->dev[(*copy)->ndev++] = r->dev[i];
+	return *copy;
+}
+
+char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
+{
+	struct ts_report *copy;
+	const struct ts_report *shown = present(r, &copy);
+	char *text = shown ? render(p, shown, len) : NULL;
+
+	free(copy);
+	return text;
 }

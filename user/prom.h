@@ -48,10 +48,16 @@ struct ts_prom_depth {
  * integrals, and Prometheus would read that as a counter reset; the printed
  * counter instead holds until the run's total catches up. A disk missing
  * from a scrape is forgotten: if it comes back, its counters start again.
+ * So do a new disk's under the name of one printed (a loop device removed
+ * and added, a USB disk plugged back): it counts from its own start, and
+ * holding the old disk's totals would print them frozen until it caught
+ * up; Prometheus reads the drop as the counter reset it is.
  * Zeroed: nothing printed yet.
  */
 struct ts_prom_dev {
 	char name[64];
+	unsigned int major, minor; /* which disk: as ts_dev_report's */
+	__u64 claimed_ns;
 	double total[TS_PROM_NR];
 	struct ts_prom_depth depth[TS_DEPTH_CLASSES];
 };
@@ -76,7 +82,8 @@ struct ts_prom {
 /*
  * @r must cover the run from its start (a totals report, with histograms):
  * counters and histograms are cumulative. @p remembers what was printed
- * from one scrape to the next. malloc'd text, length in *len.
+ * from one scrape to the next. A disk another has taken the dev_t of since
+ * (its slot still in @r) is left out. malloc'd text, length in *len.
  */
 char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len);
 

@@ -371,6 +371,7 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		d->qid = cur->qid;
 		d->major = cur->kdev >> 20;
 		d->minor = cur->kdev & 0xfffff;
+		d->claimed_ns = cur->claimed_ns;
 		name(d->major, d->minor, d->name, sizeof(d->name), &d->stack);
 		dev_report(find_dev(a, cur), cur, span_ns,
 			   b->seq && b->seq == a->seq + 1, d);

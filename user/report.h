@@ -22,6 +22,7 @@ struct ts_dev_snap {
 	__u64 queue;
 	unsigned int queue_id; /* the kernel's id of its request queue */
 	unsigned int kdev; /* major << 20 | minor */
+	__u64 claimed_ns; /* when its slot was claimed for it (ts_dev_state) */
 	__s64 in_device, in_os;
 	/* ns at depth >= each level so far, then the area above 64 */
 	__s64 device_time[TS_LEVEL_REGS];
@@ -79,6 +80,12 @@ struct ts_dev_report {
 	char name[64];
 	unsigned int qid; /* the BPF side's index of the device */
 	unsigned int major, minor;
+	/*
+	 * When its slot was claimed for it: with major:minor, which disk this
+	 * is. A disk removed and another made under its name (a loop device
+	 * removed and added, a USB disk plugged back) differs in it.
+	 */
+	__u64 claimed_ns;
 	bool active; /* did anything in the span */
 	bool bio_layer; /* bio-based (TS_LAYER_BIO): no OS queue, Q -> C */
 	struct ts_stack stack; /* its members and holders (sysfs) */

@@ -952,6 +952,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 		d->queue = st->queue;
 		d->queue_id = st->queue_id;
 		d->kdev = st->dev;
+		d->claimed_ns = st->claimed_ns;
 		d->layer = st->layer;
 		read_levels(st, d);
 		sum_stats(t, qid, &d->stats);

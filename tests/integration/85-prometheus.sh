@@ -7,21 +7,34 @@
 # Prometheus scrapes it, and a histogram_quantile over truestat's buckets
 # agrees with truestat's own p99; the HTTP server answers bad requests with
 # the right status, survives oversized, slow, many and idle connections
-# without spinning, and binds to loopback by default.
+# without spinning, and binds to loopback by default; a disk that goes away
+# and is made again under its name has counters of its own, not the old
+# disk's held.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/faults.sh"
 need fio python3 curl promtool prometheus
 
 loop_filled 64
 dev=$LOOP
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
+# the disk that is removed and made again (a file of its own: loop_at
+# detaches it at exit only while it is still backed by that file)
+newfile() {
+	FILE=$(mktemp /var/tmp/truestat-test.XXXXXX)
+	on_exit "rm -f '$FILE'"
+	truncate -s "$1M" "$FILE"
+}
+newfile 64
+loop_at "$FILE"
+renew=$LOOP
 
 port=$(free_port)
 url=http://127.0.0.1:$port
 
 out=$tmp/ts.json
-ts_start "$out" --prometheus="$port" -d "$dev"
+ts_start "$out" --prometheus="$port" -d "$dev" -d "$renew"
 for ((i = 0; i < 50; i++)); do
 	curl -sf "$url/" >/dev/null && break
 	sleep 0.1
@@ -242,6 +255,59 @@ h = rise('truestat_sync_time_seconds_count', (',op=\"write\"',))
 print('sync_histogram', int(h != n), 'sync histogram count rose %d, sync requests %d' % (h, n))
 hs = rise('truestat_sync_time_seconds_sum', (',op=\"write\"',))
 print('sync_histogram_sum', int(abs(hs - s) > 2e-9), 'its sum rose %.6f s, sync seconds %.6f s (each printed to 1 ns)' % (hs, s))
+")
+
+# A disk removed and another made under its name (a new gendisk on the
+# same dev_t, as a USB disk unplugged and plugged back): the exporter had
+# printed the old disk's totals; the new disk's counters start from its own
+# start, and equal its diskstats (from zero on a new gendisk; reads: requests
+# + missed, as above), the depth classes with them. The exporter counts a
+# disk that took over a queue id from its own start at its once-a-second
+# snapshot: the scrape waits for the next.
+reads() { # DEV SIZE: SIZE of 4 KiB random reads
+	fio --name=renew --filename="/dev/$1" --direct=1 --rw=randread --bs=4k \
+		--io_size="$2" --ioengine=libaio --iodepth=4 --output=/dev/null
+}
+reads "$renew" 8M
+curl -sf "$url/metrics" >"$tmp/r0"
+losetup -d "/dev/$renew"
+loop_gone "$renew" || true
+rc=0
+python3 -c "
+import fcntl, os
+fd = os.open('/dev/loop-control', os.O_RDWR)
+fcntl.ioctl(fd, 0x4C81, ${renew#loop})	# LOOP_CTL_REMOVE
+fcntl.ioctl(fd, 0x4C80, ${renew#loop})	# LOOP_CTL_ADD
+" || rc=$?
+check renew_readded "$rc" "$renew removed and added again through /dev/loop-control"
+udevadm settle 2>/dev/null || sleep 0.5
+pre=$(diskstats "$renew")
+newfile 64
+rc=0
+loop_at "$FILE" "$renew" || rc=$?
+check renew_attached "$rc" "a new file attached on the new $renew"
+reads "$renew" 1M
+post=$(diskstats "$renew")
+sleep 1.5
+curl -sf "$url/metrics" >"$tmp/r1"
+check_lines < <(py "
+import re
+$SCRAPE_PY
+m0, m = scrape('$tmp/r0'), scrape('$tmp/r1')
+b = [int(x) for x in '$pre'.split()] or [0] * 17
+a = [int(x) for x in '$post'.split()]
+lab = '{device=\"$renew\",layer=\"request\",op=\"read\"}'
+def done(m): return m['truestat_requests_total' + lab] + m['truestat_missed_completions_total' + lab]
+# the old disk's slot stays until its queue id is taken: not a second series
+n = sum(l.startswith('truestat_requests_total' + lab + ' ') for l in open('$tmp/r1'))
+print('renew_one_series', int(n != 1), '%d series of $renew reads in the scrape' % n)
+print('renew_requests', int(done(m) != a[0] - b[0]),
+      'new $renew: requests + missed %d, its diskstats reads %d (the old disk printed %d)' % (done(m), a[0] - b[0], done(m0)))
+n = sum(v for k, v in m.items()
+        if re.fullmatch(r'truestat_issued_at_depth_total\{device=\"$renew\",layer=\"request\",depth=\"[^\"]+\"\}', k))
+missed = sum(v for k, v in m.items() if k.startswith('truestat_missed_completions_total{device=\"$renew\",'))
+print('renew_depth', int(n + missed != a[0] - b[0]),
+      'new $renew: issued_at_depth over its classes %d + missed %d, its diskstats reads %d' % (n, missed, a[0] - b[0]))
 ")
 
 ts_stop INT

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The exporter's counters by depth class (user/prom.c) across scrapes. */
+/*
+ * The exporter's counters (user/prom.c) across scrapes: by depth class, and
+ * held or started anew when another disk takes the name.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +31,8 @@ static int setup(void **state)
 	r->ndev = 1;
 	r->span_s = 1;
 	snprintf(r->dev[0].name, sizeof(r->dev[0].name), "sda");
+	r->dev[0].major = 8;
+	r->dev[0].claimed_ns = 1000;
 	r->dev[0].has_curve = true;
 	r->dev[0].curve.row[0] = (struct ts_curve_row){ .lo = 1, .hi = 1 };
 	r->dev[0].curve.row[3] = (struct ts_curve_row){ .lo = 5, .hi = 8 };
@@ -61,17 +66,25 @@ static void scrape(void)
 	assert_non_null(text);
 }
 
-/* The value of @name at depth @depth, NAN when not printed. */
-static double value(const char *name, const char *depth)
+/* The value of sda's series @name with label @label, NAN when not printed. */
+static double sample(const char *name, const char *label)
 {
 	char key[256];
 	const char *at;
 
-	snprintf(key, sizeof(key),
-		 "\n%s{device=\"sda\",layer=\"request\",depth=\"%s\"} ", name,
-		 depth);
+	snprintf(key, sizeof(key), "\n%s{device=\"sda\",layer=\"request\"%s} ",
+		 name, label);
 	at = strstr(text, key);
 	return at ? strtod(at + strlen(key), NULL) : NAN;
+}
+
+/* The value of @name at depth @depth, NAN when not printed. */
+static double value(const char *name, const char *depth)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), ",depth=\"%s\"", depth);
+	return sample(name, label);
 }
 
 /* cmocka's assert_float_equal rounds to float: 2^32 + 5 would pass as 2^32 */
@@ -123,7 +136,7 @@ static void test_past_2_32(void **state)
 	near(service_s("1") - before, 15 * 3e-3, 1e-4);
 }
 
-/* A count that goes down (a new disk in the slot) holds until it rises past. */
+/* A count of the same disk that goes down holds until it rises past. */
 static void test_count_holds(void **state)
 {
 	(void)state;
@@ -151,6 +164,97 @@ static void test_time_holds(void **state)
 	near(issued("5-8"), 100, 0);
 }
 
+/* sda's reads completed, and its time with a request in the device. */
+static void totals(__u64 reads, double busy_share)
+{
+	r->dev[0].op[TS_OP_READ].ios = reads;
+	r->dev[0].device.busy_share = busy_share;
+}
+
+static double reads(void)
+{
+	return sample("truestat_requests_total", ",op=\"read\"");
+}
+
+static double busy_s(void)
+{
+	return sample("truestat_device_busy_seconds_total", "");
+}
+
+/* A late repair lowers the same disk's busy time: the counter holds. */
+static void test_repair_holds(void **state)
+{
+	(void)state;
+	totals(100, 0.5);
+	scrape();
+	totals(120, 0.4);
+	scrape();
+	near(reads(), 120, 0);
+	near(busy_s(), 0.5, 1e-12);
+}
+
+/*
+ * Another disk under the name (removed and made again: its slot claimed
+ * anew): every counter, the depth classes' too, starts from the new disk's
+ * own, and none of the old disk's is held.
+ */
+static void test_new_disk_starts_anew(void **state)
+{
+	(void)state;
+	totals(1000, 0.9);
+	report(0, 1000, 2.0, 5);
+	scrape();
+	r->dev[0].claimed_ns = 2000;
+	totals(40, 0.1);
+	report(0, 40, 3.0, 0.5);
+	scrape();
+	near(reads(), 40, 0);
+	near(busy_s(), 0.1, 1e-12);
+	near(issued("1"), 40, 0);
+	near(service_s("1"), 40 * 3e-3, 1e-9);
+	near(value("truestat_device_at_depth_seconds_total", "1"), 0.5, 1e-12);
+	totals(50, 0.2);
+	report(0, 50, 3.0, 0.6);
+	scrape();
+	near(reads(), 50, 0);
+	near(issued("1"), 50, 0);
+}
+
+/* The same name on another dev_t is another disk too. */
+static void test_other_dev_t_starts_anew(void **state)
+{
+	(void)state;
+	totals(1000, 0.9);
+	scrape();
+	r->dev[0].minor = 16;
+	totals(40, 0.1);
+	scrape();
+	near(reads(), 40, 0);
+}
+
+/*
+ * The new disk took the name on another queue id: the old one's row stays
+ * in the report, and is not printed (its series would repeat the name).
+ */
+static void test_gone_disk_left_out(void **state)
+{
+	const char *first;
+
+	(void)state;
+	totals(1000, 0.9);
+	scrape();
+	r->ndev = 2;
+	r->dev[1] = r->dev[0];
+	r->dev[1].qid = 1;
+	r->dev[1].claimed_ns = 2000;
+	r->dev[1].op[TS_OP_READ].ios = 40;
+	scrape();
+	near(reads(), 40, 0);
+	first = strstr(text, "\ntruestat_requests_total{");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "\ntruestat_requests_total{"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +265,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_count_holds, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_time_holds, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_repair_holds, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_new_disk_starts_anew,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_dev_t_starts_anew,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_disk_left_out, setup,
 						teardown),
 	};
 
