@@ -398,7 +398,7 @@ static void test_summary_from_timeline(void **state)
 	double sum = 0, cum;
 	__u32 max = 0, p[3] = { 0 }, q;
 	static const double qs[3] = { 0.5, 0.9, 0.99 };
-	int n, i, slot;
+	int n, i;
 
 	for (n = 0; n < 4000; n++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -450,7 +450,7 @@ static void test_summary_missed_completions(void **state)
 	__s64 at_least[TS_LEVEL_REGS], depth = 0;
 	__u64 ghost_issue[20];
 	struct ts_depth_summary s;
-	int n = 0, ghosts = 0, i, slot;
+	int n = 0, ghosts = 0, i;
 
 	for (t = 0; t + service < span; t += service + gap) {
 		ev[n++] = (struct ev){ t, +1 };
