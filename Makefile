@@ -189,11 +189,11 @@ soak: truestat
 	$(Q)tests/soak/soak.sh
 
 # The same truestat on older kernels, in qemu (tests/vm/run.sh): Debian's
-# and Ubuntu 22.04's 5.15; KERNELS names linux-image packages or
+# Ubuntu 20.04's 5.13 and 22.04's 5.15; KERNELS names linux-image packages or
 # meta-packages, PKG:CASE,CASE for only those cases there (PREEMPT_RT: the
 # null_blk ones); 5.10 (bullseye, older than truestat supports): the
 # refusal only.
-KERNELS ?= linux-image-5.10.0-32-amd64 linux-image-5.15.0-204-generic linux-image-amd64 linux-image-6.12-amd64 linux-image-6.12-rt-amd64:base,nullq
+KERNELS ?= linux-image-5.10.0-32-amd64 linux-image-5.13.0-52-generic linux-image-5.15.0-204-generic linux-image-amd64 linux-image-6.12-amd64 linux-image-6.12-rt-amd64:base,nullq
 test-kernels: deps-test
 	$(Q)tests/vm/run.sh $(KERNELS)
 

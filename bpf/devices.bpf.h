@@ -137,9 +137,13 @@ static __always_inline void disk_id_of(struct request_queue *q,
 	const void *mq_ops;
 	int major = 0, minor = 0;
 
+	/*
+	 * Read, not loaded: before 5.15 the disk comes from rq->rq_disk by
+	 * bpf_core_read, a plain number to the verifier. Once per claim.
+	 */
 	if (disk) {
-		LOAD(direct, major, disk->major);
-		LOAD(direct, minor, disk->first_minor);
+		bpf_core_read(&major, sizeof(major), &disk->major);
+		bpf_core_read(&minor, sizeof(minor), &disk->first_minor);
 	}
 	LOAD(direct, mq_ops, q->mq_ops);
 	d->disk = (u64)disk;

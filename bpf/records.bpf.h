@@ -190,7 +190,7 @@ static __always_inline u64 bios_leave(u32 qid, struct bio *bio, bool all,
 				      struct ts_submitter *who)
 {
 	u64 queued_ns = 0, q;
-	int i;
+	u64 i; /* 64 bits: a 32-bit spill lost its value before 5.16's verifier */
 
 	/* the submitter is that of the first bio with a Q */
 	for (i = 0; i < TS_BIO_WALK && bio; i++) {

@@ -133,12 +133,13 @@ image_pkg() {
 # only to see it refuse them, with one line and exit status 2.
 OLDEST=5.12
 # Debian's suites beyond the host's sources (bullseye: 5.10), and
-# Ubuntu's (jammy, 22.04: 5.15, a kernel from the range that has bpf
-# helpers Debian never shipped between), through a private sources list and
+# Ubuntu's (jammy, 22.04: 5.15; focal-updates, 20.04's newer kernels: 5.13,
+# kernels from the range whose structures and helpers Debian never
+# shipped), through a private sources list and
 # lists directory under $CACHE: the host's apt configuration is never
 # touched.
 EXTRA_SUITES="bullseye"
-UBUNTU_SUITES="jammy jammy-updates"
+UBUNTU_SUITES="jammy jammy-updates focal-updates"
 UBUNTU_URI=http://archive.ubuntu.com/ubuntu
 # The key that signs Ubuntu's archive (Ubuntu Archive Automatic Signing Key
 # (2018)): Debian does not package Ubuntu's keyring, so it is taken from
