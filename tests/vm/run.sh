@@ -35,6 +35,8 @@
 #    queue and io_uring hipri; virtio: virtio-blk with num-queues=2;
 #  nullq: null_blk with two submit queues in irqmode 0, 1 and 2 (these
 #    three in a second guest with two vCPUs and without -icount);
+#  cpus8: null_blk with a submit queue per CPU in irqmode 0, 1 and 2, in a
+#    guest of 8 vCPUs, 8 fio jobs, one pinned to each;
 #  scsi: scsi_debug with max_queue below the offered depth, host-busy
 #    and transport-error injection (requeues), a medium error (an I/O
 #    error); ahci: a SATA disk on qemu's AHCI, NCQ at its queue_depth,
@@ -55,7 +57,7 @@ K=${TS_VM_K:-4}	# null_blk hw_queue_depth: requests the device serves at once
 DEPTH=${TS_VM_DEPTH:-16}	# fio jobs, each with one synchronous read in flight
 RUNTIME=2	# seconds of I/O per case
 # Stacked (bio-based) devices: see tests/vm/stacked.py for the checks.
-CASES=${TS_VM_CASES:-base dm raid0 nvme virtio nullq scsi ahci}	# base: the null_blk cases above
+CASES=${TS_VM_CASES:-base dm raid0 nvme virtio nullq cpus8 scsi ahci}	# base: the null_blk cases above
 # Real drivers (tests/vm/drivers.py judges them), the emulated
 # controllers on raw image files here. The multi-queue ones get a guest of
 # their own with two vCPUs, so that a device gets a queue per CPU; that
@@ -63,6 +65,7 @@ CASES=${TS_VM_CASES:-base dm raid0 nvme virtio nullq scsi ahci}	# base: the null
 # start ("x86: Booting SMP configuration", with any -cpu), so its checks
 # take no upper bound from the guest's timing.
 SMP_CASES="nvme virtio nullq"
+WIDE_CASES="cpus8"	# a third guest, of 8 vCPUs (also without -icount)
 NVME_QD=8	# nvme io_queue_depth: 7 tags per I/O queue
 SCSI_QD=4	# scsi_debug max_queue: below the offered depth (32)
 VIRTIO_QSIZE=16	# virtio-blk ring: the tags per queue
@@ -99,6 +102,7 @@ limits() {
 		refuse) GUARD=$((GUARD + 20)) LIMIT=$((LIMIT + 40)) ;;
 		scsi) GUARD=$((GUARD + 90)) LIMIT=$((LIMIT + 180)) ;;
 		nvme | nullq) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
+		cpus8) GUARD=$((GUARD + 120)) LIMIT=$((LIMIT + 200)) ;;
 		*) GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)) ;;
 		esac
 	done
@@ -333,11 +337,14 @@ initramfs() {
 }
 
 # boot KERNEL INITRD CONSOLE CASES: runs the guest to its end or to LIMIT
-# seconds, with the emulated disks its CASES use; two vCPUs for SMP_CASES
+# seconds, with the emulated disks its CASES use; two vCPUs for SMP_CASES,
+# eight for WIDE_CASES
 boot() {
 	local cpus=(-smp 1 -icount shift=0,sleep=off) dev=()
 	if [[ " $SMP_CASES " == *" ${4%% *} "* ]]; then
 		cpus=(-smp 2)
+	elif [[ " $WIDE_CASES " == *" ${4%% *} "* ]]; then
+		cpus=(-smp 8)
 	fi
 	if [[ " $4 " == *" nvme "* ]]; then
 		img nvme
@@ -419,7 +426,8 @@ for line in open('$tmp/ts'):
     c = cases.setdefault(who, {})
     c.setdefault(key, []).append(val)
 g = cases.get('guest', {})
-print(kv + '/boot' + ('_smp' if ' $SMP_CASES '.find(' ${cases%% *} ') >= 0 else ''), int(g.get('kernel') != [kv] or 'done' not in g),
+print(kv + '/boot' + ('_smp' if ' $SMP_CASES '.find(' ${cases%% *} ') >= 0 else
+                     '_8cpu' if ' $WIDE_CASES '.find(' ${cases%% *} ') >= 0 else ''), int(g.get('kernel') != [kv] or 'done' not in g),
       'guest ran kernel %s (btf: %s) to the end%s' % (g.get('kernel', ['?'])[0], g.get('btf', ['?'])[0],
       '' if 'done' in g else ': it did NOT finish'))
 base = ' base ' in ' $cases '
@@ -630,7 +638,8 @@ for spec in "${pkgs[@]}"; do
 		echo "== $kver: $((SECONDS - start)) s"
 		continue
 	fi
-	for group in "$(cases_in "$cases" "$SMP_CASES" -v)" "$(cases_in "$cases" "$SMP_CASES")"; do
+	for group in "$(cases_in "$cases" "$SMP_CASES $WIDE_CASES" -v)" "$(cases_in "$cases" "$SMP_CASES")" \
+		"$(cases_in "$cases" "$WIDE_CASES")"; do
 		[[ -n $group ]] || continue
 		guest "$kimg" "$kdir" "$kver" "$group"
 	done
