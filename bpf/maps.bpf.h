@@ -24,6 +24,8 @@ const volatile bool light = false;
 /* Slots of the request table in use, minus one (the loader sizes it; tests
  * shrink it to fill it). */
 const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
+/* The same for the bio table. */
+const volatile __u32 bio_mask = TS_BIO_SLOTS - 1;
 /*
  * TRUESTAT_TEST_MISS_EVERY: the completion program ignores one completion
  * of a traced disk in this many, as if the platform had dropped it, so that

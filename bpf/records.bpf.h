@@ -94,11 +94,11 @@ static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim,
 						    u32 *at)
 {
 	struct ts_bio_slot *s;
-	u32 h = ts_ptr_hash(addr_lo(bio), TS_BIO_BITS), idx;
+	u32 h = ts_ptr_hash(addr_lo(bio), TS_BIO_BITS_MAX), idx;
 	int i;
 
 	for (i = 0; i < TS_BIO_PROBES; i++) {
-		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
+		idx = (h ^ i) & bio_mask & (TS_BIO_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&bio_slots, &idx);
 		if (s && s->bio == bio) {
 			*at = idx;
@@ -108,7 +108,7 @@ static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim,
 	if (!claim)
 		return NULL;
 	for (i = 0; i < TS_BIO_PROBES; i++) {
-		idx = (h ^ i) & (TS_BIO_SLOTS - 1);
+		idx = (h ^ i) & bio_mask & (TS_BIO_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&bio_slots, &idx);
 		if (s && !s->bio &&
 		    __sync_val_compare_and_swap(&s->bio, 0, bio) == 0) {

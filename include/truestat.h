@@ -69,9 +69,17 @@ enum ts_untraced {
 #define TS_RQ_SLOTS_MAX (1U << TS_RQ_BITS_MAX)
 #define TS_RQ_PROBES 4
 
-/* Bios between Q and D, keyed by bio address, open addressing. */
+/*
+ * Bios between Q and D, keyed by bio address, open addressing. Sized at
+ * start like the request table, for four times the driver tags (the
+ * requests waiting for a tag or in a scheduler, each holding its bios), a
+ * power of two from TS_BIO_SLOTS up to TS_BIO_SLOTS_MAX (24 bytes a slot:
+ * 48 MiB at most).
+ */
 #define TS_BIO_BITS 15
 #define TS_BIO_SLOTS (1U << TS_BIO_BITS)
+#define TS_BIO_BITS_MAX 21
+#define TS_BIO_SLOTS_MAX (1U << TS_BIO_BITS_MAX)
 #define TS_BIO_PROBES 2
 
 enum ts_op {

@@ -50,7 +50,7 @@ struct ts_tracer {
 	__u64 repairs_read; /* repairs taken from the log so far */
 	unsigned int seq;   /* span ends so far */
 	struct ts_bounds bounds;
-	__u32 rq_slots; /* the request table's size (rq_table_slots) */
+	__u32 rq_slots; /* the request table's size (size_tables) */
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ring_buffer *slow; /* --slow, else NULL */
 	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
@@ -172,40 +172,60 @@ static bool planned(const char *name)
 	return false;
 }
 
-/*
- * The request table's size for the disks of @o: room for twice their
- * driver tags (records live from issue to completion, so no more than the
- * tags are in flight; twice keeps the probes short), a power of two in
- * [TS_RQ_SLOTS, TS_RQ_SLOTS_MAX]. Disks that appear later are not counted:
- * when the table fills, the requests it cannot hold are counted (table_full).
- */
-static __u32 rq_table_slots(const struct ts_tracer_opts *o)
-{
-	unsigned long tags = ts_disk_tags("/sys", o->kdevs, o->nkdevs);
-	__u32 slots = TS_RQ_SLOTS;
+/* The tables' sizes, in slots. */
+struct table_sizes {
+	__u32 rq, bio;
+};
 
-	while (slots < TS_RQ_SLOTS_MAX && slots < 2 * tags)
+/* A power of two in [@least, @most], @want or more if it can. */
+static __u32 table_slots(unsigned long want, __u32 least, __u32 most)
+{
+	__u32 slots = least;
+
+	while (slots < most && slots < want)
 		slots *= 2;
-	if (verbose)
-		fprintf(stderr, "truestat: request table of %u slots for %lu "
-			"driver tags%s\n", slots, tags,
-			slots < 2 * tags ? " (its maximum)" : "");
 	return slots;
 }
 
-/* The request table and the maps indexed like it, @slots long. */
-static void size_rq_table(struct truestat_bpf *skel,
-			  const struct ts_tracer_opts *o, __u32 slots)
+/*
+ * The tables' sizes for the disks of @o: the request table has room for
+ * twice their driver tags (records live from issue to completion, so no
+ * more than the tags are in flight; twice keeps the probes short), the bio
+ * table for four times (include/truestat.h). Disks that appear later are
+ * not counted: when a table fills, what it cannot hold is counted
+ * (rq_table_full, bio_table_full).
+ */
+static struct table_sizes size_tables(const struct ts_tracer_opts *o)
 {
-	bpf_map__set_max_entries(skel->maps.rq_slots, slots);
-	bpf_map__set_max_entries(skel->maps.layer_recs, slots);
-	skel->rodata->rq_mask = (o->test_rq_slots ?: slots) - 1;
+	unsigned long tags = ts_disk_tags("/sys", o->kdevs, o->nkdevs);
+	struct table_sizes n = {
+		.rq = table_slots(2 * tags, TS_RQ_SLOTS, TS_RQ_SLOTS_MAX),
+		.bio = table_slots(4 * tags, TS_BIO_SLOTS, TS_BIO_SLOTS_MAX),
+	};
+
+	if (verbose)
+		fprintf(stderr, "truestat: request table of %u slots, bio table "
+			"of %u, for %lu driver tags%s\n", n.rq, n.bio, tags,
+			n.bio < 4 * tags ? " (their maximum)" : "");
+	return n;
 }
 
-/* Loads only the programs of set @set ("btf" or "raw"), the request table
- * @slots long. */
+/* The tables and the maps indexed like them, @n long. */
+static void size_maps(struct truestat_bpf *skel,
+		      const struct ts_tracer_opts *o, struct table_sizes n)
+{
+	bpf_map__set_max_entries(skel->maps.rq_slots, n.rq);
+	bpf_map__set_max_entries(skel->maps.layer_recs, n.rq);
+	skel->rodata->rq_mask = (o->test_rq_slots ?: n.rq) - 1;
+	bpf_map__set_max_entries(skel->maps.bio_slots, n.bio);
+	skel->rodata->bio_mask = n.bio - 1;
+}
+
+/* Loads only the programs of set @set ("btf" or "raw"), the tables @n
+ * long. */
 static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
-				     const char *set, __u32 slots, int *error)
+				     const char *set, struct table_sizes n,
+				     int *error)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct bpf_program *prog;
@@ -236,7 +256,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	skel->rodata->bench_empty = o->bench_empty;
-	size_rq_table(skel, o, slots);
+	size_maps(skel, o, n);
 	skel->rodata->test_miss_every = o->test_miss_every;
 	skel->rodata->test_clock_offset = clock_offset;
 	if (o->max_devs)
@@ -257,7 +277,8 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 		bpf_map__set_max_entries(skel->maps.bio_who, 1);
 		bpf_map__set_max_entries(skel->maps.rq_extra, 1);
 	} else {
-		bpf_map__set_max_entries(skel->maps.rq_extra, slots);
+		bpf_map__set_max_entries(skel->maps.rq_extra, n.rq);
+		bpf_map__set_max_entries(skel->maps.bio_who, n.bio);
 	}
 	if (!o->pattern) /* never written: one entry, not 400 KB */
 		bpf_map__set_max_entries(skel->maps.patterns, 1);
@@ -600,6 +621,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 				 size_t errlen)
 {
 	struct ts_tracer *t = calloc(1, sizeof(*t));
+	struct table_sizes sizes;
 	int error = 0;
 
 	verbose = o->verbose;
@@ -612,15 +634,16 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
 	if (t->nkdevs)
 		memcpy(t->kdevs, o->kdevs, t->nkdevs * sizeof(*t->kdevs));
-	t->rq_slots = rq_table_slots(o);
+	sizes = size_tables(o);
+	t->rq_slots = sizes.rq;
 	if (!o->raw_tp)
-		t->skel = load_set(o, "btf", t->rq_slots, &error);
+		t->skel = load_set(o, "btf", sizes, &error);
 	if (!t->skel) {
 		if (!o->raw_tp && verbose)
 			fprintf(stderr, "truestat: tp_btf failed (%s), trying raw_tp\n",
 				strerror(error));
 		t->kind = "raw_tp";
-		t->skel = load_set(o, "raw", t->rq_slots, &error);
+		t->skel = load_set(o, "raw", sizes, &error);
 	}
 	if (!t->skel) {
 		fail(err, errlen, "cannot load the BPF programs: %s%s",

@@ -10,9 +10,10 @@
 #    Then it and the disk made 256 before it, whose queue ids differ by 256
 #    and so ask for the same slot first (an id's slot is id % 256 when
 #    free, found with one lookup): both traced, both exact.
-# 3. The request table (records from issue to completion) sized at start
-#    for the driver tags of the disks traced: with 300 loop devices of 128
-#    tags each, more than the 16384 slots it once had for every host.
+# 3. The request table (records from issue to completion) and the bio
+#    table (Q to D) sized at start for the driver tags of the disks traced:
+#    with 300 loop devices of 128 tags each, more than the 16384 and 32768
+#    slots they once had for every host.
 # 2. The limit: at most 2 disks at once (TRUESTAT_TEST_MAX_DEVS) and every
 #    queue id from 2 on looked up in the hash (TRUESTAT_TEST_QID_NEAR), three
 #    of those devices traced with -d and under fio, the third started last:
@@ -138,22 +139,25 @@ verdict('pair_other', dev(t, '$other'), b[1], a[1])
 
 echo "  # part 1 done at $SECONDS s"
 
-# 3. the request table sized for the driver tags of the disks traced
-#    (every disk here: the 300 loop devices' among them), as sysfs gives them
+# 3. the request and bio tables sized for the driver tags of the disks
+#    traced (every disk here: the 300 loop devices' among them), as sysfs
+#    gives them
 ts_start "$tmp/sized.json"
 ts_stop INT
-read -r slots tags < <(sed -n 's/^truestat: request table of \([0-9]*\) slots for \([0-9]*\) driver tags.*/\1 \2/p' "$tmp/sized.json.err")
+read -r slots bios tags < <(sed -n 's/^truestat: request table of \([0-9]*\) slots, bio table of \([0-9]*\), for \([0-9]*\) driver tags.*/\1 \2 \3/p' "$tmp/sized.json.err")
 want=$(python3 - <<'PY'
 import glob
 tags = sum(int(open(f).read()) for f in glob.glob("/sys/block/*/mq/*/nr_tags"))
-slots = 16384
-while slots < 1 << 20 and slots < 2 * tags:
-    slots *= 2
-print(slots, tags)
+def size(want, least, most):
+    n = least
+    while n < most and n < want:
+        n *= 2
+    return n
+print(size(2 * tags, 16384, 1 << 20), size(4 * tags, 32768, 1 << 21), tags)
 PY
 )
-check table_sized "$([[ "${slots:-?} ${tags:-?}" == "$want" ]]; echo $?)" \
-	"request table of ${slots:-?} slots for ${tags:-?} driver tags; sysfs' nr_tags summed over every disk: $want (twice the tags, a power of two, 16384 to 2^20)"
+check table_sized "$([[ "${slots:-?} ${bios:-?} ${tags:-?}" == "$want" ]]; echo $?)" \
+	"request table of ${slots:-?} slots, bio table of ${bios:-?}, for ${tags:-?} driver tags; from sysfs' nr_tags summed over every disk: $want (twice and four times the tags, powers of two, 16384 to 2^20 and 32768 to 2^21)"
 
 # 2. the limit reached: three devices, room for two
 mapfile -t three < <(tail -n 4 "$tmp/made" | head -n 3 | cut -d' ' -f1)
