@@ -148,17 +148,19 @@ bad:
 	return -1;
 }
 
-void ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
+bool ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		  char *buf, size_t len)
 {
 	char path[PATH_MAX], real[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/dev/block/%u:%u", sysroot, major,
 		 minor);
-	if (realpath(path, real))
+	if (realpath(path, real)) {
 		snprintf(buf, len, "%s", base_name(real));
-	else
-		snprintf(buf, len, "%u:%u", major, minor);
+		return true;
+	}
+	snprintf(buf, len, "%u:%u", major, minor);
+	return false;
 }
 
 /* Whether disk @name under @sysroot/block has no request queue. */

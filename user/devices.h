@@ -39,8 +39,9 @@ struct ts_stack {
 int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 		    char *err, size_t errlen);
 
-/* Name of block device MAJOR:MINOR; "MAJOR:MINOR" when sysfs has none. */
-void ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
+/* Name of block device MAJOR:MINOR; "MAJOR:MINOR" (false) when sysfs has
+ * none. */
+bool ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		  char *buf, size_t len);
 
 /* The members and holders of whole disk @disk; none when it has none. */

@@ -45,9 +45,12 @@ static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
 {
 	int i;
 
+	/* one disk: its slot, queue and number, and its claim of the slot
+	 * (a disk made again can get the same queue and number back) */
 	for (i = 0; i < s->ndev; i++)
 		if (s->dev[i].qid == d->qid && s->dev[i].queue == d->queue &&
-		    s->dev[i].kdev == d->kdev)
+		    s->dev[i].kdev == d->kdev &&
+		    s->dev[i].claimed_ns == d->claimed_ns)
 			return &s->dev[i];
 	return NULL;
 }
@@ -315,6 +318,55 @@ static struct ts_dev_snap *find_qid(struct ts_snapshot *s, unsigned int qid)
 	return NULL;
 }
 
+_Static_assert(sizeof(struct ts_dev_stats) % sizeof(__u64) == 0,
+	       "struct ts_dev_stats: __u64 counters only");
+
+/* @to = @to - @sub (@sign -1) or @to + @sub (@sign 1), counter by counter. */
+static void stats_add(struct ts_dev_stats *to, const struct ts_dev_stats *sub,
+		      int sign)
+{
+	__u64 *t = (__u64 *)to;
+	const __u64 *u = (const __u64 *)sub;
+	size_t i;
+
+	for (i = 0; i < sizeof(*to) / sizeof(__u64); i++)
+		t[i] += sign * u[i];
+}
+
+/*
+ * Keeps old disk @p's own figures in @gone: less its start @b when @b is
+ * the same disk's (else it was first seen with its counters from zero),
+ * added to an earlier gone disk of the same number (one row per number),
+ * with no histograms (the slot's, which the next disk empties).
+ */
+static void keep_gone(struct ts_snapshot *gone, const struct ts_dev_snap *p,
+		      const struct ts_dev_snap *b)
+{
+	struct ts_dev_snap g = *p;
+	int i, j;
+
+	if (b && b->queue == p->queue && b->claimed_ns == p->claimed_ns) {
+		stats_add(&g.stats, &b->stats, -1);
+		for (i = 0; i < TS_LEVEL_REGS; i++) {
+			g.device_time[i] -= b->device_time[i];
+			g.os_time[i] -= b->os_time[i];
+		}
+	}
+	g.hist_slot = 0;
+	for (j = 0; j < gone->ndev; j++) {
+		if (gone->dev[j].kdev != g.kdev)
+			continue;
+		stats_add(&gone->dev[j].stats, &g.stats, 1);
+		for (i = 0; i < TS_LEVEL_REGS; i++) {
+			gone->dev[j].device_time[i] += g.device_time[i];
+			gone->dev[j].os_time[i] += g.os_time[i];
+		}
+		return;
+	}
+	if (gone->ndev < TS_MAX_DEVS)
+		gone->dev[gone->ndev++] = g;
+}
+
 int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		       const struct ts_snapshot *cur, struct ts_snapshot *gone)
 {
@@ -332,9 +384,9 @@ int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		if (!p)
 			continue; /* a queue id first seen: counters from zero */
 		n++;
-		if (gone && gone->ndev < TS_MAX_DEVS)
-			gone->dev[gone->ndev++] = *p;
 		b = find_qid(base, d->qid);
+		if (gone)
+			keep_gone(gone, p, b);
 		if (!b && base->ndev < TS_MAX_DEVS)
 			b = &base->dev[base->ndev++];
 		if (!b)
@@ -346,6 +398,7 @@ int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		b->qid = d->qid;
 		b->queue = d->queue;
 		b->kdev = d->kdev;
+		b->claimed_ns = d->claimed_ns;
 		b->in_device = b->in_os = 0;
 		/* the BPF side emptied the histograms: they count from zero */
 		b->hist_slot = 0;

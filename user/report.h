@@ -145,10 +145,12 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
  * side resets such an entry's depth registers, but its per-CPU counters go
  * on from the old disk's. For each, @base (the start of a report that ends
  * at @cur or later; @base may be @prev) gets an entry for the new disk with
- * the counters as they stood at @prev and no depth time, and the old disk
- * as it stood at @prev is added to @gone (unless NULL) so that the totals
- * can still show it. Exact when the old disk did nothing after @prev.
- * Returns how many disks took over a queue id.
+ * the counters as they stood at @prev and no depth time, and the old disk's
+ * own figures (at @prev, less its start in @base) are added to @gone
+ * (unless NULL), one entry per device number, so that the totals can still
+ * show it. Exact when the old disk did nothing after @prev. A disk is its
+ * slot, queue, number and claim time (a disk made again can get the same
+ * queue back). Returns how many disks took over a queue id.
  */
 int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		       const struct ts_snapshot *cur, struct ts_snapshot *gone);

@@ -64,10 +64,25 @@ static void check_privileges(void)
 	die(EXIT_FAILURE, msg);
 }
 
+/*
+ * The name of disk @major:@minor; one gone by now keeps the name it had at
+ * an earlier report (major:minor if none saw it).
+ */
 static void sys_name(unsigned int major, unsigned int minor, char *buf,
 		     size_t len, struct ts_stack *stack)
 {
-	ts_disk_name("/sys", major, minor, buf, len);
+	static struct {
+		unsigned int kdev;
+		char name[32];
+	} seen[TS_MAX_DEVS];
+	unsigned int kdev = ts_kdev(major, minor), i = kdev % TS_MAX_DEVS;
+
+	if (ts_disk_name("/sys", major, minor, buf, len)) {
+		seen[i].kdev = kdev;
+		snprintf(seen[i].name, sizeof(seen[i].name), "%s", buf);
+	} else if (seen[i].kdev == kdev && seen[i].name[0]) {
+		snprintf(buf, len, "%s", seen[i].name);
+	}
 	ts_disk_stack("/sys", buf, stack);
 }
 

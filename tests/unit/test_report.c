@@ -448,6 +448,45 @@ static void test_queue_taken_over(void **state)
 }
 
 /*
+ * loop0 made three times on queue id 2, each new one on the same queue and
+ * number (the kernel gave the memory back): only its claim tells them
+ * apart. A: 100 reads before the first snapshot, 1000 at the second; B
+ * then 100 of its own; C 100 more. The totals: one row for the gone disks
+ * of that number, their own reads only (900 + 100), and C's 100.
+ */
+static void test_queue_taken_over_again(void **state)
+{
+	static struct ts_snapshot first, prev, cur, gone;
+	struct ts_dev_snap *x;
+	__u64 reads[3] = { 1000, 1100, 1200 };
+	int i;
+
+	memset(&first, 0, sizeof(first));
+	memset(&gone, 0, sizeof(gone));
+	x = add_dev(&first, 2, 0x2000, KDEV(7, 0));
+	x->claimed_ns = 1;
+	x->stats.op[TS_OP_READ].ios = 100;
+	memcpy(&prev, &first, sizeof(prev));
+	prev.dev[0].stats.op[TS_OP_READ].ios = reads[0];
+	for (i = 1; i < 3; i++) {
+		memcpy(&cur, &prev, sizeof(cur));
+		cur.dev[0].claimed_ns = i + 1;
+		cur.dev[0].stats.op[TS_OP_READ].ios = reads[i];
+		assert_int_equal(ts_snapshot_rebase(&first, &prev, &cur, &gone), 1);
+		assert_int_equal(ts_snapshot_rebase(&prev, &prev, &cur, NULL), 1);
+		memcpy(&prev, &cur, sizeof(prev));
+	}
+	assert_int_equal(gone.ndev, 1);
+	assert_int_equal(gone.dev[0].stats.op[TS_OP_READ].ios, 900 + 100);
+	assert_int_equal(gone.dev[0].hist_slot, 0);
+	cur.dev[cur.ndev++] = gone.dev[0];
+	ts_report_build(&first, &cur, name_fn, &r);
+	assert_int_equal(r.ndev, 2);
+	assert_int_equal(r.dev[0].op[TS_OP_READ].ios, 100);
+	assert_int_equal(r.dev[1].op[TS_OP_READ].ios, 1000);
+}
+
+/*
  * The range of the true max: a report between two snapshots of the chain
  * takes the span's, any other (the totals, a scrape) the run's.
  */
@@ -486,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_idle_device),
 		cmocka_unit_test(test_bio_layer),
 		cmocka_unit_test(test_queue_taken_over),
+		cmocka_unit_test(test_queue_taken_over_again),
 		cmocka_unit_test(test_depth_range_span_or_run),
 	};
 
