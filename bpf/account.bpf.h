@@ -93,10 +93,12 @@ static __always_inline void count_unissued(struct request *rq, u32 qid,
 }
 
 /*
- * A request allocated while device @st was being claimed had its issue
- * dropped (another CPU held the entry). One allocated before was in flight
- * when tracing began; one allocated after was seen at its issue (or counted
- * there, the table full).
+ * A request allocated after tracing began and before device @st's claim
+ * was done had its issue dropped (another CPU held the entry): its first
+ * event found the claim under way, or raced the CPU that made it, so it may
+ * even be older than the claim. One allocated before tracing began was in
+ * flight then; one allocated after the claim was seen at its issue (or
+ * counted there, the table full).
  */
 static __always_inline bool issued_while_traced(struct request *rq,
 						const struct ts_dev_state *st,
@@ -107,7 +109,7 @@ static __always_inline bool issued_while_traced(struct request *rq,
 	LOAD(direct, alloc_ns, rq->start_time_ns);
 	if (done < st->claimed_ns) /* still being claimed */
 		done = ~0ULL;
-	return alloc_ns && alloc_ns >= st->claimed_ns && alloc_ns <= done;
+	return alloc_ns && alloc_ns >= trace_start_ns && alloc_ns <= done;
 }
 
 /* A request of a device being claimed elsewhere, missed: counted so. */
@@ -123,7 +125,10 @@ static __always_inline void count_issue_unseen(struct request *rq, u32 qid,
 /*
  * The completion of @rq ran while another CPU still claimed its device
  * (device_of gave up waiting): dropped, but a request issued while traced
- * is counted missed, so that the counts stay whole.
+ * is counted missed, so that the counts stay whole, and one in flight when
+ * tracing began is counted unmatched. Its issue was dropped too, also when
+ * the claim is done by now: the issue came before the completion began, so
+ * before the claim was done.
  */
 static __always_inline void complete_while_claimed(struct request_queue *q,
 						   struct request *rq,
@@ -135,12 +140,16 @@ static __always_inline void complete_while_claimed(struct request_queue *q,
 	if (!q)
 		return;
 	st = state_of(q, direct, &qid);
-	if (!st || st->queue != (u64)q + 1)
+	if (!st || (st->queue != (u64)q + 1 &&
+		    (st->queue != (u64)q || st->mode != TS_DEV_TRACED)))
 		return;
 	LOAD(direct, data_len, rq->__data_len);
-	if (data_len && nr_bytes >= data_len &&
-	    issued_while_traced(rq, st, direct))
+	if (!data_len || nr_bytes < data_len)
+		return;
+	if (issued_while_traced(rq, st, direct))
 		count_issue_unseen(rq, qid, data_len, direct);
+	else /* in flight when tracing began, as in complete_unknown */
+		count_event(qid, TS_EV_UNMATCHED);
 }
 
 /* A completion with no record of its request: what it was, counted. */

@@ -26,6 +26,9 @@ const volatile bool light = false;
 const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
 /* The same for the bio table. */
 const volatile __u32 bio_mask = TS_BIO_SLOTS - 1;
+/* When the loader began attaching (bpf_ktime_get_ns' clock): a request
+ * allocated before was in flight when tracing began. */
+__u64 trace_start_ns;
 /*
  * TRUESTAT_TEST_MISS_EVERY: the completion program ignores one completion
  * of a traced disk in this many, as if the platform had dropped it, so that

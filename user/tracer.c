@@ -651,6 +651,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		goto fail;
 	}
 	error = preset_depth(t, o->test_depth_wrap);
+	t->skel->bss->trace_start_ns = mono_ns();
 	if (!error)
 		error = attach_in_order(t);
 	if (error) {
