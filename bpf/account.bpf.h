@@ -102,12 +102,14 @@ static __always_inline void count_unissued(struct request *rq, u32 qid,
  */
 static __always_inline bool issued_while_traced(struct request *rq,
 						const struct ts_dev_state *st,
-						bool direct)
+						bool claiming, bool direct)
 {
 	u64 alloc_ns, done = st->claim_done_ns;
 
 	LOAD(direct, alloc_ns, rq->start_time_ns);
-	if (done < st->claimed_ns) /* still being claimed */
+	/* still being claimed: its stamps may be an older claim's, or none
+	 * yet (the claiming CPU can be held up between any two of its steps) */
+	if (claiming || done < st->claimed_ns)
 		done = ~0ULL;
 	return alloc_ns && alloc_ns >= trace_start_ns && alloc_ns <= done;
 }
@@ -136,17 +138,20 @@ static __always_inline void complete_while_claimed(struct request_queue *q,
 {
 	struct ts_dev_state *st;
 	u32 qid, data_len;
+	bool claiming;
 
 	if (!q)
 		return;
 	st = state_of(q, direct, &qid);
-	if (!st || (st->queue != (u64)q + 1 &&
-		    (st->queue != (u64)q || st->mode != TS_DEV_TRACED)))
+	if (!st)
+		return;
+	claiming = st->queue == (u64)q + 1;
+	if (!claiming && (st->queue != (u64)q || st->mode != TS_DEV_TRACED))
 		return;
 	LOAD(direct, data_len, rq->__data_len);
 	if (!data_len || nr_bytes < data_len)
 		return;
-	if (issued_while_traced(rq, st, direct))
+	if (issued_while_traced(rq, st, claiming, direct))
 		count_issue_unseen(rq, qid, data_len, direct);
 	else /* in flight when tracing began, as in complete_unknown */
 		count_event(qid, TS_EV_UNMATCHED);
@@ -164,7 +169,7 @@ static __always_inline void complete_unknown(struct ts_dev_state *st,
 		count_unissued(rq, qid, direct);
 	else if (!data_len)
 		count_event(qid, TS_EV_FLUSH_SEQ);
-	else if (issued_while_traced(rq, st, direct))
+	else if (issued_while_traced(rq, st, false, direct))
 		count_issue_unseen(rq, qid, data_len, direct);
 	else
 		count_event(qid, TS_EV_UNMATCHED);

@@ -89,8 +89,13 @@ static __noinline int claim_held(struct ts_dev_state *st,
 	st->dev = dev;
 	st->queue_id = how >> 1;
 	st->mode = mode;
-	st->claim_done_ns = bpf_ktime_get_ns();
 	__sync_val_compare_and_swap(&st->queue, (u64)q + 1, (u64)q);
+	/*
+	 * Stamped once published: every request whose issue found the claim
+	 * under way was allocated before this, however long this CPU was held
+	 * up between the two (issued_while_traced).
+	 */
+	st->claim_done_ns = bpf_ktime_get_ns();
 	return mode;
 }
 

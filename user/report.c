@@ -29,7 +29,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"completions never seen (the platform dropped them; found idle or issued again, depth repaired from an estimate)",
 	"bios that entered (Q) and were never seen again",
 	"completions of a device beyond the first 32 traced: not in the percentiles",
-	"events dropped while the device's entry was being set up (its first events): up to as many requests in no count",
+	"events dropped while the device's entry was being set up (its first events)",
 	"depth updates that lost their race 16 times (made with the clock as read), or peaks not raised after 16 tries",
 	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
 	"slow requests not printed: the ring buffer of --slow was full",

@@ -13,10 +13,10 @@ DISK run. Every run is checked against the guest's own records:
  - counts: per direction, truestat's ios + missed + unissued equal the
    I/Os in /proc/diskstats, and its bytes + missed_bytes the sectors x 512,
    exactly but for the unissued (completed with no issue seen: their size
-   is not known, each at most max_sectors_kb) and the events dropped while
-   another CPU claimed the disk's entry (claim_races: each can leave one
-   request uncounted, lower bound only); a difference prints the missed
-   completions and requeues
+   is not known, each at most max_sectors_kb); requests whose issue fell
+   while another CPU claimed the disk's entry are in missed
+   (issues_unseen); a difference prints the missed completions, requeues
+   and claim races
  - requeues: truestat's equal ftrace's block_rq_requeue for the disk (of
    the requests issued, with scsi_debug: guest-init.sh's rq_count)
  - depth: exact, at most the tags of the hardware queues the run used
@@ -133,22 +133,16 @@ def counts(tag, c, d):
         o = o or {}
         un = o.get('unissued', 0)
         got = o.get('ios', 0) + o.get('missed', 0) + un
-        # a request both of whose events fell in a claim (the disk's first
-        # sight, another CPU setting its entry up) is in no count; each such
-        # event is counted (claim_races), so at most that many are short
-        races = ev['claim_races']
         msg = '%s: truestat %d + %d missed + %d unissued, diskstats %d' % (
             op, o.get('ios', 0), o.get('missed', 0), un, n)
-        msg += ' (up to -%d: claim_races)' % races if races else ''
-        bad = not n - races <= got <= n
+        bad = got != n
         if s is not None:
-            # an unissued or uncounted request's size is not known: at most
-            # max_sectors_kb
+            # an unissued request's size is not known: at most max_sectors_kb
             nb = (a[s] - b[s]) * 512
             gotb = o.get('bytes', 0) + o.get('missed_bytes', 0)
-            top = (un + races) * int(one(c, 'max_sectors_kb', '0')) * 1024
+            top = un * int(one(c, 'max_sectors_kb', '0')) * 1024
             msg += '; bytes %d + %d missed, diskstats %d' % (o.get('bytes', 0), o.get('missed_bytes', 0), nb)
-            msg += ' (up to +%d: unissued, claim_races)' % top if top else ''
+            msg += ' (up to +%d: unissued)' % top if top else ''
             bad = bad or not 0 <= nb - gotb <= top
         check('%s_%s' % (tag, op), bad, msg + ' (exact; %s)' % why)
 
