@@ -70,7 +70,9 @@ for n, bs, lo, hi in (('a', 4096, 0, 16 << 20), ('b', 16384, 32 << 20, 48 << 20)
 got = sum(r['ios'] for r in rows) + missed
 print('cgroup_sum', int(got != ds), 'all rows %d + missed %d = %d, diskstats %d' % (got - missed, missed, got, ds))
 print('cgroup_rows', int(len(rows) != 2 or by['kind'] != 'cgroup' or by['not_attributed']),
-      '%d rows (kind %s, not attributed %d): the two cgroups, nothing else' % (len(rows), by['kind'], by['not_attributed']))
+      '%d rows (kind %s, not attributed %d): the two cgroups, nothing else (%s)' % (
+      len(rows), by['kind'], by['not_attributed'],
+      ', '.join('%s id %s: %d' % (r.get('name'), r.get('id'), r['ios']) for r in rows)))
 "
 
 run process 1
