@@ -321,16 +321,23 @@ static struct ts_dev_snap *find_qid(struct ts_snapshot *s, unsigned int qid)
 _Static_assert(sizeof(struct ts_dev_stats) % sizeof(__u64) == 0,
 	       "struct ts_dev_stats: __u64 counters only");
 
-/* @to = @to - @sub (@sign -1) or @to + @sub (@sign 1), counter by counter. */
-static void stats_add(struct ts_dev_stats *to, const struct ts_dev_stats *sub,
-		      int sign)
+/*
+ * @to's counters and depth times plus @from's (@sign 1) or less them
+ * (@sign -1), counter by counter.
+ */
+static void snap_add(struct ts_dev_snap *to, const struct ts_dev_snap *from,
+		     int sign)
 {
-	__u64 *t = (__u64 *)to;
-	const __u64 *u = (const __u64 *)sub;
+	__u64 *t = (__u64 *)&to->stats;
+	const __u64 *f = (const __u64 *)&from->stats;
 	size_t i;
 
-	for (i = 0; i < sizeof(*to) / sizeof(__u64); i++)
-		t[i] += sign * u[i];
+	for (i = 0; i < sizeof(to->stats) / sizeof(__u64); i++)
+		t[i] += sign * f[i];
+	for (i = 0; i < TS_LEVEL_REGS; i++) {
+		to->device_time[i] += sign * from->device_time[i];
+		to->os_time[i] += sign * from->os_time[i];
+	}
 }
 
 /*
@@ -343,25 +350,16 @@ static void keep_gone(struct ts_snapshot *gone, const struct ts_dev_snap *p,
 		      const struct ts_dev_snap *b)
 {
 	struct ts_dev_snap g = *p;
-	int i, j;
+	int j;
 
-	if (b && b->queue == p->queue && b->claimed_ns == p->claimed_ns) {
-		stats_add(&g.stats, &b->stats, -1);
-		for (i = 0; i < TS_LEVEL_REGS; i++) {
-			g.device_time[i] -= b->device_time[i];
-			g.os_time[i] -= b->os_time[i];
-		}
-	}
+	if (b && b->queue == p->queue && b->claimed_ns == p->claimed_ns)
+		snap_add(&g, b, -1);
 	g.hist_slot = 0;
 	for (j = 0; j < gone->ndev; j++) {
-		if (gone->dev[j].kdev != g.kdev)
-			continue;
-		stats_add(&gone->dev[j].stats, &g.stats, 1);
-		for (i = 0; i < TS_LEVEL_REGS; i++) {
-			gone->dev[j].device_time[i] += g.device_time[i];
-			gone->dev[j].os_time[i] += g.os_time[i];
+		if (gone->dev[j].kdev == g.kdev) {
+			snap_add(&gone->dev[j], &g, 1);
+			return;
 		}
-		return;
 	}
 	if (gone->ndev < TS_MAX_DEVS)
 		gone->dev[gone->ndev++] = g;
