@@ -71,11 +71,22 @@ $(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c $(wildcard bpf/*.h include/*.h) $(O
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
+# The same programs for kernels before 5.12, whose BPF has no atomic
+# compare-and-exchange: each such operation under a lock (bpf/atomics.bpf.h).
+$(OUTPUT)/truestat-locked.bpf.o: bpf/truestat.bpf.c $(wildcard bpf/*.h include/*.h) $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DTS_LOCKED_ATOMICS -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
 $(OUTPUT)/truestat.skel.h: $(OUTPUT)/truestat.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name truestat_bpf > $@
 
-$(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h
+$(OUTPUT)/truestat-locked.skel.h: $(OUTPUT)/truestat-locked.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name truestat_locked_bpf > $@
+
+$(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h
 
 # The version is compiled into opts.o only; the stamp changes (and opts.o is
 # rebuilt) only when the version or the commit does.
@@ -132,7 +143,7 @@ $(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildc
 # issue "Exact or flagged").
 TEST_TOOLS += $(OUTPUT)/depth-race
 
-$(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/truestat.skel.h $(OUTPUT)/depth.o $(wildcard include/*.h)
+$(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h $(OUTPUT)/depth.o $(wildcard include/*.h)
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(OUTPUT)/depth.o $(LDFLAGS) $(LIBBPF_LIBS) -lm -pthread -o $@
 
@@ -188,11 +199,11 @@ test: deps deps-test
 soak: truestat
 	$(Q)tests/soak/soak.sh
 
-# The same truestat on older kernels, in qemu (tests/vm/run.sh): Debian's
-# Ubuntu 20.04's 5.13 and 22.04's 5.15; KERNELS names linux-image packages or
-# meta-packages, PKG:CASE,CASE for only those cases there (PREEMPT_RT: the
-# null_blk ones); 5.10 (bullseye, older than truestat supports): the
-# refusal only.
+# The same truestat on other kernels, in qemu (tests/vm/run.sh): Debian's
+# 5.10 (bullseye: the object whose atomic operations take locks), 6.1, 6.12
+# and 6.12-rt, Ubuntu 20.04's 5.13 and 22.04's 5.15; KERNELS names
+# linux-image packages or meta-packages, PKG:CASE,CASE for only those cases
+# there (PREEMPT_RT: the null_blk ones).
 KERNELS ?= linux-image-5.10.0-32-amd64 linux-image-5.13.0-52-generic linux-image-5.15.0-204-generic linux-image-amd64 linux-image-6.12-amd64 linux-image-6.12-rt-amd64:base,nullq
 test-kernels: deps-test
 	$(Q)tests/vm/run.sh $(KERNELS)

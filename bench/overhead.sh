@@ -23,7 +23,9 @@
 # Tracers: truestat, truestat-light (--light), truestat-pattern (--pattern),
 # truestat-slow (--slow=1000: above any request here, what capturing the
 # submitter and comparing costs), truestat-by (--by=cgroup),
-# truestat-raw_tp, truestat-base
+# truestat-raw_tp, truestat-locked (the programs built for kernels before
+# 5.12, whose atomic operations take locks, here: TRUESTAT_TEST_LOCKED),
+# truestat-base
 # (the truestat binary at $BASELINE, e.g. built from an older commit, for a
 # before/after comparison in one run), biolatency,
 # biolatency-Q (libbpf-tools, Debian package libbpf-tools), blk (the
@@ -95,6 +97,7 @@ start_tracer() {
 	truestat-slow) "$ROOT/truestat" -v --slow=1000 1 >/dev/null 2>"$work/err" & ;;
 	truestat-by) "$ROOT/truestat" -v --by=cgroup 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
+	truestat-locked) TRUESTAT_TEST_LOCKED=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-base) "${BASELINE:?truestat-base: set BASELINE to a truestat binary}" -v 1 >/dev/null 2>"$work/err" & ;;
 	biolatency) biolatency 3600 >/dev/null 2>"$work/err" & ;;

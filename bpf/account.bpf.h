@@ -198,14 +198,14 @@ static __always_inline void forget_held(struct ts_rq_slot *s, u64 rq, u64 now)
 	if (!rq_take(s, rq, rq + 1))
 		return;
 	forget_request(s, now);
-	__sync_val_compare_and_swap(&s->rq, rq + 1, 0);
+	ts_release(&s->rq, rq + 1, 0);
 }
 
 /* TRUESTAT_TEST_MISS_EVERY: true for the completions to drop. */
 static __always_inline bool test_drop(void)
 {
 	return test_miss_every &&
-	       __sync_fetch_and_add(&test_miss_tick, 1) % test_miss_every == 0;
+	       ts_fetch_add(&test_miss_tick, 1) % test_miss_every == 0;
 }
 
 static __always_inline struct request_queue *queue_of_bio(struct bio *bio,

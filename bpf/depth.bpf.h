@@ -1,49 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Addresses as map keys, event counters, and the time-weighted depth: one
- * word per device changed by compare-and-swap, with a register per level.
+ * Event counters, and the time-weighted depth: one word per device changed
+ * by compare-and-swap (under a lock in the object for old kernels), with a
+ * register per level.
  */
 #ifndef TS_DEPTH_BPF_H
 #define TS_DEPTH_BPF_H
-
-/*
- * Low 32 bits of a kernel address as a plain number: a 32-bit move is the
- * one way the verifier lets a (privileged) program turn a typed pointer
- * into a scalar it can hash.
- */
-static __always_inline u32 addr_lo(u64 addr)
-{
-	u32 lo;
-
-	asm volatile("%[lo] = %[addr]" : [lo] "=w"(lo) : [addr] "w"((u32)addr));
-	return lo;
-}
-
-/*
- * @ptr as a plain number that a helper may read as a map key or value: a
- * pointer copied to the stack and handed to a map helper is not one for
- * the verifier of 6.1 and 6.12 (it loses the pointer's type there, and the
- * program is rejected). A copy through bpf_probe_read_kernel is a number.
- */
-static __always_inline u64 ptr_value(const void *ptr)
-{
-	u64 tmp = (u64)ptr, v = 0;
-
-	bpf_probe_read_kernel(&v, sizeof(v), &tmp);
-	return v;
-}
 
 /*
  * Counters that more than one program updates (an issue interrupted by a
  * completion on the same CPU, the sweep) are added to atomically, per-CPU
  * or not: a read-modify-write interrupted there would lose an update.
  */
-static __always_inline void count_event(u32 qid, enum ts_event ev)
+static __always_inline void count_events(u32 qid, enum ts_event ev, u64 n)
 {
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
 
 	if (ds)
-		__sync_fetch_and_add(&ds->events[ev], 1);
+		__sync_fetch_and_add(&ds->events[ev], n);
+}
+
+static __always_inline void count_event(u32 qid, enum ts_event ev)
+{
+	count_events(qid, ev, 1);
 }
 
 /*
@@ -91,6 +70,22 @@ static __always_inline void above_add(u64 *levels, u64 old, u64 new, u64 t)
 				     a_new * ts_stamp_since(new, t));
 }
 
+/* Change of depth @os (else in the device) of @qid stamped @ns late. */
+static __always_inline void count_reordered(u32 qid, bool os, u64 ns)
+{
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+
+	if (!ds)
+		return;
+	if (os)
+		__sync_fetch_and_add(&ds->os_reordered_ns, ns);
+	else
+		__sync_fetch_and_add(&ds->device_reordered_ns, ns);
+}
+
+#ifdef TS_LOCKED_ATOMICS
+#include "depth_locked.bpf.h"
+#else /* the instructions, Linux 5.12 and later */
 /*
  * Raises *@peak to @d unless it is already as high. Each lost race is a
  * raise by another CPU; after 16 the peak may be below a depth reached:
@@ -109,19 +104,6 @@ static __always_inline void peak_raise(s64 *peak, s64 d, u32 qid)
 	count_event(qid, TS_EV_CONTENDED);
 }
 
-/* Change of depth @os (else in the device) of @qid stamped @ns late. */
-static __always_inline void count_reordered(u32 qid, bool os, u64 ns)
-{
-	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
-
-	if (!ds)
-		return;
-	if (os)
-		__sync_fetch_and_add(&ds->os_reordered_ns, ns);
-	else
-		__sync_fetch_and_add(&ds->device_reordered_ns, ns);
-}
-
 /*
  * Depth *@word goes up (@step 1) or down (-1) at @now, or at the last
  * change's time if that is later (counted: count_reordered): the level it
@@ -132,8 +114,8 @@ static __always_inline void count_reordered(u32 qid, bool os, u64 ns)
  * not exact). @os: the depth in the OS queue, else in the device.
  */
 static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
-				      s64 step, u64 now, u32 qid, bool backdate,
-				      bool os)
+				      u64 *deferred, s64 step, u64 now,
+				      u32 qid, bool backdate, bool os)
 {
 	u64 old = 0, new = 0, t;
 	int i;
@@ -167,29 +149,39 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 	return ts_depth_of(new);
 }
 
+
+/* The peak of *@peak since the last take, the next one from *@word. */
+static __always_inline s64 peak_take(u64 *word, s64 *peak, u32 qid)
+{
+	return __sync_lock_test_and_set(peak, ts_depth_of(*word));
+}
+
+#endif
+
+
 static __always_inline s64 device_up(struct ts_dev_state *st, u32 qid, u64 now)
 {
 	return depth_step(&st->in_device, st->device_level, &st->device_peak,
-			  1, now, qid, false, false);
+			  st->device_deferred, 1, now, qid, false, false);
 }
 
 static __always_inline void device_down(struct ts_dev_state *st, u32 qid,
 					u64 now, bool backdate)
 {
-	depth_step(&st->in_device, st->device_level, &st->device_peak, -1, now,
-		   qid, backdate, false);
+	depth_step(&st->in_device, st->device_level, &st->device_peak,
+		   st->device_deferred, -1, now, qid, backdate, false);
 }
 
 static __always_inline void os_up(struct ts_dev_state *st, u32 qid, u64 now)
 {
-	depth_step(&st->in_os, st->os_level, &st->os_peak, 1, now, qid, false,
-		   true);
+	depth_step(&st->in_os, st->os_level, &st->os_peak, st->os_deferred, 1,
+		   now, qid, false, true);
 }
 
 static __always_inline void os_down(struct ts_dev_state *st, u32 qid, u64 now)
 {
-	depth_step(&st->in_os, st->os_level, &st->os_peak, -1, now, qid, false,
-		   true);
+	depth_step(&st->in_os, st->os_level, &st->os_peak, st->os_deferred, -1,
+		   now, qid, false, true);
 }
 
 /* When a request issued at @issue_ns probably completed, as of @now. */

@@ -36,7 +36,7 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 	int set;
 
 	if (!slot) {
-		slot = __sync_fetch_and_add(&hist_next, 1);
+		slot = ts_fetch_add(&hist_next, 1);
 		if (slot < TS_HIST_DEVS)
 			st->hist_slot = slot + 1;
 		return;
@@ -89,7 +89,7 @@ static __noinline int claim_held(struct ts_dev_state *st,
 	st->dev = dev;
 	st->queue_id = how >> 1;
 	st->mode = mode;
-	__sync_val_compare_and_swap(&st->queue, (u64)q + 1, (u64)q);
+	ts_release(&st->queue, (u64)q + 1, (u64)q);
 	/*
 	 * Stamped once published: every request whose issue found the claim
 	 * under way was allocated before this, however long this CPU was held
@@ -122,7 +122,7 @@ static __noinline int claim_device(struct ts_dev_state *st,
 	if (old == (u64)q)
 		return st->mode;
 	if ((old & 1) ||
-	    __sync_val_compare_and_swap(&st->queue, old, (u64)q + 1) != old)
+	    ts_cmpxchg(&st->queue, old, (u64)q + 1) != old)
 		return -1;
 	return claim_held(st, q, disk_addr, dev, how);
 }
@@ -211,7 +211,7 @@ __noinline int slot_give(u32 id)
 		st = bpf_map_lookup_elem(&dev_state, &slot);
 		if (!st)
 			break;
-		if (__sync_val_compare_and_swap(&st->given_to, 0, id + 1) == 0)
+		if (ts_cmpxchg(&st->given_to, 0, id + 1) == 0)
 			return slot;
 	}
 	return -1;
@@ -251,7 +251,7 @@ static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 		return NULL;
 	}
 	st->queue = (u64)q + 1;
-	if (__sync_val_compare_and_swap(&e->slot, 0, slot + 1) != 0) {
+	if (ts_cmpxchg(&e->slot, 0, slot + 1) != 0) {
 		/* another CPU gave the id its slot: claiming; this one's
 		 * slot goes back (a race at a disk's first sight) */
 		st->queue = 0;

@@ -34,6 +34,7 @@ static __always_inline void pattern_count(u32 qid, u8 op, u64 sector,
 	struct ts_pattern_op *o;
 	struct ts_pattern *p;
 	u64 prev, size;
+	bool lost; /* another CPU's I/O in between: an order as likely */
 
 	if (!pattern || (op != TS_OP_READ && op != TS_OP_WRITE))
 		return;
@@ -42,7 +43,7 @@ static __always_inline void pattern_count(u32 qid, u8 op, u64 sector,
 		return;
 	/* constant offsets: the verifier does not carry op's bound here */
 	o = op == TS_OP_READ ? &p->op[TS_OP_READ] : &p->op[TS_OP_WRITE];
-	prev = __sync_lock_test_and_set(&p->last_end, sector + (bytes >> 9) + 1);
+	prev = ts_xchg(&p->last_end, sector + (bytes >> 9) + 1, &lost);
 	size = ts_size_bucket(bytes);
 	count_at(o->size_ios, size, TS_SIZE_SLOTS, 1);
 	count_at(o->size_bytes, size, TS_SIZE_SLOTS, bytes);

@@ -58,7 +58,7 @@ static __always_inline bool rq_take(struct ts_rq_slot *s, u64 rq, u64 to)
 	int i;
 
 	for (i = 0; i < 8; i++) {
-		if (__sync_val_compare_and_swap(&s->rq, rq, to) == rq)
+		if (ts_cmpxchg(&s->rq, rq, to) == rq)
 			return true;
 		if (s->rq != rq + 1)
 			return false;
@@ -81,7 +81,7 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
 		if (s && !s->rq &&
-		    __sync_val_compare_and_swap(&s->rq, 0, rq + 1) == 0) {
+		    ts_cmpxchg(&s->rq, 0, rq + 1) == 0) {
 			*at = idx;
 			return s;
 		}
@@ -111,7 +111,7 @@ static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim,
 		idx = (h ^ i) & bio_mask & (TS_BIO_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&bio_slots, &idx);
 		if (s && !s->bio &&
-		    __sync_val_compare_and_swap(&s->bio, 0, bio) == 0) {
+		    ts_cmpxchg(&s->bio, 0, bio) == 0) {
 			*at = idx;
 			return s;
 		}
@@ -236,14 +236,14 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u64 now)
 		count_event(qid, TS_EV_STALE_RECORD);
 		return;
 	}
-	n = __sync_fetch_and_add(&repair_count, 1);
+	n = ts_fetch_add(&repair_count, 1); /* ~0: not recorded */
 	idx = n & (TS_REPAIR_SLOTS - 1);
-	r = bpf_map_lookup_elem(&repairs, &idx);
+	r = n != ~0ULL ? bpf_map_lookup_elem(&repairs, &idx) : NULL;
 	if (r) {
 		r->issue_ns = s->issue_ns;
 		r->found_ns = now;
 		r->qid = qid;
-		__sync_lock_test_and_set(&r->seq, n + 1);
+		ts_store_release(&r->seq, n + 1);
 	}
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
 	if (st)
@@ -301,7 +301,7 @@ static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
 		return s;
 	}
 	if (!s && free &&
-	    __sync_val_compare_and_swap(&free->rq, 0, addr + 1) == 0) {
+	    ts_cmpxchg(&free->rq, 0, addr + 1) == 0) {
 		*at = free_at;
 		return free;
 	}
@@ -310,18 +310,11 @@ static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
 
 /*
  * Publishes record @s of @addr, held by this CPU and filled: the sweep
- * reads it only once published, and must see it filled. x86 keeps stores
- * in order (its JIT emits plain moves), so a store after a compiler
- * barrier is enough; elsewhere a compare-and-swap, a full barrier in BPF.
+ * reads it only once published, and must see it filled.
  */
 static __always_inline void record_publish(struct ts_rq_slot *s, u64 addr)
 {
-#if defined(__TARGET_ARCH_x86)
-	asm volatile("" ::: "memory");
-	*(volatile u64 *)&s->rq = addr;
-#else
-	__sync_val_compare_and_swap(&s->rq, addr + 1, addr);
-#endif
+	ts_store_release(&s->rq, addr);
 }
 
 /*

@@ -110,7 +110,7 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 		note_suspect(s);
 		return 0;
 	}
-	if (__sync_val_compare_and_swap(&s->rq, rq, rq + 1) != rq)
+	if (ts_cmpxchg(&s->rq, rq, rq + 1) != rq)
 		return 0;
 	/*
 	 * Idle and old, its life ended unseen: whatever the request or bio
@@ -118,11 +118,11 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 	 * this one held) unless it refilled this one before the hold.
 	 */
 	if (s->issue_ns != issue_ns) {
-		__sync_val_compare_and_swap(&s->rq, rq + 1, rq);
+		ts_release(&s->rq, rq + 1, rq);
 		return 0;
 	}
 	forget_request(s, ctx->now);
-	__sync_val_compare_and_swap(&s->rq, rq + 1, 0);
+	ts_release(&s->rq, rq + 1, 0);
 	return 0;
 }
 
@@ -138,17 +138,24 @@ static long sweep_begin(u32 qid, void *unused)
 	return 0;
 }
 
-/* Each device's peaks since the last sweep; the next ones start from now. */
+/*
+ * Each device's peaks since the last sweep; the next ones start from now.
+ * Object for old kernels: first the changes left in its depths (none stay
+ * left when the device goes quiet).
+ */
 static long sweep_end(u32 qid, void *unused)
 {
 	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
 
 	if (!st || !st->queue)
 		return 0;
-	st->device_peak_taken = __sync_lock_test_and_set(
-		&st->device_peak, ts_depth_of(st->in_device));
-	st->os_peak_taken = __sync_lock_test_and_set(&st->os_peak,
-						     ts_depth_of(st->in_os));
+#ifdef TS_LOCKED_ATOMICS
+	deferred_apply_slot(qid, 0);
+	deferred_apply_slot(qid, 1);
+#endif
+	st->device_peak_taken = peak_take(&st->in_device, &st->device_peak,
+					  qid);
+	st->os_peak_taken = peak_take(&st->in_os, &st->os_peak, qid);
 	return 0;
 }
 

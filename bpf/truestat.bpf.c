@@ -16,6 +16,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #include "maps.bpf.h"
+#include "atomics.bpf.h"
 #include "compat.bpf.h"
 #include "depth.bpf.h"
 #include "devices.bpf.h"
@@ -98,7 +99,7 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	if (!m || !s)
 		return 0;
 	LOAD(direct, bytes, bio->bi_iter.bi_size);
-	if (__sync_fetch_and_add(&m->links, 1) || bytes != s->bytes) {
+	if (ts_fetch_add(&m->links, 1) || bytes != s->bytes) {
 		m->links = 2;
 		return 0;
 	}

@@ -69,6 +69,9 @@ enum ts_untraced {
 #define TS_RQ_SLOTS_MAX (1U << TS_RQ_BITS_MAX)
 #define TS_RQ_PROBES 4
 
+/* Object for kernels before 5.12: locks held at once (bpf/atomics.bpf.h). */
+#define TS_WORD_LOCKS 4096
+
 /*
  * Bios between Q and D, keyed by bio address, open addressing. Sized at
  * start like the request table, for four times the driver tags (the
@@ -150,6 +153,10 @@ enum ts_event {
 	TS_EV_STALE_RECORD,  /* records of the disk that had this slot before
 			      * (gone, its queue id taken), its completion
 			      * unseen: dropped, not this disk's figures */
+	TS_EV_UNORDERED,     /* programs for kernels before 5.12: rises and
+			      * falls of the depth left at once while its
+			      * lock was held, made as one move: the peak
+			      * between may have been higher by this many */
 	TS_NR_EVENTS,
 };
 
@@ -398,6 +405,7 @@ static __always_inline __u64 ts_change_time(__u64 word, __u64 now)
 	return back < 0 && back > -1000000000LL ? now - back : now;
 }
 
+
 /* Requests counted beyond level TS_LEVEL_EXACT at depth @depth. */
 static __always_inline __u64 ts_above_exact(__s64 depth)
 {
@@ -431,9 +439,14 @@ struct ts_dev_state {
 	__u64 in_device __attribute__((aligned(64))); /* issued, not completed
 						       * (ts_depth_of) */
 	__s64 device_peak; /* highest in_device since the last sweep */
+	__u64 device_deferred[4]; /* object for old kernels: changes of
+				   * in_device left while its lock was held:
+				   * rises and the sum of their clock reads,
+				   * falls and theirs (bpf/depth_locked.bpf.h) */
 	__u64 in_os __attribute__((aligned(64))); /* entered (Q), not yet
 						   * issued (ts_depth_of) */
 	__s64 os_peak;
+	__u64 os_deferred[4];
 	__u64 device_level[TS_LEVEL_REGS] __attribute__((aligned(64)));
 	__u64 os_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last in each */
 };

@@ -95,9 +95,7 @@ void ts_load_plan(const struct ts_kfeatures *f, bool light,
 		return refuse(f, p, "struct bio has neither bi_bdev nor bi_disk");
 	if (!f->ringbuf)
 		return refuse(f, p, "no BPF ring buffer (Linux 5.8)");
-	if (!f->atomics)
-		return refuse(f, p, "its BPF has no atomic fetch-and-add or "
-			      "compare-and-exchange (Linux 5.12)");
+	p->locked = !f->atomics;
 	for (tp = 0; tp < TS_TP_COUNT; tp++)
 		plan_hook(f, light, tp, p);
 	if (p->refused)

@@ -13,7 +13,7 @@
 #include "kfeatures.h"
 
 /* The oldest kernel truestat runs on, in its refusals. */
-#define TS_OLDEST_KERNEL "5.12"
+#define TS_OLDEST_KERNEL "5.10"
 
 struct ts_kfeatures {
 	const char *release; /* uname -r */
@@ -31,6 +31,7 @@ struct ts_kfeatures {
 struct ts_load_plan {
 	bool refused;
 	char why[256]; /* refused: the one line */
+	bool locked;   /* the object whose atomic operations take locks */
 	bool load[TS_TP_COUNT];
 	unsigned char tp_shift[TS_TP_COUNT];
 	int nunavailable; /* what is not followed here, one line each */

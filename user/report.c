@@ -14,7 +14,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"no_histograms", "claim_races", "contended_depth_updates",
 	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
 	"io_errors", "depth_below_zero",
-	"stale_records",
+	"stale_records", "unordered_depth_changes",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -30,7 +30,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"bios that entered (Q) and were never seen again",
 	"completions of a device beyond the first 32 traced: not in the percentiles",
 	"events dropped while the device's entry was being set up (its first events)",
-	"depth updates that lost their race 16 times (made with the clock as read), or peaks not raised after 16 tries",
+	"depth updates that lost their race 16 times (made with the clock as read), or peaks not raised after 16 tries (before 5.12: not taken, their lock held)",
 	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
 	"slow requests not printed: the ring buffer of --slow was full",
 	"requests not attributed to a submitter (--by): its table was full",
@@ -38,6 +38,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"I/Os that ended with an error (counted as I/Os, in their direction's row)",
 	"requests issued while the depth counter read 0 or less (a departure counted twice): filed at depth 1, the depth not exact",
 	"records of the disk that had this queue id before (gone, a completion unseen): dropped, not this disk's",
+	"depth rises and falls left at once while their lock was held (kernels before 5.12), made as one move: the peak may have been higher by this many",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,

@@ -17,6 +17,7 @@
 #include "truestat.h"
 #include "kfeatures.h"
 #include "truestat.skel.h"
+#include "truestat-locked.skel.h"
 #include "bounds.h"
 #include "kload.h"
 #include "depth.h"
@@ -221,6 +222,44 @@ static void size_maps(struct truestat_bpf *skel,
 	skel->rodata->bio_mask = n.bio - 1;
 }
 
+/*
+ * Both objects come from one source and differ only in how their atomic
+ * operations are made: one skeleton serves both.
+ */
+_Static_assert(sizeof(struct truestat_bpf) == sizeof(struct truestat_locked_bpf),
+	       "the two objects have the same maps and programs");
+_Static_assert(sizeof(*((struct truestat_bpf *)0)->rodata) ==
+		       sizeof(*((struct truestat_locked_bpf *)0)->rodata) &&
+	       sizeof(*((struct truestat_bpf *)0)->bss) ==
+		       sizeof(*((struct truestat_locked_bpf *)0)->bss),
+	       "the two objects have the same globals");
+
+/* The object for this kernel (@locked: before 5.12), opened. */
+static struct truestat_bpf *open_object(const struct bpf_object_open_opts *opts,
+					bool locked)
+{
+	struct truestat_bpf *obj;
+	int err;
+
+	if (!locked)
+		return truestat_bpf__open_opts(opts);
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = truestat_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)truestat_locked_bpf__elf_bytes(
+			&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, opts);
+	}
+	if (err) {
+		truestat_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 /* Loads only the programs of set @set ("btf" or "raw"), the tables @n
  * long. */
 static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
@@ -235,7 +274,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 
 	if (strcmp(o->btf_path, TS_DEFAULT_BTF))
 		open_opts.btf_custom_path = o->btf_path;
-	skel = truestat_bpf__open_opts(&open_opts);
+	skel = open_object(&open_opts, plan.locked || o->test_locked);
 	if (!skel) {
 		*error = errno;
 		return NULL;
@@ -280,6 +319,8 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 		bpf_map__set_max_entries(skel->maps.rq_extra, n.rq);
 		bpf_map__set_max_entries(skel->maps.bio_who, n.bio);
 	}
+	if (!plan.locked && !o->test_locked) /* never used */
+		bpf_map__set_max_entries(skel->maps.word_locks, 1);
 	if (!o->pattern) /* never written: one entry, not 400 KB */
 		bpf_map__set_max_entries(skel->maps.patterns, 1);
 	*error = -truestat_bpf__load(skel);
@@ -511,6 +552,10 @@ static int plan_kernel(struct btf *btf, const struct ts_tracer_opts *o,
 		kernel_refused = true;
 		return fail(err, errlen, "%s", plan.why);
 	}
+	if (verbose && (plan.locked || o->test_locked))
+		fprintf(stderr, "truestat: Linux %s: BPF without atomic "
+			"compare-and-exchange (before 5.12): the programs that "
+			"take a lock for each\n", f.release);
 	for (i = 0; i < plan.nunavailable; i++)
 		fprintf(stderr, "truestat: not on Linux %s: %s\n", f.release,
 			plan.unavailable[i]);
@@ -885,7 +930,7 @@ static void read_bounds(struct ts_tracer *t,
 		.suspects = st->suspects,
 		.under = ev[TS_EV_RQ_FULL] + ev[TS_EV_UNMATCHED] +
 			 ev[TS_EV_DEPTH_BELOW] +
-			 ev[TS_EV_CLAIMING],
+			 ev[TS_EV_CLAIMING] + ev[TS_EV_UNORDERED],
 		.missed = ev[TS_EV_MISSED_C],
 		.contended = ev[TS_EV_CONTENDED],
 	};

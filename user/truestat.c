@@ -521,6 +521,8 @@ int main(int argc, char **argv)
 	verbose = o.verbose;
 	/* for bench/overhead.sh: the cost of programs that do nothing */
 	topts.bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
+	/* the object for kernels before 5.12, on any kernel */
+	topts.test_locked = getenv("TRUESTAT_TEST_LOCKED");
 
 	if (o.heatmap && !(hm = ts_heatmap_open(o.heatmap, o.interval_s, err,
 						sizeof(err))))

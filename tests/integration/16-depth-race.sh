@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The depth updates (one compare-and-swap of depth and the time of its last
-# change, bpf/truestat.bpf.c depth_step) from every CPU at once on one test
+# change, bpf/depth.bpf.h depth_step) from every CPU at once on one test
 # entry: the registers always hold a possible history and the depth comes
-# back to 0 (tests/tools/depth-race.c).
+# back to 0 (tests/tools/depth-race.c). Then the same with the object for
+# kernels before 5.12 (bpf/depth_locked.bpf.h: a lock per word, changes left
+# for its holder), which must also leave no change undone.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 

@@ -83,7 +83,7 @@ expect not_root 1 "needs root, or CAP_BPF and CAP_PERFMON (missing: CAP_BPF CAP_
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/truestat" 1 1
 
 kv=$(uname -r)
-expect no_btf 2 "Linux $kv: no kernel BTF at $tmp/none: truestat needs Linux 5.12 or later built with CONFIG_DEBUG_INFO_BTF=y" -- \
+expect no_btf 2 "Linux $kv: no kernel BTF at $tmp/none: truestat needs Linux 5.10 or later built with CONFIG_DEBUG_INFO_BTF=y" -- \
 	env TRUESTAT_BTF="$tmp/none" "$T" 1 1
 
 # Older kernels, as their BTF describes them (TRUESTAT_BTF: compiled here
@@ -97,13 +97,13 @@ btf_stub() { # NAME ARGS BIO_MEMBER [HOOKS]: issue hook with ARGS, struct bio wi
 	clang -g -target bpf -c "$tmp/$1.c" -o "$tmp/$1.o"
 }
 btf_stub no_complete "struct request *" bi_bdev
-expect kernel_without_complete 2 "Linux $kv cannot run truestat: no block_rq_complete tracepoint in its BTF; truestat needs Linux 5.12 or later with BTF" -- \
+expect kernel_without_complete 2 "Linux $kv cannot run truestat: no block_rq_complete tracepoint in its BTF; truestat needs Linux 5.10 or later with BTF" -- \
 	env TRUESTAT_BTF="$tmp/no_complete.o" "$T" 1 1
 btf_stub no_bio_dev "struct request *" bi_nothing
-expect kernel_without_bio_device 2 "Linux $kv cannot run truestat: struct bio has neither bi_bdev nor bi_disk; truestat needs Linux 5.12 or later with BTF" -- \
+expect kernel_without_bio_device 2 "Linux $kv cannot run truestat: struct bio has neither bi_bdev nor bi_disk; truestat needs Linux 5.10 or later with BTF" -- \
 	env TRUESTAT_BTF="$tmp/no_bio_dev.o" "$T" 1 1
 btf_stub odd_args "struct request_queue *, void *, void *, struct request *" bi_bdev
-expect kernel_unknown_layout 2 "Linux $kv cannot run truestat: its block_rq_issue tracepoint takes 4 arguments, not 1 to 3; truestat needs Linux 5.12 or later with BTF" -- \
+expect kernel_unknown_layout 2 "Linux $kv cannot run truestat: its block_rq_issue tracepoint takes 4 arguments, not 1 to 3; truestat needs Linux 5.10 or later with BTF" -- \
 	env TRUESTAT_BTF="$tmp/odd_args.o" "$T" 1 1
 # 5.10's layout (request_queue first, bi_disk) passes the plan here, whose
 # BPF has atomics (it fails later, loading against a stub)

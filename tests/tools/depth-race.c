@@ -7,12 +7,16 @@
  * level registers must hold a history that could have happened (time at
  * depth >= L never below that at depth >= L+1, never negative), the CPUs
  * must have been at depth 2 together, and the depth must be back at 0.
+ * Then the same with the object for kernels before 5.12, whose changes
+ * take a lock and are left to its holder when it is held
+ * (bpf/atomics.bpf.h): none may stay left once all have returned.
  * Needs root. Prints "NAME RC MESSAGE" lines (RC 0: pass).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -20,6 +24,7 @@
 
 #include "truestat.h"
 #include "truestat.skel.h"
+#include "truestat-locked.skel.h"
 #include "depth.h"
 
 #define ROUNDS 100000
@@ -63,16 +68,47 @@ static int bad_levels(const struct ts_dev_state *st, __s64 *worst)
 	return bad;
 }
 
-int main(void)
+/* The object, the locked one (@locked) opened through the same skeleton. */
+static struct truestat_bpf *open_object(bool locked)
 {
-	const char *tag = "depth_race";
+	struct truestat_bpf *obj;
+
+	if (!locked)
+		return truestat_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj || truestat_bpf__create_skeleton(obj))
+		return NULL;
+	obj->skeleton->data =
+		(void *)truestat_locked_bpf__elf_bytes(&obj->skeleton->data_sz);
+	if (bpf_object__open_skeleton(obj->skeleton, NULL)) {
+		truestat_bpf__destroy(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* The test entry: a global, or slot 0 of dev_state in the locked object. */
+static void entry_of(struct truestat_bpf *skel, bool locked,
+		     struct ts_dev_state *st)
+{
+	__u32 zero = 0;
+
+	if (!locked)
+		*st = skel->bss->depth_check_state;
+	else
+		bpf_map_lookup_elem(bpf_map__fd(skel->maps.dev_state), &zero, st);
+}
+
+static int race(const char *tag, bool locked)
+{
 	struct bpf_program *prog;
 	struct truestat_bpf *skel;
+	struct ts_dev_state st;
 	pthread_t th[64];
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), i, bad, err;
 	__s64 worst, two;
 
-	skel = truestat_bpf__open();
+	skel = open_object(locked);
 	if (!skel) {
 		printf("%s_open 1 cannot open the BPF object\n", tag);
 		return 1;
@@ -91,15 +127,31 @@ int main(void)
 		pthread_create(&th[i], NULL, hammer, (void *)(long)i);
 	for (i = 0; i < ncpu; i++)
 		pthread_join(th[i], NULL);
-	bad = bad_levels(&skel->bss->depth_check_state, &worst);
-	two = ts_level_time(skel->bss->depth_check_state.device_level[1], 0);
+	entry_of(skel, locked, &st);
+	bad = bad_levels(&st, &worst);
+	two = ts_level_time(st.device_level[1], 0);
 	printf("%s_history %d %d CPUs x %d up-down pairs: %d levels with more time than the level below or negative (worst %lld ns)\n",
 	       tag, bad != 0, ncpu, ROUNDS * RUNS, bad, (long long)worst);
 	printf("%s_together %d %.3f s at depth 2: the CPUs raced\n", tag,
 	       two <= 0, two / 1e9);
 	printf("%s_balanced %d depth after: %lld\n", tag,
-	       ts_depth_of(skel->bss->depth_check_state.in_device) != 0,
-	       (long long)ts_depth_of(skel->bss->depth_check_state.in_device));
+	       ts_depth_of(st.in_device) != 0,
+	       (long long)ts_depth_of(st.in_device));
+	if (locked)
+		printf("%s_none_left %d changes left undone: %llu rises, %llu falls (clock sums %llu, %llu)\n",
+		       tag, st.device_deferred[0] || st.device_deferred[1] ||
+			       st.device_deferred[2] || st.device_deferred[3],
+		       (unsigned long long)st.device_deferred[0],
+		       (unsigned long long)st.device_deferred[2],
+		       (unsigned long long)st.device_deferred[1],
+		       (unsigned long long)st.device_deferred[3]);
 	truestat_bpf__destroy(skel);
 	return bad != 0;
+}
+
+int main(void)
+{
+	int bad = race("depth_race", false);
+
+	return race("depth_race_locked", true) || bad;
 }

@@ -135,7 +135,7 @@ image_pkg() {
 
 # The oldest kernel truestat runs on (user/kload.h): older ones are booted
 # only to see it refuse them, with one line and exit status 2.
-OLDEST=5.12
+OLDEST=5.10
 # Debian's suites beyond the host's sources (bullseye: 5.10), and
 # Ubuntu's (jammy, 22.04: 5.15; focal-updates, 20.04's newer kernels: 5.13,
 # kernels from the range whose structures and helpers Debian never

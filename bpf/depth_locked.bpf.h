@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The depth words of the object for kernels before 5.12 (TS_LOCKED_ATOMICS,
+ * bpf/atomics.bpf.h), included by bpf/depth.bpf.h: a change is made under
+ * the word's lock. A program that finds the lock held (by the program it
+ * interrupted on its CPU, or for too long by another CPU) cannot wait: it
+ * leaves its change, with its clock read, in the word's deferred counts.
+ * Whoever takes the lock next makes the changes left, before its own, at a
+ * later time; and each program that changed a word looks once more after
+ * letting go, so that none stays left. How late they were made is known
+ * from their clock reads, and counted as reordered like any change stamped
+ * after its clock read: the depth stays exact.
+ *
+ * Deferred counts, per word: [0] rises, [1] the sum of their clock reads,
+ * [2] falls, [3] theirs. A program adds the count, then the sum; the holder
+ * reads both and takes them only when they agree (every change counted has
+ * its clock read summed, none is in the future): caught between another's
+ * two adds, it leaves them to the next (that other, which looks once it
+ * has added both). Rises and falls both left, one of each: made in the
+ * order of their clock reads; more, the order is not known, nor the peak
+ * between (TS_EV_CONTENDED).
+ *
+ * The functions taking a slot are global: the verifier checks each once,
+ * not at each of the programs' depth changes (inlined there, they took the
+ * programs past its million instructions).
+ */
+#ifndef TS_DEPTH_LOCKED_BPF_H
+#define TS_DEPTH_LOCKED_BPF_H
+
+/*
+ * Level registers of the thresholds in (@lo, @hi] get @delta each. Whether
+ * a threshold is in is worked out without a comparison the verifier would
+ * follow both ways (it walked the loop once for each range of @lo and @hi).
+ */
+static __always_inline void levels_cross(u64 *levels, s64 lo, s64 hi,
+					 u64 delta)
+{
+	s64 above_lo, to_hi;
+	u64 in;
+	int slot;
+
+	if (hi - lo == 1) {
+		level_add(levels, hi, delta);
+		return;
+	}
+	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++) {
+		above_lo = (s64)ts_slot_level(slot) - lo - 1;
+		to_hi = hi - (s64)ts_slot_level(slot);
+		barrier_var(above_lo);
+		barrier_var(to_hi);
+		in = (u64)~(above_lo | to_hi) >> 63; /* both >= 0 */
+		if (in)
+			__sync_fetch_and_add(&levels[slot], delta);
+	}
+}
+
+/*
+ * Depth *@word moves by @by at @t, its lock held: the levels it opens or
+ * closes get the time (include/truestat.h). @backdate: as depth_step's.
+ * Returns the new depth.
+ */
+static __always_inline s64 depth_move(u64 *word, u64 *levels, s64 *peak,
+				      s64 by, u64 t, bool backdate)
+{
+	u64 old = *word, new;
+
+	new = ((old & ~TS_CLOCK_MASK) + ((u64)by << TS_CLOCK_BITS)) |
+	      ((backdate ? old : t) & TS_CLOCK_MASK);
+	*(volatile u64 *)word = new;
+	above_add(levels, old, new, t);
+	if (by > 0) {
+		levels_cross(levels, ts_depth_of(old), ts_depth_of(new),
+			     TS_LEVEL_BIAS - t);
+		if (*peak < ts_depth_of(new))
+			*peak = ts_depth_of(new);
+	} else {
+		levels_cross(levels, ts_depth_of(new), ts_depth_of(old),
+			     t - TS_LEVEL_BIAS);
+	}
+	return ts_depth_of(new);
+}
+
+/* Slot @qid's depth word in the OS queue (@os) or in the device, and its own. */
+struct depth_of_slot {
+	u64 *word;
+	u64 *levels;
+	s64 *peak;
+	u64 *deferred;
+};
+
+static __always_inline bool depth_of_slot(u32 qid, u32 os,
+					  struct depth_of_slot *d)
+{
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	if (!st)
+		return false;
+	d->word = os ? &st->in_os : &st->in_device;
+	d->levels = os ? st->os_level : st->device_level;
+	d->peak = os ? &st->os_peak : &st->device_peak;
+	d->deferred = os ? st->os_deferred : st->device_deferred;
+	return true;
+}
+
+/*
+ * Slot @qid's depth (in the OS queue: @os) moves by @by at @t, the lock
+ * held: @n changes left with clock reads summing to @sum. @where is
+ * (@qid << 1 | @os): a BPF function takes five arguments.
+ */
+__noinline int deferred_make_slot(u32 where, s64 by, u64 n, u64 sum, u64 t)
+{
+	u32 qid = where >> 1, os = where & 1;
+	struct depth_of_slot d;
+
+	if (!depth_of_slot(qid, os, &d))
+		return 0;
+	depth_move(d.word, d.levels, d.peak, by, t, false);
+	if (n * t > sum)
+		count_reordered(qid, os, n * t - sum);
+	return 0;
+}
+
+/*
+ * The rises or falls left in @count and @sum (*@n, *@at), taken when they
+ * agree as of clock read @t (else 0 taken: see above).
+ */
+static __always_inline void deferred_take(u64 *count, u64 *sum, u64 t,
+					  u64 *n, u64 *at)
+{
+	u64 late;
+
+	*n = *(volatile u64 *)count;
+	if (!*n)
+		return;
+	*at = *(volatile u64 *)sum;
+	late = *n * t - *at;
+	if ((s64)late < 0 || late > (1ULL << 40)) {
+		*n = 0;
+		return;
+	}
+	__sync_fetch_and_add(count, -*n);
+	__sync_fetch_and_add(sum, -*at);
+}
+
+/*
+ * The changes left in slot @qid's deferred counts, made now, the lock
+ * held (a clock read after every change taken: a holder's own was read
+ * before it took the lock). One rise and one fall: in the order of their
+ * clock reads. More of both: their order is not known, and they are made
+ * as one move; the peak between may have been higher by as many as the
+ * fewer of them, counted (TS_EV_UNORDERED), so that the report bounds it.
+ */
+static __always_inline void deferred_make(u64 *word, u64 *deferred, u32 qid,
+					  u32 os)
+{
+	u64 t, rises = 0, rise_at = 0, falls = 0, fall_at = 0;
+	u32 where = qid << 1 | os;
+
+	if (!deferred[0] && !deferred[2])
+		return;
+	t = ts_change_time(*word, bpf_ktime_get_ns() + test_clock_offset);
+	deferred_take(&deferred[0], &deferred[1], t, &rises, &rise_at);
+	deferred_take(&deferred[2], &deferred[3], t, &falls, &fall_at);
+	if (rises == 1 && falls == 1 && fall_at < rise_at) {
+		deferred_make_slot(where, -1, 1, fall_at, t);
+		deferred_make_slot(where, 1, 1, rise_at, t);
+	} else if (rises && falls && rises + falls > 2) {
+		deferred_make_slot(where, (s64)rises - (s64)falls, rises + falls,
+				   rise_at + fall_at, t);
+		count_events(qid, TS_EV_UNORDERED, rises < falls ? rises : falls);
+	} else {
+		if (rises)
+			deferred_make_slot(where, rises, rises, rise_at, t);
+		if (falls)
+			deferred_make_slot(where, -(s64)falls, falls, fall_at, t);
+	}
+}
+
+/* deferred_make on slot @qid's depth, its lock taken if free. */
+__noinline int deferred_apply_slot(u32 qid, u32 os)
+{
+	struct depth_of_slot d;
+	u64 key;
+
+	if (!depth_of_slot(qid, os, &d) ||
+	    (!d.deferred[0] && !d.deferred[2]))
+		return 0;
+	key = ptr_value(d.word);
+	if (!word_lock(key))
+		return 0;
+	deferred_make(d.word, d.deferred, qid, os);
+	word_unlock(key);
+	return 0;
+}
+
+/*
+ * Depth *@word goes up (@step 1) or down (-1) at @now, or at the last
+ * change's time if that is later (counted: count_reordered), under its
+ * lock, after the changes others left; or, the lock held, left for its
+ * holder. Returns the new depth (as far as this program knows, when left).
+ * @backdate, @os: as in bpf/depth.bpf.h.
+ */
+static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
+				      u64 *deferred, s64 step, u64 now,
+				      u32 qid, bool backdate, bool os)
+{
+	u64 key = ptr_value(word), t;
+	s64 depth;
+
+	now += test_clock_offset;
+	if (word_lock(key)) {
+		deferred_make(word, deferred, qid, os);
+		t = backdate ? now : ts_change_time(*word, now);
+		depth = depth_move(word, levels, peak, step, t, backdate);
+		word_unlock(key);
+		if (t > now)
+			count_reordered(qid, os, t - now);
+	} else {
+		__sync_fetch_and_add(&deferred[step < 0 ? 2 : 0], 1);
+		__sync_fetch_and_add(&deferred[step < 0 ? 3 : 1], now);
+		depth = ts_depth_of(*(volatile u64 *)word) + step;
+	}
+	deferred_apply_slot(qid, os);
+	return depth;
+}
+
+/* The peak of *@peak since the last take, the next one from *@word. */
+static __always_inline s64 peak_take(u64 *word, s64 *peak, u32 qid)
+{
+	u64 key = ptr_value(word);
+	bool ok = word_lock(key);
+	s64 taken = *peak;
+
+	*peak = ts_depth_of(*word);
+	if (ok)
+		word_unlock(key);
+	else
+		count_event(qid, TS_EV_CONTENDED);
+	return taken;
+}
+
+/* depth_step on slot @qid's depth: a global function. */
+__noinline s64 depth_step_locked(u32 qid, u32 os, s64 step, u64 now,
+				 u32 backdate)
+{
+	struct depth_of_slot d;
+
+	if (!depth_of_slot(qid, os, &d))
+		return 0;
+	return depth_step(d.word, d.levels, d.peak, d.deferred, step, now,
+			  qid, backdate && !os, os);
+}
+
+#define depth_step(word, levels, peak, deferred, step, now, qid, backdate, os) \
+	depth_step_locked(qid, os, step, now, backdate)
+
+#endif
