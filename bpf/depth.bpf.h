@@ -159,6 +159,10 @@ static __always_inline s64 peak_take(u64 *word, s64 *peak, u32 qid)
 #endif
 
 
+#ifndef TS_LOCKED_ATOMICS
+#define device_down_later(st, qid, now) device_down(st, qid, now, false)
+#endif
+
 static __always_inline s64 device_up(struct ts_dev_state *st, u32 qid, u64 now)
 {
 	return depth_step(&st->in_device, st->device_level, &st->device_peak,

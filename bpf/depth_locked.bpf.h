@@ -224,6 +224,17 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 	return depth;
 }
 
+/*
+ * The depth in the device of @st (slot @qid) falls at @now, left for the
+ * next change there, or the sweep: as if its lock were held.
+ */
+static __always_inline void device_down_later(struct ts_dev_state *st,
+					      u32 qid, u64 now)
+{
+	__sync_fetch_and_add(&st->device_deferred[2], 1);
+	__sync_fetch_and_add(&st->device_deferred[3], now + test_clock_offset);
+}
+
 /* The peak of *@peak since the last take, the next one from *@word. */
 static __always_inline s64 peak_take(u64 *word, s64 *peak, u32 qid)
 {

@@ -39,6 +39,7 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 		LOAD(direct, end_io, bio->bi_end_io);
 		m->end_io = (u64)end_io;
 		m->links = 0;
+		m->sent_on = 0;
 		m->sub_start_ns = 0;
 		m->sub_end_ns = 0;
 	}
@@ -67,8 +68,11 @@ static __always_inline struct ts_layer_rec *member_entry(u64 addr,
 	return bpf_map_lookup_elem(&layer_recs, &at);
 }
 
-/* Member bio @bio completed: its stacked bio's record notes when. */
-static __always_inline void member_done(u64 bio, u64 now)
+/*
+ * Member bio @bio completed: its stacked bio's record notes when. True when
+ * the stacked bio is @bio itself, sent on (on_bio_remap).
+ */
+static __always_inline bool member_done(u64 bio, u64 now)
 {
 	u64 key = ptr_value((void *)bio);
 	u64 *upper = bpf_map_lookup_elem(&member_links, &key);
@@ -77,15 +81,22 @@ static __always_inline void member_done(u64 bio, u64 now)
 	u64 addr;
 
 	if (!upper)
-		return;
+		return false;
 	addr = *upper;
 	bpf_map_delete_elem(&member_links, &key);
 	m = member_entry(addr, &s);
 	if (m)
 		m->sub_end_ns = now;
+	return addr == key;
 }
 
-/* The bios of member request @rq completed. */
+__noinline int upper_done(u64 bio, u64 now);
+
+/*
+ * The bios of member request @rq completed. One that a stacked device sent
+ * on itself ends there too: the kernel traces a bio's C once, and a
+ * request's bios not at all (its block_rq_complete stands for them).
+ */
 static __always_inline void members_done(struct request *rq, bool direct,
 					 u64 now)
 {
@@ -94,7 +105,8 @@ static __always_inline void members_done(struct request *rq, bool direct,
 
 	LOAD(direct, bio, rq->bio);
 	for (i = 0; i < TS_BIO_WALK && bio; i++) {
-		member_done((u64)bio, now);
+		if (member_done((u64)bio, now))
+			upper_done(ptr_value(bio), now);
 		LOAD(direct, bio, bio->bi_next);
 	}
 }
@@ -151,8 +163,12 @@ static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
 	depth_hist_add(st->hist_slot, depth_class, q_to_c);
 }
 
+/*
+ * Bio @bio of bio layer @st (slot @qid) ends at @now. @later: its fall in
+ * depth left for the next change there (device_down_later).
+ */
 static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
-					   u64 bio, u64 now)
+					   u64 bio, u64 now, bool later)
 {
 	struct ts_layer_rec mem = {};
 	struct ts_rq_extra x = {};
@@ -174,12 +190,38 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 		count_event(qid, TS_EV_UNMATCHED);
 		return;
 	}
-	device_down(st, qid, now, false);
+	if (later)
+		device_down_later(st, qid, now);
+	else
+		device_down(st, qid, now, false);
 	record_free(s);
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
 		      layer_time(&rec, &mem, qid, now), rec.depth_class);
 	slow_report(st, qid, &rec, &x, now);
 	who_account(qid, &rec, &x, now);
+}
+
+/*
+ * The stacked bio @bio, sent on itself to a member device whose request
+ * carrying it completed: its record ends. A global function: the verifier
+ * checks it once, not in each turn of members_done's loop. Called from the
+ * completion program, it has no stack left for the depth lock's functions
+ * (5.10 allows 512 bytes over a chain of calls): its fall is left.
+ */
+__noinline int upper_done(u64 bio, u64 now)
+{
+	struct ts_dev_state *upper;
+	struct ts_rq_slot *s;
+	u32 at, qid;
+
+	s = rq_find(bio, &at);
+	if (!s || s->rq != bio)
+		return 0;
+	qid = s->qid;
+	upper = bpf_map_lookup_elem(&dev_state, &qid);
+	if (upper && upper->layer == TS_LAYER_BIO)
+		layer_complete(upper, qid, bio, now, true);
+	return 0;
 }
 
 #endif

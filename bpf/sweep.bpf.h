@@ -36,7 +36,8 @@ static __always_inline bool rq_idle(u64 rq)
 /*
  * Whether bio @bio of device @st (its record at @idx) is done: traced to
  * its C (BIO_TRACE_COMPLETION clear), or no longer that bio at all: its
- * device or its bi_end_io is not the one it had at Q, or its memory is
+ * device (unless it was itself sent on to a member) or its bi_end_io is
+ * not the one it had at Q, or its memory is
  * gone (a synchronous direct read's bio lives on its task's stack, which
  * other calls overwrite once it ended, and which is freed with the task).
  */
@@ -58,7 +59,8 @@ static __always_inline bool bio_idle(u64 bio, struct ts_dev_state *st,
 	if (bio_queue_read(b, &q) ||
 	    bpf_core_read(&end_io, sizeof(end_io), &b->bi_end_io))
 		return true;
-	return (u64)q != st->queue || (m && (u64)end_io != m->end_io);
+	return ((u64)q != st->queue && !(m && m->sent_on)) ||
+	       (m && (u64)end_io != m->end_io);
 }
 
 /* Whether the request or bio of record @s (at @idx) is done: C maybe unseen. */

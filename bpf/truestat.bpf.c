@@ -72,7 +72,10 @@ static __always_inline int on_issue(struct request *rq, bool direct)
  * device @dev (block_bio_remap; a partition's own remap, where the bio is
  * still on the device it names, is not a stack). The stacked bio that
  * starts there is linked to it when it is its first member bio and of its
- * size; any other makes it fanned out.
+ * size; any other makes it fanned out. A stacked device that sends the
+ * bio itself on (md before 5.14, or with its I/O statistics off), not a
+ * clone, leaves no Q on the member (the kernel traces a bio's Q once): the
+ * remap is its Q there.
  */
 static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 					bool direct)
@@ -107,8 +110,16 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	member_key = ptr_value(bio);
 	bpf_map_update_elem(&member_links, &member_key, &addr, BPF_ANY);
 	member = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
-	if (member && !member->has_uppers)
+	if (!member)
+		return 0;
+	if (!member->has_uppers)
 		member->has_uppers = 1;
+	if (addr != member_key)
+		return 0;
+	m->sent_on = 1;
+	if (member->layer == TS_LAYER_REQUEST)
+		bio_enter(member, qid, member_key, m->sub_start_ns,
+			  m->sub_start_ns);
 	return 0;
 }
 
@@ -235,7 +246,7 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 		LOAD(direct, status, bio->bi_status);
 		if (status)
 			count_event(qid, TS_EV_IO_ERROR);
-		layer_complete(st, qid, (u64)bio, now);
+		layer_complete(st, qid, (u64)bio, now, false);
 	} else
 		bio_leave(qid, (u64)bio, now, NULL);
 	return 0;

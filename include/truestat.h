@@ -479,7 +479,8 @@ struct ts_rq_slot {
 struct ts_layer_rec {
 	__u64 end_io;	    /* the bio's bi_end_io at Q */
 	__u32 links;	    /* member bios seen; 2: not one-to-one */
-	__u32 pad;
+	__u32 sent_on;	    /* 1: the bio itself went on to the member (its
+			     * device is the member's from then on) */
 	__u64 sub_start_ns; /* the member bio's Q (its remap) */
 	__u64 sub_end_ns;   /* the member bio's C, 0: not yet */
 };

@@ -271,6 +271,11 @@ def raid0(c):
     r = Run(c)
     members = ['nullb0', 'nullb1', 'nullb2', 'nullb3']
     phases, inflight = {}, {}
+    # md0's in-flight count, diskstats field 9, is what tells when all jobs
+    # run; md keeps it since 5.14 (before, 0 at every tick: no window)
+    ticks_all = [t for t in r.order if t.startswith('tick') and 'md0' in r.ds.get(t, {})]
+    md_counts = any(r.ds[t]['md0'][8] for t in ticks_all)
+    held = lambda t: r.ds[t]['md0'][8]
     for n in jobs:
         # the ticks where all n jobs ran: from the first to the last
         # tick where md0's in-flight count (diskstats field 9) is at
@@ -284,8 +289,8 @@ def raid0(c):
         ticks = [t for t in r.order if t.startswith('tick') and b and e and b[0] <= r.at[t][0] <= e[0]
                  and 'md0' in r.ds.get(t, {})]
         need = math.ceil(0.9 * n)
-        inflight[n] = ' '.join(str(r.ds[t]['md0'][8]) for t in ticks)
-        ok = [i for i, t in enumerate(ticks) if r.ds[t]['md0'][8] >= need and 0 < i < len(ticks) - 1 and
+        inflight[n] = ' '.join(str(held(t)) for t in ticks)
+        ok = [i for i, t in enumerate(ticks) if held(t) >= need and 0 < i < len(ticks) - 1 and
               r.ds[ticks[i - 1]]['md0'][0] < r.ds[t]['md0'][0] < r.ds[ticks[i + 1]]['md0'][0]]
         phases[n] = ticks[ok[0]:ok[-1] + 1] if ok else []
     if not started(tag, c):
@@ -318,7 +323,11 @@ def raid0(c):
     s_meas = sum(svc) / len(svc) if svc else S_ms
     cap = 4 / (s_meas / 1000)
     figs = {}
-    for n in jobs:
+    if not md_counts:
+        note('not judged on this kernel: %s (md0 counts no I/O in flight before Linux 5.14, diskstats field 9 is 0 '
+             'at every tick: no independent count of the jobs running)' % ', '.join(
+                 '%s_p%d_window, _conc, _max, _busy' % (tag, n) for n in jobs))
+    for n in jobs if md_counts else []:
         w = phases[n]
         name = '%s_p%d' % (tag, n)
         if len(w) < 2:
