@@ -17,8 +17,8 @@
  * its clock read summed, none is in the future): caught between another's
  * two adds, it leaves them to the next (that other, which looks once it
  * has added both). Rises and falls both left, one of each: made in the
- * order of their clock reads; more, the order is not known, nor the peak
- * between (TS_EV_CONTENDED).
+ * order of their clock reads; more, made as one move, their order not
+ * known (TS_EV_UNORDERED: the peak between may have been higher).
  *
  * The functions taking a slot are global: the verifier checks each once,
  * not at each of the programs' depth changes (inlined there, they took the
