@@ -12,11 +12,11 @@
  * after its clock read: the depth stays exact.
  *
  * Deferred counts, per word: [0] rises, [1] the sum of their clock reads,
- * [2] falls, [3] theirs. A program adds the count, then the sum; the holder
- * reads both and takes them only when they agree (every change counted has
- * its clock read summed, none is in the future): caught between another's
- * two adds, it leaves them to the next (that other, which looks once it
- * has added both). Rises and falls both left, one of each: made in the
+ * [2] falls, [3] theirs, [4] deferrals started, [5] finished. A program
+ * adds started, its count and sum, then finished; the holder takes what it
+ * read only when no deferral was under way around its reads (else a count
+ * could be without its clock reading), leaving them to that deferral,
+ * which looks once it has finished. Rises and falls both left, one of each: made in the
  * order of their clock reads; more, made as one move, their order not
  * known (TS_EV_UNORDERED: the peak between may have been higher).
  *
@@ -121,25 +121,45 @@ __noinline int deferred_make_slot(u32 where, s64 by, u64 n, u64 sum, u64 t)
 }
 
 /*
- * The rises or falls left in @count and @sum (*@n, *@at), taken when they
- * agree as of clock read @t (else 0 taken: see above).
+ * The rises or falls left in @count and @sum (*@n, *@at) as read, taken
+ * away: the caller saw no deferral under way around the reads.
  */
-static __always_inline void deferred_take(u64 *count, u64 *sum, u64 t,
-					  u64 *n, u64 *at)
+static __always_inline void deferred_take(u64 *count, u64 *sum, u64 *n,
+					  u64 *at)
 {
-	u64 late;
-
-	*n = *(volatile u64 *)count;
 	if (!*n)
 		return;
-	*at = *(volatile u64 *)sum;
-	late = *n * t - *at;
-	if ((s64)late < 0 || late > (1ULL << 40)) {
-		*n = 0;
-		return;
-	}
 	__sync_fetch_and_add(count, -*n);
 	__sync_fetch_and_add(sum, -*at);
+}
+
+/*
+ * Reads the deferred counts into @c[4]; false when a deferral was under
+ * way (started, not finished) before the reads or began during them:
+ * what was read may be a count without its clock reading, left for later
+ * (that deferral looks again once finished).
+ */
+static __always_inline bool deferred_read(u64 *deferred, u64 *c)
+{
+	u64 finished = *(volatile u64 *)&deferred[5];
+	u64 started = *(volatile u64 *)&deferred[4];
+
+	if (started != finished)
+		return false;
+	c[0] = *(volatile u64 *)&deferred[0];
+	c[1] = *(volatile u64 *)&deferred[1];
+	c[2] = *(volatile u64 *)&deferred[2];
+	c[3] = *(volatile u64 *)&deferred[3];
+	return *(volatile u64 *)&deferred[4] == started;
+}
+
+/* Leaves a change (@falls: a fall) made at @now for the lock's holder. */
+static __always_inline void deferred_leave(u64 *deferred, bool falls, u64 now)
+{
+	__sync_fetch_and_add(&deferred[4], 1);
+	__sync_fetch_and_add(&deferred[falls ? 2 : 0], 1);
+	__sync_fetch_and_add(&deferred[falls ? 3 : 1], now);
+	__sync_fetch_and_add(&deferred[5], 1);
 }
 
 /*
@@ -153,14 +173,15 @@ static __always_inline void deferred_take(u64 *count, u64 *sum, u64 t,
 static __always_inline void deferred_make(u64 *word, u64 *deferred, u32 qid,
 					  u32 os)
 {
-	u64 t, rises = 0, rise_at = 0, falls = 0, fall_at = 0;
+	u64 t, rises, rise_at, falls, fall_at, c[4] = {};
 	u32 where = qid << 1 | os;
 
-	if (!deferred[0] && !deferred[2])
+	if ((!deferred[0] && !deferred[2]) || !deferred_read(deferred, c))
 		return;
+	rises = c[0], rise_at = c[1], falls = c[2], fall_at = c[3];
+	deferred_take(&deferred[0], &deferred[1], &rises, &rise_at);
+	deferred_take(&deferred[2], &deferred[3], &falls, &fall_at);
 	t = ts_change_time(*word, bpf_ktime_get_ns() + test_clock_offset);
-	deferred_take(&deferred[0], &deferred[1], t, &rises, &rise_at);
-	deferred_take(&deferred[2], &deferred[3], t, &falls, &fall_at);
 	if (rises == 1 && falls == 1 && fall_at < rise_at) {
 		deferred_make_slot(where, -1, 1, fall_at, t);
 		deferred_make_slot(where, 1, 1, rise_at, t);
@@ -216,8 +237,7 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 		if (t > now)
 			count_reordered(qid, os, t - now);
 	} else {
-		__sync_fetch_and_add(&deferred[step < 0 ? 2 : 0], 1);
-		__sync_fetch_and_add(&deferred[step < 0 ? 3 : 1], now);
+		deferred_leave(deferred, step < 0, now);
 		depth = ts_depth_of(*(volatile u64 *)word) + step;
 	}
 	deferred_apply_slot(qid, os);
@@ -231,8 +251,7 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 static __always_inline void device_down_later(struct ts_dev_state *st,
 					      u32 qid, u64 now)
 {
-	__sync_fetch_and_add(&st->device_deferred[2], 1);
-	__sync_fetch_and_add(&st->device_deferred[3], now + test_clock_offset);
+	deferred_leave(st->device_deferred, true, now + test_clock_offset);
 }
 
 /* The peak of *@peak since the last take, the next one from *@word. */

@@ -439,14 +439,15 @@ struct ts_dev_state {
 	__u64 in_device __attribute__((aligned(64))); /* issued, not completed
 						       * (ts_depth_of) */
 	__s64 device_peak; /* highest in_device since the last sweep */
-	__u64 device_deferred[4]; /* object for old kernels: changes of
+	__u64 device_deferred[6]; /* object for old kernels: changes of
 				   * in_device left while its lock was held:
 				   * rises and the sum of their clock reads,
-				   * falls and theirs (bpf/depth_locked.bpf.h) */
+				   * falls and theirs, deferrals started and
+				   * finished (bpf/depth_locked.bpf.h) */
 	__u64 in_os __attribute__((aligned(64))); /* entered (Q), not yet
 						   * issued (ts_depth_of) */
 	__s64 os_peak;
-	__u64 os_deferred[4];
+	__u64 os_deferred[6];
 	__u64 device_level[TS_LEVEL_REGS] __attribute__((aligned(64)));
 	__u64 os_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last in each */
 };
