@@ -457,7 +457,9 @@ struct ts_dev_state {
  * Sweep: a tracked request found idle in the kernel is repaired once it
  * was issued this long ago; younger ones may still be inside the issue
  * path (idle until the kernel marks them in flight) and are counted as
- * suspects, which makes the report say its depth is not exact.
+ * suspects: the loader looks again once they are old enough (user/tracer.c:
+ * settle); those still young at its last look make the report say its
+ * depth is not exact.
  */
 #define TS_SWEEP_MIN_AGE_NS (10 * 1000 * 1000ULL)
 

@@ -858,7 +858,7 @@ static void sweep_durable(struct ts_tracer *t)
  * Repairs requests completed without our program seeing them (BPF side),
  * a part at a time: no bpf_loop, which kernels before 5.17 lack.
  */
-void ts_tracer_sweep(struct ts_tracer *t)
+static void sweep(struct ts_tracer *t)
 {
 	__u64 from;
 
@@ -868,6 +868,9 @@ void ts_tracer_sweep(struct ts_tracer *t)
 	sweep_durable(t);
 	sweep_part(t, TS_SWEEP_END, 0);
 }
+
+/* Sweeps a snapshot makes at most while requests are too young to judge. */
+#define TS_SETTLE_SWEEPS 3
 
 /* Requests the last sweep found idle but too young to repair. */
 static unsigned int suspects(const struct ts_tracer *t)
@@ -880,14 +883,21 @@ static unsigned int suspects(const struct ts_tracer *t)
 	return n;
 }
 
-void ts_tracer_settle(struct ts_tracer *t)
+/*
+ * Sweeps until no idle request is too young to repair: a request caught
+ * between the issue tracepoint and the kernel marking it in flight proves
+ * live at the next look, one whose completion went unseen is old enough by
+ * then to be repaired and counted in this span. Only what is still young
+ * at the last look makes the span's depth not exact without an event.
+ */
+static void settle(struct ts_tracer *t)
 {
 	const struct timespec age = { 0, TS_SWEEP_MIN_AGE_NS + 1000000 };
 	int i;
 
-	for (i = 0; i < 3; i++) {
-		ts_tracer_sweep(t);
-		if (!suspects(t))
+	for (i = 0;; i++) {
+		sweep(t);
+		if (!suspects(t) || i == TS_SETTLE_SWEEPS - 1)
 			return;
 		nanosleep(&age, NULL);
 	}
@@ -1007,7 +1017,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	unsigned int qid;
 
 	follow_stacks(t);
-	ts_tracer_sweep(t);
+	settle(t);
 	read_repairs(t);
 	durable_in_flight(t, durable);
 	s->ndev = 0;

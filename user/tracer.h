@@ -48,20 +48,13 @@ bool ts_tracer_kernel_refused(void);
 /* "tp_btf" or "raw_tp". */
 const char *ts_tracer_kind(const struct ts_tracer *t);
 /*
- * Sweeps (ts_tracer_sweep), then reads every traced device. @span_end: @s
- * ends a span of the reports' chain (it gets the next seq and the peak
- * depths since the last such snapshot); else (a scrape) seq 0.
+ * Sweeps (repairs requests whose completion was never seen, looking again
+ * while some are too young to judge), then reads every traced device.
+ * @span_end: @s ends a span of the reports' chain (it gets the next seq and
+ * the peak depths since the last such snapshot); else (a scrape) seq 0.
  */
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end);
-/* Repairs the depth of requests whose completion was never seen. */
-void ts_tracer_sweep(struct ts_tracer *t);
-/*
- * Before the last snapshot: sweeps until no idle request is too young to
- * repair (at most 3 times, 11 ms apart), so that the totals count every
- * unseen completion.
- */
-void ts_tracer_settle(struct ts_tracer *t);
 /* A device's recent mean service time, used to date unseen completions. */
 void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
 				__u64 service_ns);

@@ -578,7 +578,6 @@ int main(int argc, char **argv)
 		tmp = prev, prev = cur, cur = tmp;
 	}
 	if (out_ok) {
-		ts_tracer_settle(tracer);
 		ts_tracer_read_slow(tracer);
 		take(tracer, first, prev, cur, gone);
 		/* disks that went away during the run keep their row */

@@ -257,6 +257,9 @@ def dev(doc, name):
         if x['device'] == name:
             return x
     raise LookupError('device %s not in report' % name)
+# the events that make a report's depth in the device not exact (doc/json.md)
+DEPTH_CAUSES = ('missed_completions', 'unmatched_completions', 'rq_table_full', 'claim_races',
+                'contended_depth_updates', 'depth_below_zero', 'unordered_depth_changes')
 def within(a, b, rel):
     return abs(a - b) <= rel * abs(b)
 def little(name, depth, span_ms, summed, n, unseen, slowest, what='service'):
