@@ -99,8 +99,17 @@ print('# %s: HZ %d (%s), %d reads (%d unseen), fio %.0f ms; io_ticks %d ms, busy
       'OS queue busy %.1f ms; io_ticks - busy %.1f ms; tolerance %.1f ms; outside D..C %.1f ms'
       % (name, $hz, '$hz_from', ios, m, W, ticks, busy, c['busy_pct'], span, osq, ticks - busy, tol, ext))
 print(name + '_count', int(rd['ios'] + m != ios), 'reads: truestat %d + %d unseen, diskstats %d' % (rd['ios'], m, ios))
-print(name + '_exact', int(not c['exact'] and not m),
-      'the depth in the device is exact (%s) or an unseen completion says why (%d)' % (c['exact'], m))
+# the depth is exact or its report says why: a completion unseen (of any
+# kind of request) or another of the events the JSON page names for it
+why = ['%s %d: max %s (at least %s), excess %s, events %s'
+       % (r['type'], i, rc['concurrency']['max'], rc['concurrency']['max_min'], rc['concurrency']['excess'],
+          {k: v for k, v in rc['events'].items() if v})
+       for i, r in enumerate(x for x in docs('$out') if x['type'] in ('interval', 'totals'))
+       for rc in r['devices'] if rc['device'] == '$dev' and not rc['concurrency']['exact']]
+said = sum(d['events'][k] for k in DEPTH_CAUSES)
+print(name + '_exact', int(not c['exact'] and not said),
+      'the depth in the device is exact (%s) or its events say why (%d)%s'
+      % (c['exact'], said, ''.join('; ' + w for w in why)))
 print(name + '_busy_le_util', int(not busy <= ticks + tol),
       'busy %.1f ms <= io_ticks %d ms + %.1f ms' % (busy, ticks, tol))
 print(name + '_util_le_busy_plus_outside', int(not ticks <= busy + ext + m * slowest + tol),
