@@ -215,31 +215,44 @@ static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
 }
 
 /*
+ * Copies record @s (index @at) to @rec, and its layer_recs entry to @mem
+ * when not NULL (a bio layer's), then takes it for @addr's completion.
+ */
+static __always_inline bool record_copy_take(u64 addr, struct ts_rq_slot *s,
+					     u32 at, struct ts_rq_slot *rec,
+					     struct ts_layer_rec *mem)
+{
+	struct ts_layer_rec *m;
+
+	*rec = *s;
+	m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
+	if (m)
+		*mem = *m;
+	return rq_take(s, addr, addr + 1);
+}
+
+/*
  * Takes the record of @addr, found at slot @s (index @at), for its
- * completion, copied to @rec first, and its layer_recs entry to @mem when
- * not NULL (a bio layer's): its slot, held until the caller took the
+ * completion (record_copy_take): its slot, held until the caller took the
  * request out of the depth (record_free), so that no other request can
  * fill the slot and enter the depth first; NULL when there is none. A
  * record that the sweep held and ended meanwhile was of an older life;
  * this one's may be in another slot (its issue found that one held):
- * looked for once more.
+ * looked for once more. Written out, not a loop of two: clang made that a
+ * flag spilled as 32 bits, which 5.13's verifier does not follow (an
+ * "infinite loop").
  */
 static __always_inline struct ts_rq_slot *
 record_end(u64 addr, struct ts_rq_slot *s, u32 at, struct ts_rq_slot *rec,
 	   struct ts_layer_rec *mem)
 {
-	struct ts_layer_rec *m;
-	int i;
-
-	for (i = 0; i < 2 && s; i++) {
-		*rec = *s;
-		m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
-		if (m)
-			*mem = *m;
-		if (rq_take(s, addr, addr + 1))
-			return s;
-		s = rq_find(addr, &at);
-	}
+	if (!s)
+		return NULL;
+	if (record_copy_take(addr, s, at, rec, mem))
+		return s;
+	s = rq_find(addr, &at);
+	if (s && record_copy_take(addr, s, at, rec, mem))
+		return s;
 	return NULL;
 }
 
