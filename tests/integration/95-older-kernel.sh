@@ -12,9 +12,11 @@
 # operations take locks there, and its kernel structures (a bio's bi_disk,
 # a request's rq_disk) and verifier are the oldest: it has the limits that
 # made 5.13's refuse truestat once (a 32-bit spill, a request's disk read as
-# a number). Ubuntu's 5.13 and 5.15, the range 5.12-5.16, are booted by
-# make test-kernels: here they would take make test past 15 minutes. 5.10
-# is fetched through a private sources list (tests/vm/run.sh).
+# a number). Ubuntu 20.04's 5.13, the oldest verifier the default programs
+# (with atomics) meet, runs the load case only (base's tp_btf and raw_tp
+# runs, 35 s with the boot): a change that its verifier refuses fails here,
+# not first in make test-kernels, which boots 5.13 and 5.15 for every case.
+# 5.10 is fetched through a private sources list (tests/vm/run.sh).
 set -euo pipefail
 # a SANITIZE=1 build cannot be linked statically for the guest
 if ldd "$(dirname "$0")/../../truestat" | grep -q libasan; then
@@ -22,4 +24,5 @@ if ldd "$(dirname "$0")/../../truestat" | grep -q libasan; then
 	exit 77
 fi
 TS_VM_CASES=${TS_VM_CASES:-base raid0 ahci} \
-	exec "$(dirname "$0")/../vm/run.sh" ${TS_TEST_KERNELS:-linux-image-amd64 linux-image-5.10.0-32-amd64:base}
+	exec "$(dirname "$0")/../vm/run.sh" ${TS_TEST_KERNELS:-linux-image-amd64 linux-image-5.10.0-32-amd64:base \
+	linux-image-5.13.0-52-generic:load}

@@ -574,6 +574,11 @@ for c in $CASES; do
 		run_case missed none
 		TS_ENV=
 		;;
+	load)
+		nullb_load 1 "$S_NS" "$K"
+		run_case none none
+		run_case rawtp none --raw-tp
+		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;
 	nvme | virtio | nullq | cpus8 | scsi | ahci | refuse) case_$c ;;

@@ -24,6 +24,8 @@
 #    time against S, its device depth against K, the depth the device could
 #    not take showing up as OS queue time, and its Q->C against fio's own
 #    latency.
+#  load: base's first and third runs only (tp_btf and raw_tp): that every
+#    program loads and measures, on a kernel booted for that alone;
 #  raid0: md raid0 over four serial null_blk disks (S = 8 ms) read by 1, 4,
 #    16 and 64 jobs under one truestat -D -d md0 (md0 and its members);
 #  dm: dm-linear, dm-delay and dm-crypt over one null_blk, each read in
@@ -99,6 +101,7 @@ limits() {
 	for c in $1; do
 		case $c in
 		base) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 120)) ;;
+		load) GUARD=$((GUARD + 30)) LIMIT=$((LIMIT + 60)) ;;
 		refuse) GUARD=$((GUARD + 20)) LIMIT=$((LIMIT + 40)) ;;
 		scsi) GUARD=$((GUARD + 90)) LIMIT=$((LIMIT + 180)) ;;
 		nvme | nullq) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
@@ -430,9 +433,10 @@ print(kv + '/boot' + ('_smp' if ' $SMP_CASES '.find(' ${cases%% *} ') >= 0 else
                      '_8cpu' if ' $WIDE_CASES '.find(' ${cases%% *} ') >= 0 else ''), int(g.get('kernel') != [kv] or 'done' not in g),
       'guest ran kernel %s (btf: %s) to the end%s' % (g.get('kernel', ['?'])[0], g.get('btf', ['?'])[0],
       '' if 'done' in g else ': it did NOT finish'))
-base = ' base ' in ' $cases '
-for name, want_kind, sched in (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
-                               ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')) if base else ():
+runs = ((('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
+         ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')) if ' base ' in ' $cases ' else
+        (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none')) if ' load ' in ' $cases ' else ())
+for name, want_kind, sched in runs:
     c = cases.get(name)
     tag = '%s/%s' % (kv, name)
     if not c:
