@@ -23,6 +23,6 @@ if ldd "$(dirname "$0")/../../truestat" | grep -q libasan; then
 	echo "SKIP: truestat is built with sanitizers (make SANITIZE=1)"
 	exit 77
 fi
-TS_VM_CASES=${TS_VM_CASES:-base raid0 ahci} \
+TS_VM_CASES=${TS_VM_CASES:-base raid0 ahci load} \
 	exec "$(dirname "$0")/../vm/run.sh" ${TS_TEST_KERNELS:-linux-image-amd64 linux-image-5.10.0-32-amd64:base \
 	linux-image-5.13.0-52-generic:load}

@@ -635,6 +635,10 @@ for spec in "${pkgs[@]}"; do
 	start=$SECONDS
 	p=${spec%%:*} cases=$CASES
 	[[ $spec != *:* ]] || cases=$(cases_in "$CASES" "${spec#*:}")
+	if [[ -z $cases ]]; then
+		check "$p" 1 "none of its cases (${spec#*:}) is in TS_VM_CASES ($CASES): nothing would run"
+		continue
+	fi
 	pkg=$(image_pkg "$p")
 	kimg=
 	kdir=$(unpacked "$pkg") && kimg=$(ls "$kdir"/boot/vmlinuz-* 2>/dev/null | head -n 1)
