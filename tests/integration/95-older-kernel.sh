@@ -24,5 +24,5 @@ if ldd "$(dirname "$0")/../../truestat" | grep -q libasan; then
 	exit 77
 fi
 TS_VM_CASES=${TS_VM_CASES:-base raid0 ahci load} \
-	exec "$(dirname "$0")/../vm/run.sh" ${TS_TEST_KERNELS:-linux-image-amd64 linux-image-5.10.0-32-amd64:base \
-	linux-image-5.13.0-52-generic:load}
+	exec "$(dirname "$0")/../vm/run.sh" ${TS_TEST_KERNELS:-linux-image-amd64:base,raid0,ahci \
+	linux-image-5.10.0-32-amd64:base linux-image-5.13.0-52-generic:load}
