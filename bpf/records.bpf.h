@@ -135,9 +135,13 @@ static __always_inline void os_leave(struct ts_bio_slot *s, int ev, u64 now)
 		os_down(st, qid, now);
 }
 
-/* @bio enters the OS queue of @st with Q time @queued_ns. */
+/*
+ * @bio enters the OS queue of @st with Q time @queued_ns, submitted by
+ * @who (NULL: the current task).
+ */
 static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
-				      u64 bio, u64 queued_ns, u64 now)
+				      u64 bio, u64 queued_ns, u64 now,
+				      const struct ts_submitter *who)
 {
 	u32 at = 0;
 	struct ts_bio_slot *s = bio_slot(bio, true, &at);
@@ -150,7 +154,7 @@ static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
 		os_leave(s, TS_EV_STALE_BIO, now);
 	s->queued_ns = queued_ns;
 	s->qid = qid;
-	bio_who_now(at);
+	bio_who_set(at, who);
 	os_up(st, qid, now);
 }
 

@@ -39,15 +39,24 @@ static __always_inline void who_now(struct ts_submitter *w)
 	bpf_get_current_comm(w->comm, sizeof(w->comm));
 }
 
-/* At Q: the bio in slot @idx is the current task's. */
-static __always_inline void bio_who_now(u32 idx)
+/*
+ * The bio in slot @idx was submitted by @who, or by the current task when
+ * @who is NULL (at Q). A bio that enters the OS queue again (its request
+ * given back, a split of a bio) keeps its first submitter: the task that
+ * runs then is a kworker or an interrupt.
+ */
+static __always_inline void bio_who_set(u32 idx, const struct ts_submitter *who)
 {
 	struct ts_submitter *w;
 
 	if (!keep_who)
 		return;
 	w = bpf_map_lookup_elem(&bio_who, &idx);
-	if (w)
+	if (!w)
+		return;
+	if (who)
+		*w = *who;
+	else
 		who_now(w);
 }
 

@@ -119,7 +119,7 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	m->sent_on = 1;
 	if (member->layer == TS_LAYER_REQUEST)
 		bio_enter(member, qid, member_key, m->sub_start_ns,
-			  m->sub_start_ns);
+			  m->sub_start_ns, NULL);
 	return 0;
 }
 
@@ -180,6 +180,7 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 {
 	struct request_queue *q;
 	struct ts_dev_state *st;
+	struct ts_rq_extra x = {};
 	struct ts_rq_slot *s;
 	struct bio *bio;
 	u64 now, queued_ns;
@@ -193,6 +194,7 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	if (!s)
 		return 0; /* not issued while we traced: still in the OS */
 	queued_ns = s->queued_ns;
+	rq_extra_get(at, &x);
 	if (!rq_take(s, (u64)rq, (u64)rq + 1))
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -203,7 +205,7 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 		return 0;
 	LOAD(direct, bio, rq->bio);
 	if (bio && queued_ns)
-		bio_enter(st, qid, (u64)bio, queued_ns, now);
+		bio_enter(st, qid, (u64)bio, queued_ns, now, &x.who);
 	return 0;
 }
 
@@ -221,7 +223,7 @@ static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 	if (st->layer == TS_LAYER_BIO)
 		layer_enter(st, qid, bio, direct, now);
 	else
-		bio_enter(st, qid, (u64)bio, now, now);
+		bio_enter(st, qid, (u64)bio, now, now, NULL);
 	return 0;
 }
 
@@ -290,6 +292,7 @@ static __always_inline int on_rq_merge(struct request *next, bool direct)
 static __always_inline int on_bio_split(struct bio *split, bool direct)
 {
 	struct ts_bio_slot *parent_slot;
+	struct ts_submitter who = {};
 	struct ts_dev_state *st;
 	void *parent;
 	u64 now, queued_ns;
@@ -303,9 +306,10 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 	if (!parent_slot)
 		return 0;
 	queued_ns = parent_slot->queued_ns;
+	bio_who_take(at, &who);
 	now = bpf_ktime_get_ns();
 	if (queued_ns)
-		bio_enter(st, qid, (u64)split, queued_ns, now);
+		bio_enter(st, qid, (u64)split, queued_ns, now, &who);
 	return 0;
 }
 

@@ -41,7 +41,9 @@ And per case:
  - nvme_poll: every request went to the poll queue (hipri), counts exact
  - nullq2, scsi*: service S to S + 2% (null_blk's timer, scsi_debug's
    ndelay): for scsi_retry that is service from the last issue, the retry
- - scsi_busy, scsi_retry: requeues > 0; scsi_error: completions with an
+ - scsi_busy, scsi_retry: requeues > 0, and (run with --by process) every
+   request fio's, the requeued ones too: one row per direction, named
+   fio's, whose I/Os are the disk's; scsi_error: completions with an
    error (ftrace's block_rq_complete with error != 0) equal fio's failed
    I/Os, > 0, and counted as I/Os; truestat's events.io_errors equals
    them too, exactly
@@ -201,6 +203,20 @@ def service(tag, d, s_ms, why, hi=1.02):
               'S to S + %g%%' % round((hi - 1) * 100, 2) if hi else 'at least S', why))
 
 
+def submitters(tag, d):
+    """--by process: all the disk's requests were submitted by fio (one
+    process, its jobs threads), the requeued ones too"""
+    by = d.get('by') or {}
+    rows = by.get('rows', [])
+    ios = sum(x['ios'] for x in rows)
+    want = sum(x['ios'] for x in d['ops'].values())
+    names = sorted(set(str(x.get('name', 'others')) for x in rows))
+    bad = [n for n in names if not n.endswith('(fio)')]
+    check(tag + '_submitter', not rows or bad or by.get('not_attributed') or ios != want,
+          'submitters: %s, %d I/Os, %s not attributed; the disk %d I/Os (all fio\'s, exact)' % (
+              ', '.join(names) or 'none', ios, by.get('not_attributed'), want))
+
+
 def fio_job(c):
     try:
         return json.loads(one(c, 'fio', ''))['jobs'][0]
@@ -288,6 +304,7 @@ def disk_run(name, tag, c, tot, d, job):
         if name in ('scsi_busy', 'scsi_retry'):
             check(tag + '_requeued', rq <= 0, '%d requeues (ftrace), > 0: every 10th command %s' % (
                 rq, 'refused as host busy' if name == 'scsi_busy' else 'failed with ABORTED COMMAND and retried'))
+            submitters(tag, d)
         if name == 'scsi_error':
             ferr = job.get('total_err', -1)
             check(tag + '_errors', errs <= 0 or ferr != errs,

@@ -394,7 +394,8 @@ rq_count() {
 # vCPUs (each job pinned to one, so every CPU's hardware queue gets
 # JOBS/CPUs x IODEPTH), under one truestat -d DEV run. Around it: the
 # guest's diskstats, the queues' counts (hctxs), ftrace's requeues and
-# errors (rq_trace); fio's JSON on one line.
+# errors (rq_trace); fio's JSON on one line. $TS_ARGS: more of truestat's
+# options.
 drv_run() {
 	local name=$1 devs jobs=$3 depth=$4 q=/sys/block/${2%%:*} ncpu x args=
 	devs=$(echo "$2" | tr : ' ')
@@ -411,7 +412,7 @@ drv_run() {
 	say "$name" max_sectors_kb "$(cat $q/queue/max_sectors_kb)"
 	say "$name" offered "$((jobs * depth))"
 	[ ! -r $q/device/queue_depth ] || say "$name" queue_depth "$(cat $q/device/queue_depth)"
-	ts_start "$name" $args || return
+	ts_start "$name" $args $TS_ARGS || return
 	rq_trace_start $RQ_TRACE
 	hctxs "$name" "${devs%% *}"
 	irqs "$name" before
@@ -520,7 +521,9 @@ case_cpus8() {
 # command refused as host busy (the midlayer requeues it); every 10th
 # failed with a transport error (ABORTED COMMAND: retried, requeued); a
 # range of sectors that fails reads with a medium error (not retried: the
-# I/O completes with an error)
+# I/O completes with an error). The requeueing runs count by submitter
+# (--by process): a request given back enters the OS queue again in a
+# kworker or an interrupt, and must stay fio's.
 case_scsi() {
 	local p=/sys/bus/pseudo/drivers/scsi_debug d
 	# 64 GiB seen (virtual_gb), 64 MiB of memory behind them
@@ -532,9 +535,11 @@ case_scsi() {
 	drv_run scsi "$d" 4 8 --ioengine=io_uring --rw=randrw
 	echo 10 >$p/every_nth
 	echo 0x8000 >$p/opts
+	TS_ARGS="--by process"
 	drv_run scsi_busy "$d" 4 8 --ioengine=io_uring --rw=randrw
 	echo 0x10 >$p/opts
 	drv_run scsi_retry "$d" 4 8 --ioengine=io_uring --rw=randrw
+	TS_ARGS=
 	echo 0 >$p/every_nth
 	# scsi_debug's medium error: sectors 0x1234 to 0x123d; 64 KiB read
 	# around them, 2 of its 16 blocks fail
@@ -561,6 +566,7 @@ case_ahci() {
 
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 RQ_TRACE=
+TS_ARGS=
 for c in $CASES; do
 	say guest case "$c $(now)"
 	case $c in
