@@ -201,11 +201,12 @@ static __always_inline void forget_held(struct ts_rq_slot *s, u64 rq, u64 now)
 	ts_release(&s->rq, rq + 1, 0);
 }
 
-/* TRUESTAT_TEST_MISS_EVERY: true for the completions to drop. */
-static __always_inline bool test_drop(void)
+/* TRUESTAT_TEST_MISS_EVERY: true for the completions of @st to drop. */
+static __always_inline bool test_drop(const struct ts_dev_state *st)
 {
-	return test_miss_every &&
-	       ts_fetch_add(&test_miss_tick, 1) % test_miss_every == 0;
+	if (!test_miss_every || (test_miss_dev && st->dev != test_miss_dev))
+		return false;
+	return ts_fetch_add(&test_miss_tick, 1) % test_miss_every == 0;
 }
 
 static __always_inline struct request_queue *queue_of_bio(struct bio *bio,

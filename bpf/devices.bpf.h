@@ -134,25 +134,32 @@ struct disk_id {
 	u32 how;  /* as claim_held's */
 };
 
+/* The device number of @disk (major << 20 | minor), 0: none. */
+static __always_inline u32 disk_dev(struct gendisk *disk)
+{
+	int major = 0, minor = 0;
+
+	/*
+	 * Read, not loaded: before 5.15 the disk comes from rq->rq_disk by
+	 * bpf_core_read, a plain number to the verifier.
+	 */
+	if (disk) {
+		bpf_core_read(&major, sizeof(major), &disk->major);
+		bpf_core_read(&minor, sizeof(minor), &disk->first_minor);
+	}
+	return (u32)major << 20 | minor;
+}
+
 static __always_inline void disk_id_of(struct request_queue *q,
 				       struct request *rq, struct bio *bio,
 				       bool direct, u32 id, struct disk_id *d)
 {
 	struct gendisk *disk = disk_of(q, rq, bio, direct);
 	const void *mq_ops;
-	int major = 0, minor = 0;
 
-	/*
-	 * Read, not loaded: before 5.15 the disk comes from rq->rq_disk by
-	 * bpf_core_read, a plain number to the verifier. Once per claim.
-	 */
-	if (disk) {
-		bpf_core_read(&major, sizeof(major), &disk->major);
-		bpf_core_read(&minor, sizeof(minor), &disk->first_minor);
-	}
 	LOAD(direct, mq_ops, q->mq_ops);
 	d->disk = (u64)disk;
-	d->dev = (u32)major << 20 | minor;
+	d->dev = disk_dev(disk);
 	d->how = id << 1 | (mq_ops ? 1 : 0);
 }
 
@@ -296,10 +303,64 @@ static __always_inline bool record_stale(const struct ts_rq_slot *s)
 	return st && s->issue_ns < st->claimed_ns;
 }
 
-/* The traced device owning @q (of @rq or @bio), or NULL. */
+/*
+ * The device number of the disk of @q: loaded through q->disk where the
+ * tracepoints' arguments are typed (5.16 and later, tp_btf), else read.
+ */
+static __always_inline u32 queue_dev(struct request_queue *q,
+				     struct request *rq, struct bio *bio,
+				     bool direct)
+{
+	struct gendisk *disk;
+	int major, minor;
+
+	if (!direct || !bpf_core_field_exists(q->disk))
+		return disk_dev(disk_of(q, rq, bio, direct));
+	LOAD(direct, disk, q->disk);
+	if (!disk)
+		return 0;
+	LOAD(direct, major, disk->major);
+	LOAD(direct, minor, disk->first_minor);
+	return (u32)major << 20 | minor;
+}
+
+/*
+ * Entry @st holds @q, but at an I/O's first event (@first_io: its Q, or
+ * its issue under --light) the disk may not be the one it was claimed
+ * for: a disk removed and another added can get the gone one's queue id
+ * and its queue's address back (the allocator reuses it), and then only
+ * the device number tells them apart. A new number: the entry is claimed
+ * again for it, its depths and histograms start empty and the gone disk's
+ * records are stale. Returns the entry's mode, -1 when another CPU is
+ * claiming it.
+ */
+static __always_inline int same_queue_mode(struct ts_dev_state *st,
+					   struct request_queue *q,
+					   struct request *rq, struct bio *bio,
+					   bool direct, u32 id, bool first_io)
+{
+	struct disk_id d;
+	u32 dev;
+
+	if (!first_io)
+		return st->mode;
+	dev = queue_dev(q, rq, bio, direct);
+	if (!dev || dev == st->dev) /* 0: no disk to tell by (passthrough) */
+		return st->mode;
+	if (ts_cmpxchg(&st->queue, (u64)q, (u64)q + 1) != (u64)q)
+		return -1;
+	disk_id_of(q, rq, bio, direct, id, &d);
+	return claim_held(st, q, d.disk, d.dev, d.how);
+}
+
+/*
+ * The traced device owning @q (of @rq or @bio), or NULL. @first_io: the
+ * event begins an I/O there, where a disk that took a gone one's queue is
+ * told apart (same_queue_mode).
+ */
 static __always_inline struct ts_dev_state *
 device_of(struct request_queue *q, struct request *rq, struct bio *bio,
-	  bool direct, u32 *qid)
+	  bool direct, u32 *qid, bool first_io)
 {
 	struct ts_qid_slot *e;
 	struct ts_dev_state *st;
@@ -312,8 +373,10 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 	/* its usual slot (slot_give): one lookup */
 	*qid = id & (TS_MAX_DEVS - 1);
 	st = bpf_map_lookup_elem(&dev_state, qid);
-	if (st && st->queue == (u64)q && st->queue_id == id)
-		return st->mode == TS_DEV_TRACED ? st : NULL;
+	if (st && st->queue == (u64)q && st->queue_id == id) {
+		mode = same_queue_mode(st, q, rq, bio, direct, id, first_io);
+		goto found;
+	}
 	e = qid_entry(id, false);
 	if (!e || !e->slot) {
 		if (e && e->not_traced == (u64)q)
@@ -329,12 +392,15 @@ device_of(struct request_queue *q, struct request *rq, struct bio *bio,
 	 * give up (it may have been preempted) */
 	for (i = 0; i < 256 && *(volatile u64 *)&st->queue == (u64)q + 1; i++)
 		;
-	if (st->queue == (u64)q)
-		return st->mode == TS_DEV_TRACED ? st : NULL;
+	if (st->queue == (u64)q) {
+		mode = same_queue_mode(st, q, rq, bio, direct, id, first_io);
+		goto found;
+	}
 	disk_id_of(q, rq, bio, direct, id, &d);
 	if (!d.disk)
 		return NULL;
 	mode = claim_device(st, q, d.disk, d.dev, d.how);
+found:
 	if (mode < 0)
 		count_event(*qid, TS_EV_CLAIMING);
 	return mode == TS_DEV_TRACED ? st : NULL;

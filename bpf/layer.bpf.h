@@ -182,7 +182,7 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 		count_event(qid, TS_EV_UNMATCHED);
 		return;
 	}
-	if (test_drop())
+	if (test_drop(st))
 		return;
 	rq_extra_get(at, &x);
 	s = record_end(bio, s, at, &rec, &mem);

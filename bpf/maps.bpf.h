@@ -36,6 +36,8 @@ __u64 trace_start_ns;
  * verifier removes the branch.
  */
 const volatile __u32 test_miss_every = 0;
+/* TRUESTAT_TEST_MISS_DEV: only this disk's (major << 20 | minor); 0: all */
+const volatile __u32 test_miss_dev = 0;
 /*
  * TRUESTAT_TEST_CLOCK_WRAP: added to the clock of the depth words and level
  * registers, so that their 44-bit stamps wrap seconds into a test instead

@@ -41,7 +41,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	u8 op;
 
 	LOAD(direct, q, rq->q);
-	st = device_of(q, rq, NULL, direct, &qid);
+	st = device_of(q, rq, NULL, direct, &qid, light);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -109,7 +109,8 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	m->sub_start_ns = bpf_ktime_get_ns();
 	member_key = ptr_value(bio);
 	bpf_map_update_elem(&member_links, &member_key, &addr, BPF_ANY);
-	member = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
+	member = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
+			   false);
 	if (!member)
 		return 0;
 	if (!member->has_uppers)
@@ -134,7 +135,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 	u64 now;
 
 	LOAD(direct, q, rq->q);
-	st = device_of(q, rq, NULL, direct, &qid);
+	st = device_of(q, rq, NULL, direct, &qid, false);
 	if (!st) {
 		complete_while_claimed(q, rq, nr_bytes, direct);
 		return 0;
@@ -157,7 +158,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 		complete_unknown(st, rq, qid, data_len, direct, now);
 		return 0;
 	}
-	if (test_drop())
+	if (test_drop(st))
 		return 0;
 	rq_extra_get(at, &x);
 	s = record_end((u64)rq, s, at, &rec, NULL);
@@ -187,7 +188,7 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	u32 qid, at;
 
 	LOAD(direct, q, rq->q);
-	st = device_of(q, rq, NULL, direct, &qid);
+	st = device_of(q, rq, NULL, direct, &qid, false);
 	if (!st)
 		return 0;
 	s = rq_find((u64)rq, &at);
@@ -215,7 +216,8 @@ static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 	u32 qid;
 	u64 now;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
+	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
+		       true);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -239,7 +241,8 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 	u32 qid;
 	u64 now;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
+	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
+		       false);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -260,7 +263,8 @@ static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 	struct ts_dev_state *st;
 	u32 qid;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid);
+	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
+		       false);
 	if (st)
 		bio_leave(qid, (u64)bio, bpf_ktime_get_ns(), NULL);
 	return 0;
@@ -279,7 +283,7 @@ static __always_inline int on_rq_merge(struct request *next, bool direct)
 	u32 qid;
 
 	LOAD(direct, q, next->q);
-	st = device_of(q, next, NULL, direct, &qid);
+	st = device_of(q, next, NULL, direct, &qid, false);
 	if (!st)
 		return 0;
 	LOAD(direct, bio, next->bio);
@@ -298,7 +302,8 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 	u64 now, queued_ns;
 	u32 qid, at = 0;
 
-	st = device_of(queue_of_bio(split, direct), NULL, split, direct, &qid);
+	st = device_of(queue_of_bio(split, direct), NULL, split, direct, &qid,
+		       false);
 	if (!st || st->layer == TS_LAYER_BIO) /* one Q and C for all parts */
 		return 0;
 	LOAD(direct, parent, split->bi_private);

@@ -297,6 +297,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->bench_empty = o->bench_empty;
 	size_maps(skel, o, n);
 	skel->rodata->test_miss_every = o->test_miss_every;
+	skel->rodata->test_miss_dev = o->test_miss_dev;
 	skel->rodata->test_clock_offset = clock_offset;
 	if (o->max_devs)
 		skel->rodata->max_devs = o->max_devs;

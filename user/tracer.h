@@ -19,6 +19,7 @@ struct ts_tracer_opts {
 	bool test_verifier_failure; /* make the load fail (tests) */
 	unsigned int test_rq_slots; /* shrink the request table (tests), 0: no */
 	unsigned int test_miss_every; /* drop 1 completion in N (tests), 0: no */
+	unsigned int test_miss_dev; /* of this disk only (tests), 0: any */
 	/* depth histogram buckets start at 2^32 - N (tests), 0: at 0 */
 	unsigned int test_depth_wrap;
 	/* the depth words' 44-bit stamps wrap N s after start (tests), 0: no */

@@ -171,7 +171,10 @@ static void find_refused(struct ts_tracer *t)
 	nrefused = n;
 }
 
-/* -v: each disk as it is first traced, with its queue id and slot. */
+/*
+ * -v: each disk as it is first traced, with its queue id and slot (a disk
+ * is its slot's claim: a new disk can get a gone one's queue back).
+ */
 static void say_new_disks(const struct ts_snapshot *s)
 {
 	static __u64 said[TS_MAX_DEVS];
@@ -181,9 +184,9 @@ static void say_new_disks(const struct ts_snapshot *s)
 	for (i = 0; i < s->ndev; i++) {
 		const struct ts_dev_snap *d = &s->dev[i];
 
-		if (d->qid >= TS_MAX_DEVS || said[d->qid] == d->queue)
+		if (d->qid >= TS_MAX_DEVS || said[d->qid] == d->claimed_ns)
 			continue;
-		said[d->qid] = d->queue;
+		said[d->qid] = d->claimed_ns;
 		ts_disk_name("/sys", d->kdev >> 20, d->kdev & 0xfffff, name,
 			     sizeof(name));
 		fprintf(stderr, "truestat: tracing %s (queue id %u) in slot %u\n",
@@ -500,6 +503,10 @@ int main(int argc, char **argv)
 	/* drop one completion in N, as the platform does (README) */
 	topts.test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
 					  false, "a number, 2 to 1000000");
+	/* ... of one disk only: its number as major << 20 | minor */
+	topts.test_miss_dev = test_knob("TRUESTAT_TEST_MISS_DEV", 1,
+					(1UL << 32) - 1, false,
+					"a device number, major << 20 | minor");
 	/* depth histogram counters that wrap after N completions a bucket */
 	topts.test_depth_wrap = test_knob("TRUESTAT_TEST_DEPTH_WRAP", 1,
 					  1U << 31, false,

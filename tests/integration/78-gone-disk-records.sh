@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Records a gone disk leaves behind are not the next disk's. A request whose
+# completion truestat did not see keeps its record until the sweep finds it
+# ended (or its address is issued again); if its disk goes meanwhile and a
+# new disk takes its request-queue id (the lowest free one: a loop device
+# removed and another added, a USB disk plugged back), the record names
+# the new disk's slot. It must be dropped as the old disk's
+# (events.stale_records), never repaired as a request of the new disk: that
+# would take the new disk's depth below what it holds.
+# Disk A (a loop number no device has) is added, read at depth 16 with one
+# completion in 2 of A's ignored on purpose (TRUESTAT_TEST_MISS_EVERY with
+# TRUESTAT_TEST_MISS_DEV), detached and removed; disk B (the next free
+# number) is added, taking A's queue id, and written at depth 16 with every
+# completion seen. All of it between two reports (A read once before the
+# first, so that it names A's queue id and slot), so that the sweep finds
+# A's last unseen requests only after B took the slot. Checked against
+# /proc/diskstats:
+#  - setup: B took A's queue id and slot (truestat -v's lines), and no
+#    report fell between A's reads and B's writes;
+#  - B named: B's writes are in B's row only. The allocator often gives B
+#    A's request queue back at the same address (about one run in three
+#    here): then only the device number tells B from A;
+#  - stale: the rows count stale_records > 0 (A left some);
+#  - B's depth: never below 0 (depth_below_zero 0) and 0 at the end, in
+#    the device and in the OS: none of A's records came off B's depth (the
+#    row's exact flag cannot tell: it holds A's missed completions too);
+#  - counts: over the rows of both numbers (a disk that came and went
+#    between two reports is counted in the next one's row, see
+#    doc/building.md), reads + missed + stale_records equal A's and B's
+#    reads in diskstats, writes + missed B's writes, exactly: each record
+#    dropped was one of A's requests, counted once.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/faults.sh"
+need fio python3 losetup
+
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+out=$tmp/ts.json
+file=$(mktemp /var/tmp/truestat-test.XXXXXX)
+on_exit "rm -f '$file'"
+truncate -s 64M "$file"
+# two numbers no loop device has, made and removed by this test only
+read -r na nb < <(python3 -c "
+import os
+n = [x for x in range(900, 2000) if not os.path.exists('/sys/block/loop%d' % x)]
+print(n[0], n[1])")
+a=loop$na b=loop$nb
+loop_ctl() { python3 -c "import fcntl, os; fcntl.ioctl(os.open('/dev/loop-control', os.O_RDWR), $1, $2)"; }
+gone() { losetup -d "/dev/loop$1" 2>/dev/null; loop_ctl 0x4C81 "$1" 2>/dev/null || true; }
+on_exit "gone $na"
+on_exit "gone $nb"
+io() { # DEV RW: 1 s of 4 KiB random I/O at depth 16
+	fio --name=gone --filename="/dev/$1" --direct=1 --rw="$2" --bs=4k \
+		--ioengine=libaio --iodepth=16 --runtime=1 --time_based \
+		--output=/dev/null
+}
+devt() { IFS=: read -r maj min <"/sys/block/$1/dev" && echo $(((maj << 20) | min)); }
+
+loop_ctl 0x4C80 "$na" # LOOP_CTL_ADD: A's new queue takes the lowest free id
+losetup --direct-io=on "/dev/$a" "$file"
+udevadm settle 2>/dev/null || sleep 0.5
+mm_a=$(cat "/sys/block/$a/dev")
+ds_a0=$(diskstats "$a") # udev's reads of the new disk, before tracing
+TRUESTAT_TEST_MISS_EVERY=2 TRUESTAT_TEST_MISS_DEV=$(devt "$a") ts_start "$out" 10
+# one read, so that the first report sees A (-v names its queue id and slot)
+dd if="/dev/$a" of=/dev/null bs=4k count=1 iflag=direct status=none
+wait_for "$TS_PID" 15 _lines_at_least "$out" 1
+lines=$(wc -l <"$out")
+io "$a" randread
+losetup -d "/dev/$a"
+loop_gone "$a" || true
+udevadm settle 2>/dev/null || sleep 0.5
+ds_a=$(diskstats "$a")
+loop_ctl 0x4C81 "$na" # LOOP_CTL_REMOVE: the id is free once udev let go
+udevadm settle 2>/dev/null || sleep 0.5
+loop_ctl 0x4C80 "$nb"
+losetup --direct-io=on "/dev/$b" "$file"
+udevadm settle 2>/dev/null || sleep 0.5
+mm_b=$(cat "/sys/block/$b/dev")
+io "$b" randwrite
+between=$(($(wc -l <"$out") - lines))
+# the next report (its sweep finds A's records with B in the slot)
+wait_for "$TS_PID" 15 _lines_at_least "$out" $((lines + 1))
+ds_b=$(diskstats "$b")
+ts_stop INT
+check exit "$TS_RC" "exit status $TS_RC at SIGINT"
+
+said() { sed -n "s/^truestat: tracing $1 (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1 \2/p" "$out.err" | head -1; }
+sa=$(said "$a") sb=$(said "$b")
+check setup "$([[ -n $sa && $sa == "$sb" && $between == 0 ]]; echo $?)" \
+	"A ($a) queue id and slot '${sa:-none said}', B ($b) '${sb:-none said}' (the same); reports between A's reads and B's writes: $between (0)"
+
+check_lines < <(py "$COUNTS_PY
+rows = [x for x in totals('$out')['devices'] if '%d:%d' % (x['major'], x['minor']) in ('$mm_a', '$mm_b')]
+s = add_rows(rows)
+stale = s['events'].get('stale_records', 0)
+print('stale', int(stale <= 0), '%d rows, stale_records %d (> 0: records A left, found after B took the slot)' % (len(rows), stale))
+wb = [x for x in rows if x['ops'].get('write', {}).get('ios')]
+print('b_named', int([x['device'] for x in wb] != ['$b']),
+      'the rows with writes: %s (B, $b, only: a disk that got a gone one\'s queue back is still its own disk)'
+      % ([x['device'] for x in wb] or 'none'))
+for x in wb:
+    c, o = x['concurrency'], x['os_queue']
+    print('b_depth', int(x['events']['depth_below_zero'] != 0 or c['now'] != 0 or (o or {}).get('now', 0) != 0),
+          '%s: depth_below_zero %d, at the end %s in the device and %s in the OS (0, 0 and 0)'
+          % (x['device'], x['events']['depth_below_zero'], c['now'], (o or {}).get('now')))
+if not wb:
+    print('b_depth 1 no row with B\\'s writes')
+A = [int(v) - int(v0) for v, v0 in zip('$ds_a'.split(), '$ds_a0'.split())]
+B = [int(v) for v in '$ds_b'.split()]
+r, w = s['ops'].get('read', {}), s['ops'].get('write', {})
+got = r.get('ios', 0) + r.get('missed', 0) + stale
+print('reads', int(got != A[0] + B[0]), 'reads %d + %d missed + %d stale = %d; diskstats A %d + B %d (exact)'
+      % (r.get('ios', 0), r.get('missed', 0), stale, got, A[0], B[0]))
+got = w.get('ios', 0) + w.get('missed', 0)
+print('writes', int(got != A[4] + B[4]), 'writes %d + %d missed = %d; diskstats A %d + B %d (exact)'
+      % (w.get('ios', 0), w.get('missed', 0), got, A[4], B[4]))
+")
+finish
