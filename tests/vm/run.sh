@@ -596,6 +596,12 @@ guest() {
 		boot "$kimg" "$tmp/initrd" "$tmp/console" "$cases"
 	fi
 	check "$kver/qemu ($cases)" "$BOOT_RC" "the guest powered off by itself within ${LIMIT} s (qemu status $BOOT_RC; 124: killed at the limit)"
+	# a guest stopped at the limit says where it was: its kernel's last
+	# words and the last line of ours (the run it was in)
+	if ((BOOT_RC)); then
+		echo "  # $kver ($cases): its console ended with:"
+		tr -d '\r' <"$tmp/console" | grep -v '^\s*$' | tail -n 12 | sed 's/^/  #   /'
+	fi
 	[[ -z ${TS_VM_KEEP:-} ]] || cp "$tmp/console" "$TS_VM_KEEP/console-$kver-${cases// /-}"
 	before=$_CHECKS
 	results "$tmp/console" "$kver" "$kdir" "$cases"
