@@ -16,9 +16,10 @@
  * adds started, its count and sum, then finished; the holder takes what it
  * read only when no deferral was under way around its reads (else a count
  * could be without its clock reading), leaving them to that deferral,
- * which looks once it has finished. Rises and falls both left, one of each: made in the
- * order of their clock reads; more, made as one move, their order not
- * known (TS_EV_UNORDERED: the peak between may have been higher).
+ * which looks once it has finished. Rises and falls both left, one of
+ * each: made in the order of their clock reads; more, made as one move,
+ * their order not known (TS_EV_UNORDERED: the peak between may have been
+ * higher).
  *
  * The functions taking a slot are global: the verifier checks each once,
  * not at each of the programs' depth changes (inlined there, they took the
@@ -80,7 +81,7 @@ static __always_inline s64 depth_move(u64 *word, u64 *levels, s64 *peak,
 	return ts_depth_of(new);
 }
 
-/* Slot @qid's depth word in the OS queue (@os) or in the device, and its own. */
+/* Slot @qid's depth word in the OS queue (@os) or the device, and its own. */
 struct depth_of_slot {
 	u64 *word;
 	u64 *levels;

@@ -96,7 +96,11 @@ fio = [json.load(open('$tmp/%s.fio' % n))['jobs'][0]['read'] for n in 'ab']
 for f, bs in zip(fio, (4096, 16384)):
     mine = [r for r in rows if r['ios'] and r['bytes'] == r['ios'] * bs]
     ok = len(mine) == 1 and f['total_ios'] - missed <= mine[0]['ios'] <= f['total_ios'] and mine[0].get('name', 'other (fio)').endswith('(fio)')
-    print('process_%d' % bs, int(not ok), 'the %d-byte reader: %s; fio %d I/Os (missed %d)' % (bs, [(r.get('name', 'other'), r['ios']) for r in mine], f['total_ios'], missed))
+    print('process_%d' % bs, int(not ok), 'the %d-byte reader: %s; fio %d I/Os (missed %d)%s' % (
+          bs, [(r.get('name', 'other'), r['ios']) for r in mine], f['total_ios'], missed,
+          '' if ok else '; every row (name, others, I/Os, bytes): %s; events %s' % (
+              [(r.get('name'), r.get('others'), r['ios'], r['bytes']) for r in rows],
+              {k: v for k, v in d['events'].items() if v})))
 print('process_rows', int(len(rows) != 2 or sum('others' in r for r in rows) != 1),
       '%d rows with --top=1: one fio process, the other summed' % len(rows))
 # Prometheus: the first process seen has series of its own, the rest are
