@@ -17,14 +17,18 @@
 #    in the OS while the device was idle, which truestat's own OS queue
 #    figures bound: at least its time with a request waiting (os_queue
 #    busy_pct) less its time with one in the device, at most its busy time
-#    plus each request's time outside D..C (diskstats' read ms, the exact
-#    sum of allocation..end, less truestat's summed service).
+#    plus each request's time outside D..C (diskstats' ms of every kind of
+#    request, the exact sum of allocation..end, less truestat's summed
+#    service) plus, for each request still in flight at the second diskstats
+#    read (its field 9), the whole window: its time is in no ms field yet.
 # Tolerance for io_ticks, from the kernel's HZ (J = 1000/HZ ms), never a
 # fitted constant: each busy stretch is counted as the jiffy boundaries it
 # crosses, so io_ticks samples the busy set once a jiffy: 2 J for the
 # window's two ends, plus 4 standard deviations of that sampling, at most
-# J x sqrt(min(busy, window - busy) / J) (each stretch, or each gap, adds a
-# variance of at most its length in jiffies).
+# J x sqrt(min(U, window - U) / J) (each stretch, or each gap, adds a
+# variance of at most its length in jiffies), U the length of the sampled
+# set: taken at its worst over the range the other figures give it (from
+# truestat's busy time to the bound above), never from io_ticks itself.
 # Both CPUs are kept out of idle meanwhile by a spinner at SCHED_IDLE: with
 # a CPU idle (NO_HZ), io_ticks fell up to 12% short of the exact union of
 # the requests' allocation..end that the block_io_start/done tracepoints
@@ -60,18 +64,20 @@ dev=$LOOP
 
 # run NAME SCHEDULER: the two jobs, traced, then judged
 run() {
-	local name=$1 out fio_json ds0 ds1
+	local name=$1 out fio_json ds0 ds1 t0 t1
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
 	fio_json=$(mktemp /tmp/truestat-test.XXXXXX)
 	on_exit "rm -f $out $out.err $fio_json"
 	queue_set "$dev" scheduler "$2"
 	ts_start "$out" -d "$dev"
+	t0=$(date +%s%N)
 	ds0=$(diskstats "$dev")
 	fio --filename="/dev/$dev" --direct=1 --bs=4k --ioengine=psync --runtime=5 \
 		--time_based --output-format=json --output="$fio_json" \
 		--name=a --rw=read --thinktime=3000 \
 		--name=b --rw=read --offset=64m --prioclass=3
 	ds1=$(diskstats "$dev")
+	t1=$(date +%s%N)
 	ts_stop INT
 	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
 	check_lines < <(py "
@@ -82,23 +88,33 @@ rd, c, o = d['ops']['read'], d['concurrency'], d['os_queue']
 span = totals('$out')['span_s'] * 1000
 b0, b1 = [int(x) for x in '$ds0'.split()], [int(x) for x in '$ds1'.split()]
 ticks = b1[9] - b0[9]                   # io_ticks, ms (whole jiffies)
-read_ms = b1[3] - b0[3]                 # sum of allocation..end, ms
-ios = b1[0] - b0[0]
+GROUPS = {'read': (0, 3), 'write': (4, 7), 'discard': (11, 14), 'flush': (15, 16)}
+done = {g: b1[i] - b0[i] for g, (i, _) in GROUPS.items()}
+ms = {g: b1[k] - b0[k] for g, (_, k) in GROUPS.items()}   # sums of allocation..end
+ios = done['read']
+inflight = (b0[8], b1[8])               # field 9: requests started, not ended
+Wd = ($t1 - $t0) / 1e6                  # the diskstats window, ms
 f = json.load(open('$fio_json'))
 W = max(j['job_runtime'] for j in f['jobs'])   # the fio run, ms: inside the window
 busy = c['busy_pct'] / 100 * span
 osq = o['busy_pct'] / 100 * span
-svc = rd['service_ms'] * rd['ios']
+al = d['all']
+svc = al['service_ms'] * al['ios']
 # an unseen completion: its service is not in svc, at most fio's longest
-m = rd['missed']
+m = al['missed']
 slowest = max(j['read']['clat_ns']['max'] for j in f['jobs']) / 1e6
-ext = read_ms - svc + 1 + ios * 5e-7    # outside D..C: read ms' and JSON rounding
-U = max(busy, min(ticks, W))
-tol = J * (2 + 4 * math.sqrt(min(U, max(W - U, 0)) / J))
-print('# %s: HZ %d (%s), %d reads (%d unseen), fio %.0f ms; io_ticks %d ms, busy %.1f ms (%.2f%% of truestat\'s %.0f ms), '
-      'OS queue busy %.1f ms; io_ticks - busy %.1f ms; tolerance %.1f ms; outside D..C %.1f ms'
-      % (name, $hz, '$hz_from', ios, m, W, ticks, busy, c['busy_pct'], span, osq, ticks - busy, tol, ext))
-print(name + '_count', int(rd['ios'] + m != ios), 'reads: truestat %d + %d unseen, diskstats %d' % (rd['ios'], m, ios))
+# outside D..C: the ms fields' and the JSON's rounding; and a request still
+# in flight at the second read: the whole window, at most
+ext = sum(ms.values()) - svc + len(GROUPS) + al['ios'] * 5e-7 + inflight[1] * Wd
+hi = min(busy + ext + m * slowest, Wd)
+U = min(max(busy, Wd / 2), max(hi, busy))   # the worst U in [busy, hi]
+tol = J * (2 + 4 * math.sqrt(min(U, max(Wd - U, 0)) / J))
+print('# %s: HZ %d (%s), %d reads (%d unseen), fio %.0f ms, diskstats window %.0f ms; io_ticks %d ms, busy %.1f ms (%.2f%% of truestat\'s %.0f ms), '
+      'OS queue busy %.1f ms; io_ticks - busy %.1f ms; tolerance %.1f ms; outside D..C %.1f ms; '
+      'diskstats done %s, ms %s, in flight %d then %d'
+      % (name, $hz, '$hz_from', ios, m, W, Wd, ticks, busy, c['busy_pct'], span, osq, ticks - busy, tol, ext,
+         done, ms, inflight[0], inflight[1]))
+print(name + '_count', int(rd['ios'] + rd['missed'] != ios), 'reads: truestat %d + %d unseen, diskstats %d' % (rd['ios'], rd['missed'], ios))
 # the depth is exact or its report says why: a completion unseen (of any
 # kind of request) or another of the events the JSON page names for it
 why = ['%s %d: max %s (at least %s), excess %s, events %s'
