@@ -140,22 +140,19 @@ struct {
 
 struct ts_who_stats who_zero; /* never written */
 
-static __always_inline struct ts_who_stats *who_entry(u32 qid, u8 op,
-						      const struct ts_submitter *w)
+static __always_inline struct ts_who_stats *
+who_entry(const struct ts_who_key *key, const struct ts_submitter *w)
 {
-	struct ts_who_key key = { .qid = qid, .op = op };
 	struct ts_who_stats *s;
 
-	if (w->tgid)
-		key.id = by == TS_BY_CGROUP ? w->cgroup : w->tgid;
-	s = bpf_map_lookup_elem(&by_who, &key);
+	s = bpf_map_lookup_elem(&by_who, key);
 	if (s)
 		return s;
 	/* a new entry: zeros (too big for the stack), then its name */
-	if (bpf_map_update_elem(&by_who, &key, &who_zero, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&by_who, &key))
+	if (bpf_map_update_elem(&by_who, key, &who_zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&by_who, key))
 		return NULL;
-	s = bpf_map_lookup_elem(&by_who, &key);
+	s = bpf_map_lookup_elem(&by_who, key);
 	if (s)
 		__builtin_memcpy(s->comm, w->comm, sizeof(s->comm));
 	return s;
@@ -166,12 +163,15 @@ static __always_inline void who_account(u32 qid, const struct ts_rq_slot *rec,
 					const struct ts_rq_extra *x, u64 now)
 {
 	u64 start = rec->queued_ns ? rec->queued_ns : rec->issue_ns;
+	struct ts_who_key key = { .qid = qid, .op = rec->op };
 	struct ts_who_stats *s;
 	u64 b;
 
 	if (by == TS_BY_NONE)
 		return;
-	s = who_entry(qid, rec->op, &x->who);
+	if (x->who.tgid)
+		key.id = by == TS_BY_CGROUP ? x->who.cgroup : x->who.tgid;
+	s = who_entry(&key, &x->who);
 	if (!s) {
 		count_event(qid, TS_EV_WHO_FULL);
 		return;
@@ -188,6 +188,10 @@ static __always_inline void who_account(u32 qid, const struct ts_rq_slot *rec,
 	barrier_var(b); /* see hist_count */
 	if (b < TS_WHO_SLOTS)
 		__sync_fetch_and_add(&s->total[b], 1);
+	/* userspace folded and deleted the entry meanwhile (its last copy
+	 * may miss these adds; a new entry may have taken its memory) */
+	if (bpf_map_lookup_elem(&by_who, &key) != s)
+		count_event(qid, TS_EV_WHO_RACED);
 }
 
 #endif

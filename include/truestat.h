@@ -157,6 +157,9 @@ enum ts_event {
 			      * falls of the depth left at once while its
 			      * lock was held, made as one move: the peak
 			      * between may have been higher by this many */
+	TS_EV_WHO_RACED,     /* --by: requests counted into a submitter's
+			      * entry while userspace folded it (their
+			      * counts may be lost or in another row) */
 	TS_NR_EVENTS,
 };
 
@@ -246,9 +249,12 @@ struct ts_slow_event {
 /*
  * --by=cgroup|process: per device, direction and submitter (its cgroup v2
  * id or its process id; 0: not known), HASH by_who. Full, a request is
- * counted in TS_EV_WHO_FULL instead.
+ * counted in TS_EV_WHO_FULL instead. Userspace keeps room: past 3/4 full
+ * it folds the entries least recently used (idle since its last read) into
+ * one of id TS_WHO_FOLDED per device and direction, and deletes them.
  */
 #define TS_WHO_ENTRIES 1024
+#define TS_WHO_FOLDED (~0ULL)
 #define TS_WHO_SLOTS 64 /* Q -> C: quarter powers of two from 1 us */
 
 enum ts_by { TS_BY_NONE, TS_BY_CGROUP, TS_BY_PROCESS };

@@ -83,11 +83,24 @@ static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
  * whole run and these counters are never repaired, so never go down.
  * Not with --light: their Q is not followed.
  */
+bool ts_prom_named(const void *ctx, const struct ts_who_key *k)
+{
+	const struct ts_prom *p = ctx;
+	int i;
+
+	for (i = 0; i < p->nnamed; i++)
+		if (p->named[i].qid == k->qid && p->named[i].id == k->id)
+			return true;
+	return false;
+}
+
 /* Whether submitter @e has series of its own; named from now on if it may. */
 static bool named(struct ts_prom *p, const struct ts_who_entry *e, int top)
 {
 	int i, n = 0;
 
+	if (e->key.id == TS_WHO_FOLDED) /* submitters folded: in "other" */
+		return false;
 	for (i = 0; i < p->nnamed; i++) {
 		if (p->named[i].qid != e->key.qid)
 			continue;

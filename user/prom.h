@@ -87,4 +87,7 @@ struct ts_prom {
  */
 char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len);
 
+/* Whether the submitter of @k has series of its own in @ctx (a ts_prom). */
+bool ts_prom_named(const void *ctx, const struct ts_who_key *k);
+
 #endif

@@ -14,7 +14,7 @@ const char *const ts_event_names[TS_NR_EVENTS] = {
 	"no_histograms", "claim_races", "contended_depth_updates",
 	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
 	"io_errors", "depth_below_zero",
-	"stale_records", "unordered_depth_changes",
+	"stale_records", "unordered_depth_changes", "who_fold_races",
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
@@ -39,6 +39,7 @@ const char *const ts_event_help[TS_NR_EVENTS] = {
 	"requests issued while the depth counter read 0 or less (a departure counted twice): filed at depth 1, the depth not exact",
 	"records of the disk that had this queue id before (gone, a completion unseen): dropped, not this disk's",
 	"depth rises and falls left at once while their lock was held (kernels before 5.12), made as one move: the peak may have been higher by this many",
+	"requests counted (--by) into a submitter's entry while it was folded into \"other\": their counts may be lost or in another submitter's row",
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,

@@ -53,6 +53,7 @@ struct ts_tracer {
 	struct ts_bounds bounds;
 	__u32 rq_slots; /* the request table's size (size_tables) */
 	bool pattern; /* --pattern: the patterns map is read */
+	struct ts_who_ledger *who; /* --by: the table's reader's memory */
 	struct ring_buffer *slow; /* --slow, else NULL */
 	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
 	void *on_slow_ctx;
@@ -1085,20 +1086,61 @@ static int on_slow_event(void *ctx, void *data, size_t len)
 	return t->on_slow(t->on_slow_ctx, data);
 }
 
+static struct ts_who_ledger *who_ledger(struct ts_tracer *t)
+{
+	if (!t->who)
+		t->who = calloc(1, sizeof(*t->who));
+	return t->who;
+}
+
+void ts_tracer_who_keep(struct ts_tracer *t,
+			bool (*keep)(const void *ctx, const struct ts_who_key *k),
+			const void *ctx)
+{
+	if (!who_ledger(t))
+		return;
+	t->who->keep = keep;
+	t->who->keep_ctx = ctx;
+}
+
+/* Deletes @e from the table, its counts as they were then in @e. */
+static int take_who(int fd, struct ts_who_entry *e)
+{
+	if (!bpf_map_lookup_and_delete_elem(fd, &e->key, &e->s))
+		return 0;
+	if (errno != EINVAL && errno != 524 /* ENOTSUPP */ && errno != EOPNOTSUPP)
+		return -1;
+	/* before 5.14 (no lookup-and-delete on a hash): in two steps; an
+	 * add in between is counted in who_fold_races by the program */
+	if (bpf_map_lookup_elem(fd, &e->key, &e->s))
+		return -1;
+	return bpf_map_delete_elem(fd, &e->key);
+}
+
 void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 {
 	int fd = bpf_map__fd(t->skel->maps.by_who);
 	/* no device has queue id ~0: its next key is the first */
 	struct ts_who_key key = { .qid = ~0U }, next;
+	static int pick[TS_WHO_ENTRIES];
+	int i, n;
 
 	out->n = 0;
 	while (out->n < TS_WHO_ENTRIES &&
 	       !bpf_map_get_next_key(fd, &key, &next)) {
 		out->e[out->n].key = next;
+		out->e[out->n].folded = 0;
 		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
 			out->n++;
 		key = next;
 	}
+	if (!who_ledger(t))
+		return;
+	n = ts_who_pick(t->who, out, pick);
+	for (i = 0; i < n; i++)
+		if (!take_who(fd, &out->e[pick[i]]))
+			ts_who_fold(t->who, &out->e[pick[i]]);
+	ts_who_add_folded(t->who, pick, n, out);
 }
 
 void ts_tracer_read_slow(struct ts_tracer *t)
@@ -1125,5 +1167,6 @@ void ts_tracer_close(struct ts_tracer *t)
 		munmap((void *)t->repairs, t->repairs_len);
 	truestat_bpf__destroy(t->skel);
 	free(t->percpu);
+	free(t->who);
 	free(t);
 }

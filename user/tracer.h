@@ -70,8 +70,16 @@ int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
 void ts_tracer_read_slow(struct ts_tracer *t);
 
 struct ts_who_table;
-/* The --by table as it is now. */
+struct ts_who_key;
+/*
+ * The --by table as it is now, with the entries folded so far (past 3/4
+ * full, those idle since the last read are folded and deleted).
+ */
 void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out);
+/* Submitters @keep says yes to are never folded by ts_tracer_read_who. */
+void ts_tracer_who_keep(struct ts_tracer *t,
+			bool (*keep)(const void *ctx, const struct ts_who_key *k),
+			const void *ctx);
 
 void ts_tracer_close(struct ts_tracer *t);
 

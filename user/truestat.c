@@ -441,6 +441,9 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.printed = calloc(1, sizeof(*exporter.printed));
 	if (!exporter.now || !exporter.report || !exporter.printed)
 		die(EXIT_FAILURE, "out of memory");
+	/* a submitter with series of its own keeps them for the run */
+	if (o->by)
+		ts_tracer_who_keep(tracer, ts_prom_named, exporter.printed);
 }
 
 int main(int argc, char **argv)

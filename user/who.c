@@ -32,36 +32,182 @@ static void subtract(struct ts_who_stats *d, const struct ts_who_stats *a)
 		d->total[i] -= a->total[i];
 }
 
+static void add(struct ts_who_stats *sum, const struct ts_who_stats *x)
+{
+	sum->ios += x->ios;
+	sum->bytes += x->bytes;
+	sum->queued_ios += x->queued_ios;
+	sum->queue_ns += x->queue_ns;
+	sum->service_ns += x->service_ns;
+	sum->total_ns += x->total_ns;
+}
+
+static bool is_folded(const struct ts_who_entry *e)
+{
+	return e->key.id == TS_WHO_FOLDED;
+}
+
+/* Device, direction, then total time; a folded entry after the others. */
 static int by_device_then_time(const void *x, const void *y)
 {
 	const struct ts_who_entry *a = x, *b = y;
 
 	if (a->key.qid != b->key.qid)
 		return a->key.qid < b->key.qid ? -1 : 1;
+	if (a->key.op != b->key.op)
+		return a->key.op < b->key.op ? -1 : 1;
+	if (is_folded(a) != is_folded(b))
+		return is_folded(a) ? 1 : -1;
 	if (a->s.total_ns != b->s.total_ns)
 		return a->s.total_ns > b->s.total_ns ? -1 : 1;
 	return a->key.id < b->key.id ? -1 : a->key.id > b->key.id;
+}
+
+/* The folded entry of @e's device and direction in @w, or NULL. */
+static struct ts_who_entry *folded_of(struct ts_who_span *w,
+				      const struct ts_who_entry *e)
+{
+	int i;
+
+	for (i = 0; i < w->n; i++)
+		if (is_folded(&w->e[i]) && w->e[i].key.qid == e->key.qid &&
+		    w->e[i].key.op == e->key.op)
+			return &w->e[i];
+	return NULL;
 }
 
 void ts_who_delta(const struct ts_who_table *a, const struct ts_who_table *b,
 		  double span_s, struct ts_who_span *out)
 {
 	const struct ts_who_entry *old;
+	struct ts_who_entry *f;
+	int i, n = 0;
+
+	out->span_s = span_s;
+	out->n = b->n;
+	for (i = 0; i < b->n; i++) {
+		out->e[i] = b->e[i];
+		old = find(a, &b->e[i].key);
+		if (old) {
+			subtract(&out->e[i].s, &old->s);
+			out->e[i].folded -= old->folded;
+		}
+	}
+	/* folded since @a: its folded entry holds what it had at @a too */
+	for (i = 0; a && i < a->n; i++)
+		if (!find(b, &a->e[i].key) && (f = folded_of(out, &a->e[i])))
+			subtract(&f->s, &a->e[i].s);
+	for (i = 0; i < out->n; i++)
+		if (out->e[i].s.ios)
+			out->e[n++] = out->e[i];
+	out->n = n;
+	qsort(out->e, out->n, sizeof(out->e[0]), by_device_then_time);
+}
+
+static int by_key(const void *x, const void *y)
+{
+	return memcmp(x, y, sizeof(struct ts_who_key));
+}
+
+static int by_changed(const void *x, const void *y)
+{
+	const struct ts_who_seen *a = x, *b = y;
+
+	return a->changed < b->changed ? -1 : a->changed > b->changed;
+}
+
+/* The folded entry of @k's device and direction, made if room; or NULL. */
+static struct ts_who_entry *fold_slot(struct ts_who_ledger *l,
+				      const struct ts_who_key *k, bool make)
+{
+	struct ts_who_entry *f;
 	int i;
 
-	out->n = 0;
-	out->span_s = span_s;
-	for (i = 0; i < b->n; i++) {
-		struct ts_who_entry *d = &out->e[out->n];
+	for (i = 0; i < l->nfolded; i++)
+		if (l->folded[i].key.qid == k->qid &&
+		    l->folded[i].key.op == k->op)
+			return &l->folded[i];
+	if (!make || l->nfolded == TS_WHO_FOLDS)
+		return NULL;
+	f = &l->folded[l->nfolded++];
+	memset(f, 0, sizeof(*f));
+	f->key = (struct ts_who_key){ TS_WHO_FOLDED, k->qid, k->op };
+	return f;
+}
 
-		*d = b->e[i];
-		old = find(a, &d->key);
-		if (old)
-			subtract(&d->s, &old->s);
-		if (d->s.ios)
-			out->n++;
+/* Notes when each of @t's entries changed; the ledger's seen, re-made. */
+static void note_changes(struct ts_who_ledger *l, const struct ts_who_table *t)
+{
+	static struct ts_who_seen now[TS_WHO_ENTRIES];
+	const struct ts_who_seen *was;
+	int i, n = 0;
+
+	l->reads++;
+	for (i = 0; i < t->n && n < TS_WHO_ENTRIES; i++, n++) {
+		now[n] = (struct ts_who_seen){ t->e[i].key, t->e[i].s.ios,
+					       l->reads };
+		was = bsearch(&now[n].key, l->seen, l->nseen,
+			      sizeof(l->seen[0]), by_key);
+		if (was && was->ios == now[n].ios)
+			now[n].changed = was->changed;
 	}
-	qsort(out->e, out->n, sizeof(out->e[0]), by_device_then_time);
+	qsort(now, n, sizeof(now[0]), by_key);
+	memcpy(l->seen, now, n * sizeof(now[0]));
+	l->nseen = n;
+}
+
+int ts_who_pick(struct ts_who_ledger *l, const struct ts_who_table *t,
+		int *pick)
+{
+	static struct ts_who_seen idle[TS_WHO_ENTRIES];
+	int i, j, n = 0, want = t->n - TS_WHO_ENTRIES / 2, picked = 0;
+
+	note_changes(l, t);
+	if (t->n <= TS_WHO_ENTRIES * 3 / 4)
+		return 0;
+	for (i = 0; i < l->nseen; i++)
+		if (l->seen[i].changed < l->reads && l->seen[i].key.id &&
+		    !(l->keep && l->keep(l->keep_ctx, &l->seen[i].key)) &&
+		    fold_slot(l, &l->seen[i].key, true))
+			idle[n++] = l->seen[i];
+	qsort(idle, n, sizeof(idle[0]), by_changed);
+	for (i = 0; i < n && picked < want; i++)
+		for (j = 0; j < t->n; j++)
+			if (!by_key(&t->e[j].key, &idle[i].key)) {
+				pick[picked++] = j;
+				break;
+			}
+	return picked;
+}
+
+void ts_who_fold(struct ts_who_ledger *l, const struct ts_who_entry *e)
+{
+	struct ts_who_entry *f = fold_slot(l, &e->key, true);
+	int i;
+
+	if (!f)
+		return;
+	add(&f->s, &e->s);
+	for (i = 0; i < TS_WHO_SLOTS; i++)
+		f->s.total[i] += e->s.total[i];
+	f->folded++;
+}
+
+void ts_who_add_folded(const struct ts_who_ledger *l, const int *pick, int n,
+		       struct ts_who_table *t)
+{
+	static bool gone[TS_WHO_ROWS];
+	int i, k = 0;
+
+	memset(gone, 0, sizeof(gone));
+	for (i = 0; i < n; i++)
+		gone[pick[i]] = true;
+	for (i = 0; i < t->n; i++)
+		if (!gone[i])
+			t->e[k++] = t->e[i];
+	for (i = 0; i < l->nfolded && k < TS_WHO_ROWS; i++)
+		t->e[k++] = l->folded[i];
+	t->n = k;
 }
 
 static double mean_ms(__u64 ns, __u64 n)
@@ -121,16 +267,6 @@ static int rows_of(const struct ts_who_span *w, unsigned int qid, int op,
 	return n;
 }
 
-static void add(struct ts_who_stats *sum, const struct ts_who_stats *x)
-{
-	sum->ios += x->ios;
-	sum->bytes += x->bytes;
-	sum->queued_ios += x->queued_ios;
-	sum->queue_ns += x->queue_ns;
-	sum->service_ns += x->service_ns;
-	sum->total_ns += x->total_ns;
-}
-
 /* A device's table, printed (@f) or only looked at for its unit (@f NULL). */
 struct who_table {
 	FILE *f;
@@ -181,28 +317,47 @@ static void print_row(struct who_table *p, int op,
 	fprintf(p->f, "  %s\n", name);
 }
 
+/*
+ * Rows [first, first + n) of a device and direction: how many have rows of
+ * their own (the top, never the folded entry); the rest summed in @other,
+ * returning how many submitters that is (0: no "other" row).
+ */
+static int other_of(const struct ts_who_span *w, int first, int n, int *shown,
+		    struct ts_who_stats *other)
+{
+	int i, subs = 0;
+
+	*shown = n && is_folded(&w->e[first + n - 1]) ? n - 1 : n;
+	if (*shown > w->top)
+		*shown = w->top;
+	memset(other, 0, sizeof(*other));
+	for (i = first + *shown; i < first + n; i++) {
+		add(other, &w->e[i].s);
+		subs += is_folded(&w->e[i]) ? (int)w->e[i].folded : 1;
+	}
+	return subs ? subs : first + *shown < first + n;
+}
+
 /* Each direction's top submitters of device @qid, the rest as "other". */
 static void walk_rows(struct who_table *p, unsigned int qid)
 {
 	const struct ts_who_span *w = p->w;
 	const char *kind = w->by == TS_BY_CGROUP ? "cgroup" : "process";
-	int op, first, n, i;
+	struct ts_who_stats other;
+	int op, first, n, i, shown, subs;
 	char buf[300];
 
 	for (op = 0; op < TS_NR_OPS; op++) {
 		n = rows_of(w, qid, op, &first);
-		for (i = first; i < first + n && i < first + w->top; i++)
+		subs = other_of(w, first, n, &shown, &other);
+		for (i = first; i < first + shown; i++)
 			print_row(p, op, &w->e[i].s, p99_ms(&w->e[i].s),
 				  ts_who_name(w, &w->e[i], buf, sizeof(buf)));
-		if (n > w->top) {
-			struct ts_who_stats other = { 0 };
-
-			for (i = first + w->top; i < first + n; i++)
-				add(&other, &w->e[i].s);
-			snprintf(buf, sizeof(buf), "other (%d %ss)", n - w->top,
-				 kind);
-			print_row(p, op, &other, NAN, buf);
-		}
+		if (!subs)
+			continue;
+		snprintf(buf, sizeof(buf), "other (%d %s%s)", subs, kind,
+			 subs > 1 ? "s" : "");
+		print_row(p, op, &other, NAN, buf);
 	}
 }
 
@@ -236,16 +391,13 @@ static void json_row(struct tj *j, const struct ts_who_span *w, int op,
 static void json_rows(struct tj *j, const struct ts_who_span *w,
 		      unsigned int qid, int op)
 {
-	struct ts_who_stats other = { 0 };
-	int first, n, i;
+	struct ts_who_stats other;
+	int first, n, i, shown, subs;
 	char buf[300];
 
 	n = rows_of(w, qid, op, &first);
-	for (i = first; n && i < first + n; i++) {
-		if (i >= first + w->top) {
-			add(&other, &w->e[i].s);
-			continue;
-		}
+	subs = other_of(w, first, n, &shown, &other);
+	for (i = first; i < first + shown; i++) {
 		tj_obj(j, NULL);
 		json_row(j, w, op, &w->e[i].s);
 		tj_num(j, "total_p99_ms", p99_ms(&w->e[i].s), 6);
@@ -256,11 +408,11 @@ static void json_rows(struct tj *j, const struct ts_who_span *w,
 			tj_null(j, "name");
 		tj_end_obj(j);
 	}
-	if (n <= w->top)
+	if (!subs)
 		return;
 	tj_obj(j, NULL);
 	json_row(j, w, op, &other);
-	tj_u64(j, "others", n - w->top);
+	tj_u64(j, "others", subs);
 	tj_end_obj(j);
 }
 
