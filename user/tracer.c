@@ -1123,7 +1123,7 @@ void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 	/* no device has queue id ~0: its next key is the first */
 	struct ts_who_key key = { .qid = ~0U }, next;
 	static int pick[TS_WHO_ENTRIES];
-	int i, n;
+	int i, n, taken;
 
 	out->n = 0;
 	while (out->n < TS_WHO_ENTRIES &&
@@ -1137,10 +1137,20 @@ void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 	if (!who_ledger(t))
 		return;
 	n = ts_who_pick(t->who, out, pick);
-	for (i = 0; i < n; i++)
-		if (!take_who(fd, &out->e[pick[i]]))
-			ts_who_fold(t->who, &out->e[pick[i]]);
-	ts_who_add_folded(t->who, pick, n, out);
+	for (i = 0, taken = 0; i < n; i++) {
+		if (take_who(fd, &out->e[pick[i]]))
+			continue;
+		ts_who_fold(t->who, &out->e[pick[i]]);
+		pick[taken++] = pick[i];
+	}
+	ts_who_add_folded(t->who, pick, taken, out);
+}
+
+void ts_tracer_fold_who(struct ts_tracer *t)
+{
+	static struct ts_who_table scratch;
+
+	ts_tracer_read_who(t, &scratch);
 }
 
 void ts_tracer_read_slow(struct ts_tracer *t)

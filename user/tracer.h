@@ -76,6 +76,8 @@ struct ts_who_key;
  * full, those idle since the last read are folded and deleted).
  */
 void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out);
+/* A read of the --by table for its folds alone (between reports). */
+void ts_tracer_fold_who(struct ts_tracer *t);
 /* Submitters @keep says yes to are never folded by ts_tracer_read_who. */
 void ts_tracer_who_keep(struct ts_tracer *t,
 			bool (*keep)(const void *ctx, const struct ts_who_key *k),

@@ -258,8 +258,9 @@ static char *render_metrics(void *ctx, size_t *len)
 
 static struct exporter exporter;
 static struct ts_slow_printer slow_printer = { .sysroot = "/sys" };
-static struct ts_tracer *slow_tracer; /* --slow: read every SLOW_READ_NS */
-#define SLOW_READ_NS 100000000LL
+static struct ts_tracer *slow_tracer; /* --slow: read every TICK_NS */
+static struct ts_tracer *fold_tracer; /* --by: its table read every TICK_NS */
+#define TICK_NS 100000000LL
 
 static long long ns_of(const struct timespec *t)
 {
@@ -268,26 +269,30 @@ static long long ns_of(const struct timespec *t)
 
 /*
  * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile,
- * and with --slow printing the slow requests as they come; false when a
- * signal came.
+ * with --slow printing the slow requests as they come and with --by
+ * keeping room in its table (a burst of new submitters between two
+ * reports); false when a signal came.
  */
 static bool sleep_until(const struct timespec *deadline)
 {
+	bool tick = slow_tracer || fold_tracer;
 	struct timespec now, step;
 
 	do {
 		step = *deadline;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (slow_tracer && ns_of(deadline) - ns_of(&now) > SLOW_READ_NS)
+		if (tick && ns_of(deadline) - ns_of(&now) > TICK_NS)
 			step = (struct timespec){
-				.tv_sec = (ns_of(&now) + SLOW_READ_NS) / 1000000000LL,
-				.tv_nsec = (ns_of(&now) + SLOW_READ_NS) % 1000000000LL,
+				.tv_sec = (ns_of(&now) + TICK_NS) / 1000000000LL,
+				.tv_nsec = (ns_of(&now) + TICK_NS) % 1000000000LL,
 			};
 		if (ts_httpd_serve(exporter.httpd, &step, &stop_signal,
 				   &wait_mask, render_metrics, &exporter))
 			return false;
 		if (slow_tracer)
 			ts_tracer_read_slow(slow_tracer);
+		if (fold_tracer)
+			ts_tracer_fold_who(fold_tracer);
 	} while (!stop_signal && ns_of(&step) < ns_of(deadline));
 	return !stop_signal;
 }
@@ -555,6 +560,8 @@ int main(int argc, char **argv)
 		open_exporter(&o, tracer, first);
 	if (topts.slow)
 		slow_tracer = tracer;
+	if (o.by)
+		fold_tracer = tracer;
 	who_tracer = tracer;
 
 	/*

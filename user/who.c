@@ -7,13 +7,15 @@
 #include "slow.h"
 #include "who.h"
 
+/* @e's entry in @t: the same key, made at the same read. */
 static const struct ts_who_entry *find(const struct ts_who_table *t,
-				       const struct ts_who_key *k)
+				       const struct ts_who_entry *e)
 {
 	int i;
 
 	for (i = 0; t && i < t->n; i++)
-		if (!memcmp(&t->e[i].key, k, sizeof(*k)))
+		if (!memcmp(&t->e[i].key, &e->key, sizeof(e->key)) &&
+		    t->e[i].born == e->born)
 			return &t->e[i];
 	return NULL;
 }
@@ -87,7 +89,7 @@ void ts_who_delta(const struct ts_who_table *a, const struct ts_who_table *b,
 	out->n = b->n;
 	for (i = 0; i < b->n; i++) {
 		out->e[i] = b->e[i];
-		old = find(a, &b->e[i].key);
+		old = find(a, &b->e[i]);
 		if (old) {
 			subtract(&out->e[i].s, &old->s);
 			out->e[i].folded -= old->folded;
@@ -95,7 +97,7 @@ void ts_who_delta(const struct ts_who_table *a, const struct ts_who_table *b,
 	}
 	/* folded since @a: its folded entry holds what it had at @a too */
 	for (i = 0; a && i < a->n; i++)
-		if (!find(b, &a->e[i].key) && (f = folded_of(out, &a->e[i])))
+		if (!find(b, &a->e[i]) && (f = folded_of(out, &a->e[i])))
 			subtract(&f->s, &a->e[i].s);
 	for (i = 0; i < out->n; i++)
 		if (out->e[i].s.ios)
@@ -135,8 +137,11 @@ static struct ts_who_entry *fold_slot(struct ts_who_ledger *l,
 	return f;
 }
 
-/* Notes when each of @t's entries changed; the ledger's seen, re-made. */
-static void note_changes(struct ts_who_ledger *l, const struct ts_who_table *t)
+/*
+ * Notes when each of @t's entries was made and last changed (a key not in
+ * the last read's is a new entry); the ledger's seen, re-made.
+ */
+static void note_changes(struct ts_who_ledger *l, struct ts_who_table *t)
 {
 	static struct ts_who_seen now[TS_WHO_ENTRIES];
 	const struct ts_who_seen *was;
@@ -145,19 +150,21 @@ static void note_changes(struct ts_who_ledger *l, const struct ts_who_table *t)
 	l->reads++;
 	for (i = 0; i < t->n && n < TS_WHO_ENTRIES; i++, n++) {
 		now[n] = (struct ts_who_seen){ t->e[i].key, t->e[i].s.ios,
-					       l->reads };
+					       l->reads, l->reads };
 		was = bsearch(&now[n].key, l->seen, l->nseen,
 			      sizeof(l->seen[0]), by_key);
+		if (was)
+			now[n].born = was->born;
 		if (was && was->ios == now[n].ios)
 			now[n].changed = was->changed;
+		t->e[i].born = now[n].born;
 	}
 	qsort(now, n, sizeof(now[0]), by_key);
 	memcpy(l->seen, now, n * sizeof(now[0]));
 	l->nseen = n;
 }
 
-int ts_who_pick(struct ts_who_ledger *l, const struct ts_who_table *t,
-		int *pick)
+int ts_who_pick(struct ts_who_ledger *l, struct ts_who_table *t, int *pick)
 {
 	static struct ts_who_seen idle[TS_WHO_ENTRIES];
 	int i, j, n = 0, want = t->n - TS_WHO_ENTRIES / 2, picked = 0;
@@ -183,6 +190,7 @@ int ts_who_pick(struct ts_who_ledger *l, const struct ts_who_table *t,
 void ts_who_fold(struct ts_who_ledger *l, const struct ts_who_entry *e)
 {
 	struct ts_who_entry *f = fold_slot(l, &e->key, true);
+	struct ts_who_seen *was;
 	int i;
 
 	if (!f)
@@ -191,6 +199,12 @@ void ts_who_fold(struct ts_who_ledger *l, const struct ts_who_entry *e)
 	for (i = 0; i < TS_WHO_SLOTS; i++)
 		f->s.total[i] += e->s.total[i];
 	f->folded++;
+	/* gone from the table: made again, it is a new entry */
+	was = bsearch(&e->key, l->seen, l->nseen, sizeof(l->seen[0]), by_key);
+	if (!was)
+		return;
+	l->nseen--;
+	memmove(was, was + 1, (l->seen + l->nseen - was) * sizeof(*was));
 }
 
 void ts_who_add_folded(const struct ts_who_ledger *l, const int *pick, int n,

@@ -17,6 +17,8 @@ struct ts_who_entry {
 	struct ts_who_key key;
 	struct ts_who_stats s;
 	__u32 folded; /* id TS_WHO_FOLDED: how many submitters it holds */
+	unsigned int born; /* the read that first saw it (an entry folded and
+			    * made again is another entry) */
 };
 
 /* Devices and directions that can have a folded entry at once. */
@@ -50,6 +52,7 @@ struct ts_who_ledger {
 		struct ts_who_key key;
 		__u64 ios;
 		unsigned int changed; /* the read that saw its ios change */
+		unsigned int born;
 	} seen[TS_WHO_ENTRIES];
 	int nfolded;
 	struct ts_who_entry folded[TS_WHO_FOLDS];
@@ -59,13 +62,12 @@ struct ts_who_ledger {
 };
 
 /*
- * After a read of the BPF table into @t (@t->n entries): past 3/4 of
- * TS_WHO_ENTRIES, the entries to fold, least recently changed first, none
- * that changed since the read before, down to half. Their indexes into @t
- * go to @pick; returns how many.
+ * After a read of the BPF table into @t (@t->n entries, their born set
+ * here): past 3/4 of TS_WHO_ENTRIES, the entries to fold, least recently
+ * changed first, none that changed since the read before, down to half.
+ * Their indexes into @t go to @pick; returns how many.
  */
-int ts_who_pick(struct ts_who_ledger *l, const struct ts_who_table *t,
-		int *pick);
+int ts_who_pick(struct ts_who_ledger *l, struct ts_who_table *t, int *pick);
 
 /* Entry @e, deleted from the BPF table with these last counts, folded. */
 void ts_who_fold(struct ts_who_ledger *l, const struct ts_who_entry *e);

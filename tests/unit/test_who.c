@@ -2,7 +2,8 @@
 /*
  * --by's table kept from filling (user/who.c): which entries are folded
  * (past 3/4 full, idle since the read before, least recent first, never
- * the "not known" row), and spans across a fold counting each request once.
+ * the "not known" row), and spans across a fold counting each request once,
+ * also when the submitter comes back before the next report.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -104,6 +105,30 @@ static void test_span_across_fold(void **state)
 	assert_int_equal(span.e[span.n - 1].s.ios, 5);
 }
 
+/* Folded, then made again before the next report: two entries. */
+static void test_made_again(void **state)
+{
+	struct ts_who_entry gone;
+
+	memset(&ledger, 0, sizeof(ledger));
+	fill(&a, 1, one);
+	a.e[0].s.ios = 3;
+	a.e[0].born = 1;
+	gone = a.e[0];
+	gone.s.ios = 4; /* one more, then folded */
+	ts_who_fold(&ledger, &gone);
+	b = a;
+	b.e[0].s.ios = 1; /* the new entry: one request */
+	b.e[0].born = 2;
+	ts_who_add_folded(&ledger, NULL, 0, &b);
+	ts_who_delta(&a, &b, 1.0, &span);
+	assert_int_equal(span.n, 2);
+	assert_int_equal(span.e[0].key.id, 1);
+	assert_int_equal(span.e[0].s.ios, 1);
+	assert_int_equal(span.e[1].key.id, TS_WHO_FOLDED);
+	assert_int_equal(span.e[1].s.ios, 1);
+}
+
 /* Rows of a device by direction: a write never among the reads. */
 static void test_rows_by_direction(void **state)
 {
@@ -123,6 +148,7 @@ int main(void)
 		cmocka_unit_test(test_room_left_alone),
 		cmocka_unit_test(test_idle_folded_to_half),
 		cmocka_unit_test(test_span_across_fold),
+		cmocka_unit_test(test_made_again),
 		cmocka_unit_test(test_rows_by_direction),
 	};
 
