@@ -370,7 +370,7 @@ static void walk_rows(struct who_table *p, unsigned int qid)
 		if (!subs)
 			continue;
 		snprintf(buf, sizeof(buf), "other (%d %s%s)", subs, kind,
-			 subs > 1 ? "s" : "");
+			 subs == 1 ? "" : w->by == TS_BY_CGROUP ? "s" : "es");
 		print_row(p, op, &other, NAN, buf);
 	}
 }
