@@ -1110,8 +1110,10 @@ static int take_who(int fd, struct ts_who_entry *e)
 		return 0;
 	if (errno != EINVAL && errno != 524 /* ENOTSUPP */ && errno != EOPNOTSUPP)
 		return -1;
-	/* before 5.14 (no lookup-and-delete on a hash): in two steps; an
-	 * add in between is counted in who_fold_races by the program */
+	/* before 5.14 (no lookup-and-delete on a hash): in two steps; a
+	 * request counted between them (the entry idle for a read before)
+	 * is lost, and who_fold_races does not see it: the entry is still
+	 * there when the program looks again */
 	if (bpf_map_lookup_elem(fd, &e->key, &e->s))
 		return -1;
 	return bpf_map_delete_elem(fd, &e->key);
