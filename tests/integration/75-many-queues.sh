@@ -113,7 +113,7 @@ verdict('one_counts', dev(t, '$target'), '$before', '$after')
 ")
 
 # 1b. two ids that ask for the same slot
-other=$(tail -n 257 "$tmp/made" | head -n 1 | cut -d' ' -f1)
+other=$(tail -n 257 "$tmp/made" | sed -n "1{s/ .*//;p}") # sed reads on: no SIGPIPE
 fio --name=fill --filename="/dev/$other" --rw=write --bs=64k --direct=1 \
 	--output=/dev/null
 out=$tmp/pair.json
@@ -160,7 +160,7 @@ check table_sized "$([[ "${slots:-?} ${bios:-?} ${tags:-?}" == "$want" ]]; echo 
 	"request table of ${slots:-?} slots, bio table of ${bios:-?}, for ${tags:-?} driver tags; from sysfs' nr_tags summed over every disk: $want (twice and four times the tags, powers of two, 16384 to 2^20 and 32768 to 2^21)"
 
 # 2. the limit reached: three devices, room for two
-mapfile -t three < <(tail -n 4 "$tmp/made" | head -n 3 | cut -d' ' -f1)
+mapfile -t three < <(tail -n 4 "$tmp/made" | sed -n "1,3{s/ .*//;p}")
 a=${three[0]} b=${three[1]} c=${three[2]}
 for d in "$a" "$b" "$c"; do
 	fio --name=fill --filename="/dev/$d" --rw=write --bs=64k --direct=1 \
