@@ -119,19 +119,20 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 
 # Test tools: the BPF build of include/hist.h against the userspace one
 # (hist-check); per-CPU counters on the block tracepoints of one disk beside
-# its /proc/diskstats, with a BPF object of its own (witness).
-TEST_TOOLS := $(OUTPUT)/hist-check $(OUTPUT)/witness
+# its /proc/diskstats, with a BPF object of its own (witness); each span
+# event of one disk with its time (spans).
+TEST_TOOLS := $(OUTPUT)/hist-check $(OUTPUT)/witness $(OUTPUT)/spans
 
-$(OUTPUT)/witness.bpf.o: tests/tools/witness.bpf.c $(OUTPUT)/vmlinux.h
+$(OUTPUT)/%.tool.bpf.o: tests/tools/%.bpf.c tests/tools/target.bpf.h $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(OUTPUT)/witness.skel.h: $(OUTPUT)/witness.bpf.o
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.tool.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name witness_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)/witness: tests/tools/witness.c $(OUTPUT)/witness.skel.h
+$(OUTPUT)/witness $(OUTPUT)/spans: $(OUTPUT)/%: tests/tools/%.c $(OUTPUT)/%.skel.h
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 

@@ -11,7 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio blkdiscard python3
 
-witness_need
+tool_need "$WITNESS"
 EVERY=61
 
 loop_new 256

@@ -67,7 +67,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3
 
-witness_need
+tool_need "$WITNESS"
 
 # reads_of DEV: completed reads, reads in flight, sectors read
 reads_of() {

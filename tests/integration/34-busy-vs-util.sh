@@ -1,42 +1,47 @@
 #!/usr/bin/env bash
-# BUSY% against iostat's %util, judged against /proc/diskstats' io_ticks
-# (field 10, "time spent doing I/Os", what %util divides by the interval).
-# truestat's busy time is the time with at least one request issued to the
-# device (block_rq_issue .. block_rq_complete). io_ticks counts, in jiffies,
-# the time with at least one request between its accounting start (when the
-# request is allocated, before the I/O scheduler holds it) and its end
-# (after its bios' completion work). Two runs of the same fio jobs on a loop
-# device, 5 s each: job a reads sequentially with a 3 ms think time, job b
-# reads without pause in ioprio class idle (3).
-#  - scheduler none: nothing holds a request, so the two agree within the
-#    bound below;
+# BUSY% against iostat's %util. truestat's busy time is the time with at
+# least one request issued to the device (block_rq_issue .. its ending
+# block_rq_complete or block_rq_requeue). /proc/diskstats' io_ticks (field
+# 10, what %util divides by the interval) is the kernel's count, in
+# jiffies, of the time with at least one request between its accounting
+# start (allocation, before the I/O scheduler holds it) and its end
+# (block_io_start .. block_io_done). Both are judged against
+# tests/tools/spans, a second BPF object that logs each of those events
+# with its time and request, attached after truestat (so that at each
+# tracepoint truestat's program runs first and spans' cost is in none of
+# truestat's times), and tests/lib/spans.py, which makes the two unions
+# from its lines. Two runs of the same fio jobs on a loop device, 5 s
+# each: job a reads sequentially with a 3 ms think time, job b reads
+# without pause in ioprio class idle (3).
+#  - both schedulers: truestat's busy time is the union of issue..completion
+#    spans' lines give, within the time truestat's own issue, requeue and
+#    completion programs ran (kernel.bpf_stats_enabled, this run): at each
+#    of those tracepoints truestat takes its time inside its program and
+#    spans takes its own at the start of the next, so each end of a busy
+#    stretch moves by at most that program's run; and within the union of
+#    allocation..end, which contains every issue..completion;
 #  - bfq: bfq serves an idle-class queue only when the other classes have
 #    left the device alone for a while, so b's request waits in the OS,
 #    allocated, while the device is idle between a's reads. io_ticks counts
-#    that wait, BUSY% does not: the difference is the time requests waited
-#    in the OS while the device was idle, which truestat's own OS queue
-#    figures bound: at least its time with a request waiting (os_queue
-#    busy_pct) less its time with one in the device, at most its busy time
-#    plus each request's time outside D..C (diskstats' ms of every kind of
-#    request, the exact sum of allocation..end, less truestat's summed
-#    service) plus, for each request still in flight at the second diskstats
-#    read (its field 9), the whole window: its time is in no ms field yet.
-# Tolerance for io_ticks, from the kernel's HZ (J = 1000/HZ ms), never a
-# fitted constant: each busy stretch is counted as the jiffy boundaries it
-# crosses, so io_ticks samples the busy set once a jiffy: 2 J for the
-# window's two ends, plus 4 standard deviations of that sampling, at most
-# J x sqrt(min(U, window - U) / J) (each stretch, or each gap, adds a
-# variance of at most its length in jiffies), U the length of the sampled
-# set: taken at its worst over the range the other figures give it (from
-# truestat's busy time to the bound above), never from io_ticks itself.
-# Both CPUs are kept out of idle meanwhile by a spinner at SCHED_IDLE: with
-# a CPU idle (NO_HZ), io_ticks fell up to 12% short of the exact union of
-# the requests' allocation..end that the block_io_start/done tracepoints
-# gave on this VM (none, these jobs: 4012 ms against 4542 ms); with the
-# spinners it was within 1.5 jiffies of it (4196 against 4190 ms).
+#    that wait, BUSY% does not: the difference is at least truestat's time
+#    with a request waiting in the OS less its time with one in the device.
+# io_ticks is not held to the union of allocation..end: on this VM (6.18,
+# HZ 250, scheduler none) this test printed io_ticks 2828 ms against a
+# union of 3516 ms, and in CI 5900 ms over a diskstats window of 5292 ms
+# (bfq): it adds whole jiffies at the events and reads that find a request
+# in flight, a sample neither held to the set nor to the window. Nor are
+# the ms fields: they summed to 2417 ms against that union of 3516 ms,
+# when the sum of the spans is at least their union. Both are printed.
+# The tolerance of the bfq checks comes from the kernel's HZ (J = 1000/HZ
+# ms), never a fitted constant: 2 J for the window's two ends, plus 4
+# standard deviations of the jiffy sampling of a busy set of length U,
+# J x sqrt(min(U, window - U) / J), taken at its worst. Both CPUs are kept
+# out of idle meanwhile by a spinner at SCHED_IDLE: with a CPU idle
+# (NO_HZ), io_ticks fell up to 12% short.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
-need fio python3 chrt
+need fio python3 chrt bpftool
+tool_need "$SPANS"
 
 # HZ: the kernel's configuration, else jiffies against the clock in
 # /proc/timer_list over 0.5 s, taken to the nearest HZ the kernel offers
@@ -59,17 +64,24 @@ for _ in $(seq "$(nproc)"); do
 	on_exit "kill $!"
 done
 
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+on_exit "sysctl -qw kernel.bpf_stats_enabled=$stats_was"
+
 loop_new 128
 dev=$LOOP
 
 # run NAME SCHEDULER: the two jobs, traced, then judged
 run() {
-	local name=$1 out fio_json ds0 ds1 t0 t1
+	local name=$1 out sp fio_json runs ds0 ds1 t0 t1
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
+	sp=$(mktemp /tmp/truestat-test.XXXXXX)
 	fio_json=$(mktemp /tmp/truestat-test.XXXXXX)
-	on_exit "rm -f $out $out.err $fio_json"
+	runs=$(mktemp /tmp/truestat-test.XXXXXX)
+	on_exit "rm -f $out $out.err $sp $fio_json $runs"
 	queue_set "$dev" scheduler "$2"
 	ts_start "$out" -d "$dev"
+	spans_start "$sp" "$dev"
 	t0=$(date +%s%N)
 	ds0=$(diskstats "$dev")
 	fio --filename="/dev/$dev" --direct=1 --bs=4k --ioengine=psync --runtime=5 \
@@ -78,42 +90,35 @@ run() {
 		--name=b --rw=read --offset=64m --prioclass=3
 	ds1=$(diskstats "$dev")
 	t1=$(date +%s%N)
+	bpftool -j prog show >"$runs"
 	ts_stop INT
+	spans_stop
 	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
+	check "${name}_spans_exit" "$S_RC" "spans ended with status $S_RC"
 	check_lines < <(py "
 import math
+sys.path.insert(0, '$TS_ROOT/tests/lib')
+import spans
 name, J = '$name', 1000.0 / $hz
 d = dev(totals('$out'), '$dev')
 rd, c, o = d['ops']['read'], d['concurrency'], d['os_queue']
 span = totals('$out')['span_s'] * 1000
 b0, b1 = [int(x) for x in '$ds0'.split()], [int(x) for x in '$ds1'.split()]
 ticks = b1[9] - b0[9]                   # io_ticks, ms (whole jiffies)
-GROUPS = {'read': (0, 3), 'write': (4, 7), 'discard': (11, 14), 'flush': (15, 16)}
-done = {g: b1[i] - b0[i] for g, (i, _) in GROUPS.items()}
-ms = {g: b1[k] - b0[k] for g, (_, k) in GROUPS.items()}   # sums of allocation..end
-ios = done['read']
-inflight = (b0[8], b1[8])               # field 9: requests started, not ended
+ios, ms = b1[0] - b0[0], b1[3] - b0[3]
 Wd = ($t1 - $t0) / 1e6                  # the diskstats window, ms
-f = json.load(open('$fio_json'))
-W = max(j['job_runtime'] for j in f['jobs'])   # the fio run, ms: inside the window
 busy = c['busy_pct'] / 100 * span
+rounding = 0.005 / 100 * span           # busy_pct has two decimals
 osq = o['busy_pct'] / 100 * span
-al = d['all']
-svc = al['service_ms'] * al['ios']
-# an unseen completion: its service is not in svc, at most fio's longest
-m = al['missed']
-slowest = max(j['read']['clat_ns']['max'] for j in f['jobs']) / 1e6
-# outside D..C: the ms fields' and the JSON's rounding; and a request still
-# in flight at the second read: the whole window, at most
-ext = sum(ms.values()) - svc + len(GROUPS) + al['ios'] * 5e-7 + inflight[1] * Wd
-hi = min(busy + ext + m * slowest, Wd)
-U = min(max(busy, Wd / 2), max(hi, busy))   # the worst U in [busy, hi]
-tol = J * (2 + 4 * math.sqrt(min(U, max(Wd - U, 0)) / J))
-print('# %s: HZ %d (%s), %d reads (%d unseen), fio %.0f ms, diskstats window %.0f ms; io_ticks %d ms, busy %.1f ms (%.2f%% of truestat\'s %.0f ms), '
-      'OS queue busy %.1f ms; io_ticks - busy %.1f ms; tolerance %.1f ms; outside D..C %.1f ms; '
-      'diskstats done %s, ms %s, in flight %d then %d'
-      % (name, $hz, '$hz_from', ios, m, W, Wd, ticks, busy, c['busy_pct'], span, osq, ticks - busy, tol, ext,
-         done, ms, inflight[0], inflight[1]))
+u = spans.unions('$sp')
+# truestat's programs between its time and spans' at each event, this run
+run = sum(p.get('run_time_ns', 0) for p in json.load(open('$runs'))
+          if p.get('name', '').startswith(('ts_issue', 'ts_complete', 'ts_requeue'))) / 1e6
+print('# %s: %d reads (%d unseen), diskstats window %.0f ms; busy %.2f ms; spans: issue..completion %.2f..%.2f ms, '
+      'allocation..end %.2f..%.2f ms (ends unseen %s, dropped %d); truestat\'s programs ran %.2f ms; '
+      'io_ticks %d ms, read ms %d (their sum); OS queue busy %.1f ms'
+      % (name, ios, rd['missed'], Wd, busy, u['dc'][0], u['dc'][1], u['ae'][0], u['ae'][1], u['unended'], u['dropped'],
+         run, ticks, ms, osq))
 print(name + '_count', int(rd['ios'] + rd['missed'] != ios), 'reads: truestat %d + %d unseen, diskstats %d' % (rd['ios'], rd['missed'], ios))
 # the depth is exact or its report says why: a completion unseen (of any
 # kind of request) or another of the events the JSON page names for it
@@ -126,11 +131,17 @@ said = sum(d['events'][k] for k in DEPTH_CAUSES)
 print(name + '_exact', int(not c['exact'] and not said),
       'the depth in the device is exact (%s) or its events say why (%d)%s'
       % (c['exact'], said, ''.join('; ' + w for w in why)))
-print(name + '_busy_le_util', int(not busy <= ticks + tol),
-      'busy %.1f ms <= io_ticks %d ms + %.1f ms' % (busy, ticks, tol))
-print(name + '_util_le_busy_plus_outside', int(not ticks <= busy + ext + m * slowest + tol),
-      'io_ticks %d ms <= busy %.1f + outside D..C %.1f + %d unseen x %.1f + %.1f ms' % (ticks, busy, ext, m, slowest, tol))
+print(name + '_spans_whole', int(u['dropped'] != 0), 'spans dropped %d events' % u['dropped'])
+lo, hi = u['dc'][0] - run - rounding, u['dc'][1] + run + rounding
+print(name + '_busy_is_union', int(not lo <= busy <= hi),
+      'busy %.2f ms in [%.2f, %.2f]: the union of issue..completion %.2f..%.2f ms -+ programs %.2f + rounding %.2f ms'
+      % (busy, lo, hi, u['dc'][0], u['dc'][1], run, rounding))
+print(name + '_busy_in_allocated', int(not busy <= u['ae'][1] + rounding),
+      'busy %.2f ms <= the union of allocation..end %.2f ms + rounding %.2f ms' % (busy, u['ae'][1], rounding))
 if name == 'bfq':
+    # the jiffy sampling of a set of length U in [busy, Wd], at its worst
+    U = max(busy, Wd / 2)
+    tol = J * (2 + 4 * math.sqrt(min(U, max(Wd - U, 0)) / J))
     lo = osq - busy - tol
     print(name + '_differ', int(not ticks - busy > tol),
           'io_ticks - busy = %.1f ms, %.1f times the tolerance %.1f ms' % (ticks - busy, (ticks - busy) / tol, tol))

@@ -17,10 +17,12 @@
 #	ts_reports_after OUT	wait until OUT has two more report lines: the
 #				second was read after the call, so the reports
 #				up to it hold all the I/O before the call
-#	witness_need		the witness (tests/tools/witness) is built, or a
+#	tool_need PATH		a test tool ($WITNESS, $SPANS) is built, or a
 #				failed check ends the test
 #	witness_start OUT DEV	the witness on DEV in the background, its JSON
 #				to OUT; returns once it counts (W_PID: its pid)
+#	spans_start OUT DEV	tests/tools/spans on DEV, its lines to OUT,
+#				until spans_stop (sets S_RC)
 #	check NAME RC MSG	record one assertion (RC 0 passes): "ok"/"FAIL" + MSG
 #	check_cmd NAME MSG CMD	the same, passing when CMD succeeds
 #	check_lines		"NAME RC MSG" lines on stdin, each a check; a
@@ -151,9 +153,10 @@ tp_links() {
 
 WITNESS=$TS_ROOT/.output/witness
 
-witness_need() {
-	[[ -x $WITNESS ]] && return 0
-	check witness_built 1 "$WITNESS missing (make test builds it)"
+# tool_need PATH: a test tool (tests/tools) is built, or a failed check
+tool_need() {
+	[[ -x $1 ]] && return 0
+	check "${1##*/}_built" 1 "$1 missing (make test builds it)"
 	finish
 	exit 1
 }
@@ -164,6 +167,24 @@ witness_start() {
 	on_exit "kill -9 $W_PID"
 	read -r -t 10 -u "$W_FD" W_SAID && [[ $W_SAID == "witness: counting"* ]] ||
 		{ echo "witness did not attach: ${W_SAID:-}"; return 1; }
+}
+
+# spans_start OUT DEVICE: tests/tools/spans on the disk, its lines into OUT,
+# until spans_stop
+SPANS=$TS_ROOT/.output/spans
+
+spans_start() {
+	exec {S_FD}< <(exec "$SPANS" "$(cat "/sys/block/$2/dev")" 2>&1 >"$1")
+	S_PID=$!
+	on_exit "kill -9 $S_PID"
+	read -r -t 10 -u "$S_FD" S_SAID && [[ $S_SAID == "spans: tracing"* ]] ||
+		{ echo "spans did not attach: ${S_SAID:-}"; return 1; }
+}
+
+spans_stop() {
+	kill -INT "$S_PID"
+	S_RC=0
+	wait "$S_PID" || S_RC=$?
 }
 
 # cgroup_new NAME: a cgroup v2 of the test's, CG its directory, removed at

@@ -21,8 +21,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The disk: major << 20 | first minor, as the block tracepoints print it. */
-const volatile __u32 target_dev = 0;
+#include "target.bpf.h"
 
 enum w_group { W_READ, W_WRITE, W_DISCARD, W_FLUSH, W_NR_GROUPS };
 
@@ -54,24 +53,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
-
-/* Kernels before 5.16 kept the disk in the request. */
-struct request___old {
-	struct gendisk *rq_disk;
-} __attribute__((preserve_access_index));
-
-static __always_inline bool on_target(struct request *rq)
-{
-	struct gendisk *disk;
-
-	if (bpf_core_field_exists(rq->q->disk))
-		disk = rq->q->disk;
-	else
-		disk = ((struct request___old *)rq)->rq_disk;
-	if (!disk)
-		return false;
-	return ((__u32)disk->major << 20 | disk->first_minor) == target_dev;
-}
 
 /* The diskstats group of @rq's operation (op_stat_group(), flushes apart). */
 static __always_inline enum w_group group_of(struct request *rq)
