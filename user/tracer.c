@@ -1103,20 +1103,22 @@ void ts_tracer_who_keep(struct ts_tracer *t,
 	t->who->keep_ctx = ctx;
 }
 
-/* Deletes @e from the table, its counts as they were then in @e. */
+/*
+ * Deletes @e from the table, its counts as they were then in @e: 0, or -1
+ * on failure, or 1 where the kernel cannot take an entry in one step
+ * (lookup-and-delete on a hash came with 5.14). Two steps would lose a
+ * request counted between them, unseen by who_fold_races (the entry is
+ * still there when the program looks again): there the table is not
+ * folded, and past its 1024 entries requests count in who_table_full.
+ */
 static int take_who(int fd, struct ts_who_entry *e)
 {
 	if (!bpf_map_lookup_and_delete_elem(fd, &e->key, &e->s))
 		return 0;
-	if (errno != EINVAL && errno != 524 /* ENOTSUPP */ && errno != EOPNOTSUPP)
-		return -1;
-	/* before 5.14 (no lookup-and-delete on a hash): in two steps; a
-	 * request counted between them (the entry idle for a read before)
-	 * is lost, and who_fold_races does not see it: the entry is still
-	 * there when the program looks again */
-	if (bpf_map_lookup_elem(fd, &e->key, &e->s))
-		return -1;
-	return bpf_map_delete_elem(fd, &e->key);
+	if (errno == EINVAL || errno == 524 /* ENOTSUPP */ ||
+	    errno == EOPNOTSUPP)
+		return 1;
+	return -1;
 }
 
 void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
@@ -1125,7 +1127,7 @@ void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 	/* no device has queue id ~0: its next key is the first */
 	struct ts_who_key key = { .qid = ~0U }, next;
 	static int pick[TS_WHO_ENTRIES];
-	int i, n, taken;
+	int i, n, taken, rc;
 
 	out->n = 0;
 	while (out->n < TS_WHO_ENTRIES &&
@@ -1138,9 +1140,14 @@ void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 	}
 	if (!who_ledger(t))
 		return;
-	n = ts_who_pick(t->who, out, pick);
+	n = t->who->cannot_fold ? 0 : ts_who_pick(t->who, out, pick);
 	for (i = 0, taken = 0; i < n; i++) {
-		if (take_who(fd, &out->e[pick[i]]))
+		rc = take_who(fd, &out->e[pick[i]]);
+		if (rc > 0) {
+			t->who->cannot_fold = true;
+			break;
+		}
+		if (rc)
 			continue;
 		ts_who_fold(t->who, &out->e[pick[i]]);
 		pick[taken++] = pick[i];

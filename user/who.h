@@ -59,6 +59,7 @@ struct ts_who_ledger {
 	/* entries never folded (the exporter's named submitters), or NULL */
 	bool (*keep)(const void *ctx, const struct ts_who_key *k);
 	const void *keep_ctx;
+	bool cannot_fold; /* the kernel has no one-step take (before 5.14) */
 };
 
 /*
