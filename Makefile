@@ -54,7 +54,7 @@ WEB_LIBS = $(shell $(PKG_CONFIG) --libs openssl yaml-0.1 libcrypt 2>/dev/null ||
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
-.PHONY: all deps deps-test demo run test unit-test integration-test test-kernels soak install clean FORCE
+.PHONY: all deps deps-test deps-package demo run test unit-test integration-test test-kernels soak install static deb clean FORCE
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -105,8 +105,11 @@ truestat: $(LIB_O) $(APP_O)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(WEB_LIBS) -lm -o $@
 
 # The same objects linked statically (libbpf.a, libelf.a, libz.a from the
-# Debian -dev packages): one self-contained file that the VM tests copy into
-# a guest with nothing else in it.
+# Debian -dev packages), the BPF object inside: one self-contained file to
+# copy to a host (doc/building.md), as the VM tests copy it into a guest
+# with nothing else in it.
+static: truestat-static
+
 truestat-static: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(LDFLAGS) \
@@ -175,6 +178,9 @@ deps:
 deps-test:
 	$(Q)scripts/deps.sh --test
 
+deps-package:
+	$(Q)scripts/deps.sh dpkg-dev lintian
+
 run: deps
 	$(Q)$(MAKE) truestat
 	./truestat 1 5
@@ -234,6 +240,14 @@ install: truestat
 	$(call msg,INSTALL,$(DATADIR)/truestat.rules.yml)
 	$(Q)install -D -m 0644 prometheus/truestat.rules.yml $(DATADIR)/truestat.rules.yml
 
+# The Debian package, from a staged install with Debian's tools
+# (scripts/deb.sh), versioned VERSION+gCOMMIT: DEB_DIR/truestat_*.deb.
+DEB_DIR ?= .
+DEB_VERSION := $(VERSION)$(if $(GIT_HASH),+g$(GIT_HASH))
+deb: truestat
+	$(call msg,DEB,$(DEB_DIR)/truestat_$(DEB_VERSION)_*.deb)
+	$(Q)scripts/deb.sh '$(DEB_VERSION)' '$(DEB_DIR)' >/dev/null
+
 clean:
 	$(call msg,CLEAN,)
-	$(Q)rm -rf $(OUTPUT) truestat truestat-static
+	$(Q)rm -rf $(OUTPUT) truestat truestat-static truestat_*.deb

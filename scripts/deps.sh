@@ -27,12 +27,13 @@ test_only() {
 	c=${c:-14}
 	# unit tests, fuzzers; the tools compared with (scripts/compare.sh,
 	# 12-witness, 68-compare); the exporter; schema, man page, SVG; disks
-	# and file systems; bench/overhead.sh; the older kernels (tests/vm)
+	# and file systems; the Debian package (89-package); bench/overhead.sh;
+	# the older kernels (tests/vm)
 	echo libcmocka-dev "libclang-rt-$c-dev" "libfuzzer-$c-dev" \
 		blktrace sysstat libbpf-tools \
 		prometheus curl openssl \
 		python3-jsonschema groff-base libxml2-utils librsvg2-bin valgrind \
-		util-linux fdisk e2fsprogs \
+		util-linux fdisk e2fsprogs dpkg-dev lintian \
 		bc \
 		qemu-system-x86 busybox-static xz-utils zstd mdadm dmsetup
 }
