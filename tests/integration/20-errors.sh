@@ -141,7 +141,6 @@ rc=${PIPESTATUS[0]}
 set -o pipefail
 check closed_pipe $((rc + $(wc -c <"$tmp/err"))) "exit $rc, $(wc -c <"$tmp/err") bytes on stderr after | head -1"
 
-sleep 0.3
-n=$(bpftool prog show | grep -c ' name ts_' || true)
-check detached "$n" "$n truestat programs left loaded after all of the above"
+read -r n links < <(ts_progs_left)
+check detached "$((n + links))" "$n truestat programs and $links links left after all of the above (freed within $(rcu_freed_within) s)"
 finish

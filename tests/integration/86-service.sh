@@ -259,9 +259,9 @@ print('test_series_labels', int(bool(bad) or not n),
 EOF
 )
 
-# --- nothing left
-sleep 0.2
-left=$(ts_progs $nobody)
+# --- nothing left (the kernel frees a program after an RCU grace period)
+end=$(($(date +%s) + $(rcu_freed_within)))
+while left=$(ts_progs $nobody) && ((left > 0 && $(date +%s) <= end)); do sleep 0.1; done
 others=$(bpftool prog show 2>/dev/null | grep -c ' name ts_' || true)
 alive=$(for p in $pid $spid; do if kill -0 "$p" 2>/dev/null; then echo "$p"; fi; done | wc -l)
 check nothing_left "$([[ $left == 0 && $alive == 0 && ! -e /etc/systemd/system/${unit##*/} ]]; echo $?)" \

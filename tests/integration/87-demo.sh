@@ -53,8 +53,8 @@ left_behind() {
 	! pgrep -f "filename=/dev/${w[loop]} " >/dev/null || echo "fio on ${w[loop]}"
 	# ts_ programs that were not there before and that no running process
 	# holds (a truestat of someone else's holds its own); the kernel frees
-	# a program some time after its last holder is gone: 10 s at most
-	for ((i = 0; i < 100; i++)); do
+	# a program after an RCU grace period once its last holder is gone
+	for ((i = 0; i < $(rcu_freed_within) * 10; i++)); do
 		ids=$(bpftool -j prog show 2>/dev/null | python3 -c "
 import json, sys
 before = set('$ts_progs_before'.split())

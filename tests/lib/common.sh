@@ -169,6 +169,34 @@ witness_start() {
 		{ echo "witness did not attach: ${W_SAID:-}"; return 1; }
 }
 
+# rcu_freed_within: seconds to wait for the kernel to free a BPF program
+# once its last link and fd are closed. A link goes at once; its program
+# after an RCU grace period (bpf_link_free defers the put to call_rcu): 60
+# ms here when idle, over 0.3 s under the suite's load. A grace period
+# longer than the kernel's RCU stall timeout is a stall the kernel itself
+# reports: that is the bound (21 s, the kernel's default, where it is not
+# shown).
+rcu_freed_within() {
+	cat /sys/module/rcupdate/parameters/rcu_cpu_stall_timeout 2>/dev/null || echo 21
+}
+
+# ts_progs_left: truestat's programs (named ts_*) and the links to them
+# still in the kernel, "PROGS LINKS", once it had the time to free them
+ts_progs_left() {
+	local end n
+	end=$(($(date +%s) + $(rcu_freed_within)))
+	while :; do
+		n=$(python3 -c "
+import json, subprocess
+run = lambda *a: json.loads(subprocess.run(['bpftool', '-j'] + list(a), capture_output=True, text=True).stdout or '[]')
+ids = {p['id'] for p in run('prog', 'show') if p.get('name', '').startswith('ts_')}
+print(len(ids), sum(l.get('prog_id') in ids for l in run('link', 'list')))")
+		[[ $n == "0 0" || $(date +%s) -gt $end ]] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+
 # spans_start OUT DEVICE: tests/tools/spans on the disk, its lines into OUT,
 # until spans_stop
 SPANS=$TS_ROOT/.output/spans

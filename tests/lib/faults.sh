@@ -5,7 +5,8 @@
 #				fdinfo ("prog ID" / "link ID" lines); waits until
 #				all 8 tracepoints are linked (up to 10 s)
 #	bpf_left IDS_FILE	how many of those programs and links the kernel
-#				still has, after up to 2 s for deferred frees
+#				still has, once it had the time to free them
+#				(rcu_freed_within, common.sh)
 #	loop_at FILE [DEV]	attach FILE (direct I/O), on DEV if given (e.g.
 #				loop5), else the first free device; its name in
 #				$LOOP. Its cleanup detaches it only while it is
@@ -31,8 +32,9 @@ bpf_ids() {
 }
 
 bpf_left() {
-	local ids=$1 i n progs links
-	for ((i = 0; i < 20; i++)); do
+	local ids=$1 n progs links end
+	end=$(($(date +%s) + $(rcu_freed_within)))
+	while :; do
 		progs=$(bpftool -j prog show 2>/dev/null)
 		links=$(bpftool -j link list 2>/dev/null)
 		n=$(python3 -c "
@@ -44,7 +46,7 @@ for line in open(sys.argv[3]):
     kind, id = line.split()
     left += int(id) in (progs if kind == 'prog' else links)
 print(left)" "$progs" "$links" "$ids")
-		((n == 0)) && break
+		((n == 0 || $(date +%s) > end)) && break
 		sleep 0.1
 	done
 	echo "$n"
