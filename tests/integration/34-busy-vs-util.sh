@@ -73,19 +73,18 @@ dev=$LOOP
 
 # run NAME SCHEDULER: the two jobs, traced, then judged
 run() {
-	local name=$1 out sp fio_json runs ds0 ds1 t0 t1
+	local name=$1 out sp runs ds0 ds1 t0 t1
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
 	sp=$(mktemp /tmp/truestat-test.XXXXXX)
-	fio_json=$(mktemp /tmp/truestat-test.XXXXXX)
 	runs=$(mktemp /tmp/truestat-test.XXXXXX)
-	on_exit "rm -f $out $out.err $sp $fio_json $runs"
+	on_exit "rm -f $out $out.err $sp $runs"
 	queue_set "$dev" scheduler "$2"
 	ts_start "$out" -d "$dev"
 	spans_start "$sp" "$dev"
 	t0=$(date +%s%N)
 	ds0=$(diskstats "$dev")
 	fio --filename="/dev/$dev" --direct=1 --bs=4k --ioengine=psync --runtime=5 \
-		--time_based --output-format=json --output="$fio_json" \
+		--time_based --output=/dev/null \
 		--name=a --rw=read --thinktime=3000 \
 		--name=b --rw=read --offset=64m --prioclass=3
 	ds1=$(diskstats "$dev")
