@@ -101,13 +101,10 @@ static bool named(struct ts_prom *p, const struct ts_who_entry *e, int top)
 
 	if (e->key.id == TS_WHO_FOLDED) /* submitters folded: in "other" */
 		return false;
-	for (i = 0; i < p->nnamed; i++) {
-		if (p->named[i].qid != e->key.qid)
-			continue;
-		if (p->named[i].id == e->key.id)
-			return true;
-		n++;
-	}
+	if (ts_prom_named(p, &e->key))
+		return true;
+	for (i = 0; i < p->nnamed; i++)
+		n += p->named[i].qid == e->key.qid;
 	if (n >= top || p->nnamed == TS_WHO_ENTRIES)
 		return false;
 	p->named[p->nnamed++] = (struct ts_prom_named){ e->key.id, e->key.qid };
