@@ -34,28 +34,33 @@ static __s64 max64(__s64 a, __s64 b)
 }
 
 /*
- * Most requests of device @qid at once in the depth after they had left,
- * over the span up to @now_ns: the most repair windows open at once; all
- * the span's repairs when some were not logged.
+ * The repair windows of device @qid over the span up to @now_ns: the most
+ * open at once and the time any is; when some repairs were not logged, all
+ * the span's repairs at once, all the span long.
  */
-static __u64 over_count(const struct ts_bounds *b, unsigned int qid,
-			__u64 missed, __u64 now_ns)
+static void windows_of(const struct ts_bounds *b, unsigned int qid,
+		       __u64 missed, __u64 now_ns, struct ts_windows *out)
 {
 	static struct ts_miss_window w[TS_REPAIR_SLOTS];
 	unsigned int i, n = 0;
 
-	if (b->overflow)
-		return missed;
+	if (b->overflow) {
+		out->most = missed;
+		out->covered_ns = missed && now_ns > b->span_start_ns ?
+					  now_ns - b->span_start_ns : 0;
+		return;
+	}
 	for (i = 0; i < b->nwin; i++)
 		if (b->win[i].qid == qid)
 			w[n++] = b->win[i].w;
-	return ts_max_overlap(w, n, b->span_start_ns, now_ns);
+	ts_windows_scan(w, n, b->span_start_ns, now_ns, out);
 }
 
 void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 		      __u64 now_ns, struct ts_bounds_out *out)
 {
 	struct ts_bounds_dev *d = &b->dev[in->qid % TS_MAX_DEVS];
+	struct ts_windows win;
 	__u64 over;
 
 	if (d->queue != in->queue) {
@@ -65,10 +70,11 @@ void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 	d->peak = max64(d->peak, in->device_peak_taken);
 	d->os_peak = max64(d->os_peak, in->os_peak_taken);
 	d->os_peak_run = max64(d->os_peak_run, d->os_peak);
-	over = over_count(b, in->qid, in->missed - d->missed_start, now_ns) +
-	       in->suspects + in->contended;
+	windows_of(b, in->qid, in->missed - d->missed_start, now_ns, &win);
+	over = win.most + in->suspects + in->contended;
 	ts_depth_range_of(&out->span, d->peak, over,
 			  in->under - d->under_start);
+	out->span.unsure_ns = win.covered_ns;
 	out->run = out->span;
 	if (d->has_run)
 		ts_depth_range_join(&out->run, &d->run);

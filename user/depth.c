@@ -133,6 +133,7 @@ void ts_depth_range_of(struct ts_depth_range *r, __s64 peak, __u64 over,
 		peak = 0;
 	r->exact = !over && !under;
 	r->excess = over;
+	r->unsure_ns = 0;
 	r->hi = peak + (__s64)under;
 	r->lo = peak > (__s64)over ? peak - (__s64)over : 0;
 }
@@ -146,6 +147,7 @@ void ts_depth_range_join(struct ts_depth_range *r,
 		r->hi = other->hi;
 	if (other->excess > r->excess)
 		r->excess = other->excess;
+	r->unsure_ns += other->unsure_ns; /* spans do not overlap */
 	r->exact = r->exact && other->exact;
 }
 
@@ -158,6 +160,7 @@ void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r)
 	s->max = hi;
 	s->max_min = r->exact ? hi : r->lo;
 	s->excess = r->excess;
+	s->unsure_ms = r->unsure_ns / 1e6;
 }
 
 static int by_time(const void *a, const void *b)
@@ -170,15 +173,20 @@ static int by_time(const void *a, const void *b)
 	return (x[1] < y[1]) - (x[1] > y[1]);
 }
 
-unsigned int ts_max_overlap(struct ts_miss_window *w, unsigned int n,
-			    __u64 start, __u64 end)
+void ts_windows_scan(struct ts_miss_window *w, unsigned int n, __u64 start,
+		     __u64 end, struct ts_windows *out)
 {
-	/* each window as two (time, +1/-1) pairs, in place of @w's storage */
+	/* each window as two (time, +1/-1) pairs */
 	__s64 (*ev)[2] = calloc(2 * (size_t)n + 1, sizeof(*ev));
-	unsigned int i, k = 0, open = 0, most = 0;
+	unsigned int i, k = 0, open = 0;
 
-	if (!ev)
-		return n; /* every window at once: still a bound */
+	out->most = 0;
+	out->covered_ns = 0;
+	if (!ev) { /* every window at once, all the time: still a bound */
+		out->most = n;
+		out->covered_ns = n && end > start ? end - start : 0;
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		__u64 from = w[i].from > start ? w[i].from : start;
 		__u64 to = w[i].to < end ? w[i].to : end;
@@ -190,12 +198,13 @@ unsigned int ts_max_overlap(struct ts_miss_window *w, unsigned int n,
 	}
 	qsort(ev, k, sizeof(*ev), by_time);
 	for (i = 0; i < k; i++) {
+		if (open)
+			out->covered_ns += ev[i][0] - ev[i - 1][0];
 		open += ev[i][1];
-		if (open > most)
-			most = open;
+		if (open > out->most)
+			out->most = open;
 	}
 	free(ev);
-	return most;
 }
 
 double ts_depth_at_least(const __s64 *at_least, __u32 level, __s64 top)

@@ -15,6 +15,9 @@ struct ts_depth_summary {
 	bool max_exact;	   /* max is the true one */
 	bool exact;	   /* the counter followed every request in the span */
 	unsigned int p50, p90, p99; /* time-weighted percentiles */
+	double unsure_ms; /* time in which repaired requests may have been
+			   * counted after they left: busy_share x span and
+			   * the depth x time may be off by at most this */
 	double reordered_ms; /* changes stamped after their clock read, summed
 			      * (ts_dev_stats): the depth x time and the
 			      * requests' own times differ by at most this */
@@ -44,6 +47,7 @@ void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
 struct ts_depth_range {
 	__s64 lo, hi;
 	__u64 excess; /* most requests counted at once after they had left */
+	__u64 unsure_ns; /* time in which some may have been (ts_windows) */
 	bool exact;   /* the counter followed every request: lo == hi */
 };
 
@@ -71,12 +75,15 @@ struct ts_miss_window {
 	__u64 from, to;
 };
 
-/*
- * The most windows of @w open at one moment within [@start, @end] (touching
- * windows count as overlapping: an upper bound).
- */
-unsigned int ts_max_overlap(struct ts_miss_window *w, unsigned int n,
-			    __u64 start, __u64 end);
+/* Windows within [@start, @end] (ts_windows_scan). */
+struct ts_windows {
+	unsigned int most; /* the most open at one moment (touching windows
+			    * count as overlapping: an upper bound) */
+	__u64 covered_ns;  /* the time at least one is open */
+};
+
+void ts_windows_scan(struct ts_miss_window *w, unsigned int n, __u64 start,
+		     __u64 end, struct ts_windows *out);
 
 /*
  * Make @at_least (ns at depth >= each slot's level) a possible history

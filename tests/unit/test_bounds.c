@@ -17,20 +17,33 @@
 
 static struct ts_bounds b;
 
-static void test_overlap(void **state)
+/* @n windows of @w within [@start, @end]: the most open, the time covered. */
+static void expect_windows(struct ts_miss_window *w, unsigned int n,
+			   __u64 start, __u64 end, unsigned int most,
+			   __u64 covered)
+{
+	struct ts_windows out;
+
+	ts_windows_scan(w, n, start, end, &out);
+	assert_int_equal(out.most, most);
+	assert_int_equal(out.covered_ns, covered);
+}
+
+static void test_windows(void **state)
 {
 	struct ts_miss_window w[] = {
 		{ 0, 10 }, { 5, 15 }, { 20, 30 }, { 30, 40 }, { 50, 60 },
 	};
 
-	assert_int_equal(ts_max_overlap(w, 0, 0, 100), 0);
-	assert_int_equal(ts_max_overlap(w, 3, 0, 100), 2);
+	expect_windows(w, 0, 0, 100, 0, 0);
+	expect_windows(w, 3, 0, 100, 2, 25);
 	/* touching windows count as open together: an upper bound */
-	assert_int_equal(ts_max_overlap(w + 2, 2, 0, 100), 2);
+	expect_windows(w + 2, 2, 0, 100, 2, 20);
 	/* only what lies in the span */
-	assert_int_equal(ts_max_overlap(w, 5, 16, 45), 2);
-	assert_int_equal(ts_max_overlap(w, 5, 41, 49), 0);
-	assert_int_equal(ts_max_overlap(w, 5, 12, 12), 1);
+	expect_windows(w, 5, 16, 45, 2, 20);
+	expect_windows(w, 5, 41, 49, 0, 0);
+	expect_windows(w, 5, 12, 12, 1, 0);
+	expect_windows(w, 5, 8, 55, 2, 32);
 }
 
 static void test_range(void **state)
@@ -167,9 +180,11 @@ static void test_lost_repairs(void **state)
 	ts_bounds_repair(&b, 1, 10, 20);
 	ts_bounds_device(&b, &in, 100, &out);
 	assert_int_equal(out.span.lo, 9);
+	assert_int_equal(out.span.unsure_ns, 10); /* the window, 10..20 */
 	ts_bounds_lost(&b);
 	ts_bounds_device(&b, &in, 100, &out);
 	assert_int_equal(out.span.lo, 4);
+	assert_int_equal(out.span.unsure_ns, 100); /* all the span */
 	assert_false(out.span.exact);
 	/* the next span starts clean: no repairs, nothing uncounted */
 	ts_bounds_end_span(&b, 100);
@@ -177,6 +192,8 @@ static void test_lost_repairs(void **state)
 	ts_bounds_device(&b, &in, 200, &out);
 	assert_true(out.span.exact);
 	assert_int_equal(out.span.lo, 8);
+	assert_int_equal(out.span.unsure_ns, 0);
+	assert_int_equal(out.run.unsure_ns, 100); /* the spans' sum */
 	assert_false(out.run.exact);
 	assert_int_equal(out.run.lo, 8);
 	assert_int_equal(out.run.hi, 10);
@@ -209,7 +226,7 @@ static void test_change_time(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_random_timelines),
 		cmocka_unit_test(test_lost_repairs),

@@ -187,7 +187,8 @@ static const char check_py[] =
 	"assert rd[\"queue_ms\"] is None and rd[\"service_ms\"] == 0.5\n"
 	"c = v[\"concurrency\"]\n"
 	"assert c == {\"mean\": 1, \"max\": 2, \"max_exact\": True,"
-	" \"max_min\": 2, \"excess\": 0, \"exact\": True, \"p50\": 1,"
+	" \"max_min\": 2, \"excess\": 0, \"unsure_ms\": 0, \"exact\": True,"
+	" \"p50\": 1,"
 	" \"p90\": 2, \"p99\": 2, \"busy_pct\": 75, \"reordered_ms\": 0.0125,"
 	" \"now\": 2}, c\n"
 	"assert v[\"os_queue\"][\"now\"] == -1\n"
@@ -411,6 +412,7 @@ static void test_inexact_depth(void **state)
 	r.dev[0].device.max = 19;
 	r.dev[0].device.max_min = 13;
 	r.dev[0].device.excess = 6;
+	r.dev[0].device.unsure_ms = 41.5;
 	r.dev[0].events[TS_EV_MISSED_C] = 12;
 	f = start();
 	ts_print_table(f, &r, WHEN);
@@ -424,7 +426,8 @@ static void test_inexact_depth(void **state)
 	ts_print_json(f, &r, WHEN);
 	text = done(f);
 	assert_non_null(strstr(text,
-		"\"max\":19,\"max_exact\":false,\"max_min\":13,\"excess\":6,\"exact\":false"));
+		"\"max\":19,\"max_exact\":false,\"max_min\":13,\"excess\":6,"
+		"\"unsure_ms\":41.500,\"exact\":false"));
 	assert_non_null(strstr(text, "\"missed_completions\":12"));
 }
 
