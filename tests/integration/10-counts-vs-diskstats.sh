@@ -63,7 +63,7 @@ pairs = [
     ('read_ios', ios('read'), a[0] - b[0]),
     ('write_ios', ios('write') + ev['completed_unissued'], a[4] - b[4]),
     ('discard_ios', ios('discard'), a[11] - b[11]),
-    ('discard_bytes', ks('discard', 'bytes'), (a[13] - b[13]) * 512),
+    ('discard_bytes', ks('discard', 'bytes') + ks('discard', 'missed_bytes'), (a[13] - b[13]) * 512),
     ('flush_ios', ios('flush'), a[15] - b[15]),
     ('read_bytes', ks('read', 'bytes') + ks('read', 'missed_bytes'), (a[2] - b[2]) * 512),
     ('write_bytes', ks('write', 'bytes') + ks('write', 'missed_bytes'), (a[6] - b[6]) * 512),
