@@ -53,6 +53,9 @@ struct {
 	__type(value, u32);
 } word_locks SEC(".maps");
 
+/* One load or store of *@p, as written: READ_ONCE, WRITE_ONCE. */
+#define TS_ONCE(p) (*(volatile __typeof__(*(p)) *)(p))
+
 #ifdef TS_LOCKED_ATOMICS
 
 #define TS_LOCK_TRIES 16
@@ -81,8 +84,6 @@ static __always_inline void word_unlock(u64 key)
 {
 	bpf_map_delete_elem(&word_locks, &key);
 }
-
-#define TS_ONCE(p) (*(volatile __typeof__(*(p)) *)(p))
 
 /*
  * The value found (the swap made when it is @o), or one that is not @o:

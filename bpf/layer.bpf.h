@@ -101,7 +101,7 @@ static __always_inline void members_done(struct request *rq, bool direct,
 					 u64 now)
 {
 	struct bio *bio;
-	int i;
+	u64 i; /* 64 bits: spilled, 5.13's verifier still tells the turns apart */
 
 	LOAD(direct, bio, rq->bio);
 	for (i = 0; i < TS_BIO_WALK && bio; i++) {

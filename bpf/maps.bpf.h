@@ -24,6 +24,12 @@ const volatile bool light = false;
 /* Slots of the request table in use, minus one (the loader sizes it; tests
  * shrink it to fill it). */
 const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
+/*
+ * How far from its hash the request table's records may be: TS_RQ_PROBES
+ * until a claim had to go further (rq_claim), then as far as it went. Only
+ * grows, at most to TS_RQ_PROBES_MAX.
+ */
+__u32 rq_reach = TS_RQ_PROBES;
 /* The same for the bio table. */
 const volatile __u32 bio_mask = TS_BIO_SLOTS - 1;
 /* When the loader began attaching (bpf_ktime_get_ns' clock): a request

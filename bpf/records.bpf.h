@@ -16,17 +16,95 @@
  * filled, so that the sweep never reads a half-written record.
  */
 /*
+ * Lookups go @n slots from a hash from now on: 1 once they do. Each
+ * compare-and-swap lost is another CPU's raise (rq_reach only grows, at
+ * most TS_RQ_PROBES_MAX times), so only a lock not taken (the object for
+ * kernels before 5.12) makes it give up.
+ */
+__noinline int reach_raise(u32 n)
+{
+	u32 old;
+	int i;
+
+#pragma unroll
+	for (i = 0; i <= TS_RQ_PROBES_MAX; i++) {
+		old = TS_ONCE(&rq_reach);
+		if (old >= n || ts_cmpxchg(&rq_reach, old, n) == old)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Past a request's first TS_RQ_PROBES slots from its hash @h, where only a
+ * table that full put records: the slot of @rq's record up to rq_reach,
+ * or (claim) a free one further on, held, or -1. Global functions,
+ * verified once, not at every call site: inlined at each, truestat
+ * did not finish loading in the 5.10 guest within its 360 s.
+ */
+__noinline int rq_find_far(u64 rq, u32 h, u32 reach)
+{
+	struct ts_rq_slot *s;
+	u32 idx;
+	int i;
+
+	if (reach > TS_RQ_PROBES_MAX)
+		reach = TS_RQ_PROBES_MAX;
+#pragma unroll
+	for (i = TS_RQ_PROBES; i < TS_RQ_PROBES_MAX; i++) {
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
+		s = bpf_map_lookup_elem(&rq_slots, &idx);
+		if (i < reach && s && (s->rq == rq || s->rq == rq + 1))
+			return idx;
+	}
+	return -1;
+}
+
+__noinline int rq_claim_far(u64 rq, u32 h)
+{
+	struct ts_rq_slot *s;
+	u32 idx;
+	int i;
+
+#pragma unroll
+	for (i = TS_RQ_PROBES; i < TS_RQ_PROBES_MAX; i++) {
+		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
+		s = bpf_map_lookup_elem(&rq_slots, &idx);
+		if (!s || s->rq || ts_cmpxchg(&s->rq, 0, rq + 1) != 0)
+			continue;
+		if (reach_raise(i + 1))
+			return idx;
+		ts_store_release(&s->rq, 0);
+		return -1;
+	}
+	return -1;
+}
+
+/* Slot @idx of the request table (@idx < 0: none), its index in *@at. */
+static __always_inline struct ts_rq_slot *rq_slot_at(int idx, u32 *at)
+{
+	u32 key = idx;
+
+	if (idx < 0)
+		return NULL;
+	*at = key;
+	return bpf_map_lookup_elem(&rq_slots, &key);
+}
+
+/*
  * The record of @rq (its index in *@at), or NULL; with @free, the first
- * free slot on the way too (its index in *@free_at), for a claim that
- * needs no second search.
+ * free slot among its first TS_RQ_PROBES too (its index in *@free_at),
+ * for a claim that needs no second search.
  */
 static __always_inline struct ts_rq_slot *
 rq_probe(u64 rq, u32 *at, struct ts_rq_slot **free, u32 *free_at)
 {
 	struct ts_rq_slot *s;
 	u32 h = ts_ptr_hash(addr_lo(rq), TS_RQ_BITS_MAX), idx;
+	u32 reach = TS_ONCE(&rq_reach);
 	int i;
 
+#pragma unroll /* written out: no loop for an old verifier to judge */
 	for (i = 0; i < TS_RQ_PROBES; i++) {
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
@@ -41,7 +119,10 @@ rq_probe(u64 rq, u32 *at, struct ts_rq_slot **free, u32 *free_at)
 			*free_at = idx;
 		}
 	}
-	return NULL;
+	if (reach <= TS_RQ_PROBES)
+		return NULL;
+	/* a global function takes scalars: @rq may be a pointer to the verifier */
+	return rq_slot_at(rq_find_far(ptr_value((void *)rq), h, reach), at);
 }
 
 static __always_inline struct ts_rq_slot *rq_find(u64 rq, u32 *at)
@@ -67,8 +148,8 @@ static __always_inline bool rq_take(struct ts_rq_slot *s, u64 rq, u64 to)
 }
 
 /*
- * A free slot for @rq (its index in *@at), held, or NULL: its probes all
- * taken.
+ * A free slot for @rq (its index in *@at), held, or NULL: none within
+ * TS_RQ_PROBES_MAX of its hash.
  */
 static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 {
@@ -77,6 +158,7 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 	int i;
 
 	/* free slots in probe order; one taken meanwhile by another CPU: next */
+#pragma unroll
 	for (i = 0; i < TS_RQ_PROBES; i++) {
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
@@ -86,7 +168,7 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 			return s;
 		}
 	}
-	return NULL;
+	return rq_slot_at(rq_claim_far(ptr_value((void *)rq), h), at);
 }
 
 /* Bio table: the record of @bio, or (claim) a free slot for it (in *@at). */

@@ -67,7 +67,14 @@ enum ts_untraced {
 #define TS_RQ_SLOTS (1U << TS_RQ_BITS)
 #define TS_RQ_BITS_MAX 20
 #define TS_RQ_SLOTS_MAX (1U << TS_RQ_BITS_MAX)
+/*
+ * A request's record is in one of TS_RQ_PROBES slots from its hash, or, on
+ * a table so full that those were taken, further on: up to
+ * TS_RQ_PROBES_MAX, as far as any record was ever placed (bpf rq_reach),
+ * so that lookups stay at TS_RQ_PROBES until a host needs more.
+ */
 #define TS_RQ_PROBES 4
+#define TS_RQ_PROBES_MAX 32
 
 /* Object for kernels before 5.12: locks held at once (bpf/atomics.bpf.h). */
 #define TS_WORD_LOCKS 4096

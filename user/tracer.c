@@ -1172,6 +1172,9 @@ void ts_tracer_close(struct ts_tracer *t)
 {
 	if (!t)
 		return;
+	if (verbose && t->skel && t->skel->data)
+		fprintf(stderr, "truestat: request table: records up to %u slots "
+			"from their hash\n", t->skel->data->rq_reach);
 	ring_buffer__free(t->slow);
 	bpf_link__destroy(t->remap);
 	while (t->nlinks > 0)
