@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The checks of tests/vm's real-driver cases (nvme, virtio, nullq, scsi,
-ahci), on the host.
+"""The checks of tests/vm's real-driver cases (nvme, virtio, nullq, cpus8,
+tags64, scsi, ahci), on the host.
 
 python3 drivers.py TS_FILE KVER KEY=VALUE...: as stacked.py (whose
 parsing and output it shares): TS_FILE holds the guest's "@@TS" lines, the
@@ -38,6 +38,12 @@ And per case:
    entry; cpus8_2 (timer) as nullq2: service at least S, and the maximum
    above one queue's tags
  - nvme_ns: both namespaces at once (one tag set): each disk's checks
+ - tags64: 64 null_blk disks of TAGS64_K tags (a 2 s timer), all read at
+   once under one truestat run: each disk's checks above, folded into one
+   line per kind (how many of the 64 passed), and every disk at its full
+   TAGS64_K in flight (exact) with no record lost (rq_table_full,
+   bio_table_full and unmatched_completions 0): 64 x TAGS64_K records in
+   the request table together, how far from their hash -v's last line says
  - nvme_poll: every request went to the poll queue (hipri), counts exact
  - nullq2, scsi*: service S to S + 2% (null_blk's timer, scsi_debug's
    ndelay): for scsi_retry that is service from the last issue, the retry
@@ -67,11 +73,16 @@ RUNS = {
     'virtio': ['virtio'],
     'nullq': ['nullq0', 'nullq1', 'nullq2'],
     'cpus8': ['cpus8_0', 'cpus8_1', 'cpus8_2'],
+    'tags64': ['tags64'],
     'scsi': ['scsi', 'scsi_busy', 'scsi_retry', 'scsi_error'],
     'ahci': ['ncq', 'ncq1'],
 }
 # diskstats (0-based after the name): I/Os and sectors per direction
 DS = {'read': (0, 2), 'write': (4, 6), 'discard': (11, 13), 'flush': (15, None)}
+
+
+# runs on more disks than this print one line per kind of check (folded)
+FOLD = 8
 
 
 def one(c, key, default=None):
@@ -179,7 +190,10 @@ def little(tag, d, span_ms, attempts=0, attempt_ms=(0, 0)):
     al, cc = d['all'], d['concurrency']
     area, svc = cc['mean'] * span_ms, al['ios'] * (al['service_ms'] or 0)
     slack = cc['reordered_ms'] + 5e-7 * (al['ios'] + span_ms) + 5e-4 * cc['mean']
-    slowest = al['percentiles_ms']['service']['max'] or 0
+    # a disk without histograms (no slot left: events.no_histograms):
+    # fio's slowest latency, which holds every service
+    pct = al.get('percentiles_ms')
+    slowest = (pct['service']['max'] if pct else attempt_ms[1]) or 0
     lo = svc + attempts * attempt_ms[0] - slack
     hi = svc + attempts * attempt_ms[1] + al['missed'] * slowest + slack
     check(tag + '_little', not lo <= area <= hi,
@@ -244,13 +258,49 @@ def run(name, c):
         check(name + '_fio', 1, 'fio failed: %s' % one(c, 'fio_failed', 'no JSON'))
         return
     disks = one(c, 'dev', '').split()
-    for disk in disks:
+
+    def each(disk):
         d = dev(tot[0], disk)
         tag = name if len(disks) == 1 else '%s_%s' % (name, disk)
         if d is None:
             check(tag + '_json', 1, 'no totals for %s' % disk)
-            continue
+            return
         disk_run(name, tag, c, tot[0], d, job)
+    for x in [x for x in c.get('stderr', []) if 'table' in x]:
+        note('%s: %s' % (name, x))
+    if len(disks) > FOLD:
+        folded(name, disks, each)
+    else:
+        for disk in disks:
+            each(disk)
+
+
+def folded(name, disks, each):
+    """each disk's checks (each(disk)), one line per kind: how many disks
+    passed it, and the first that failed (else the first disk's line); the
+    first disk's notes"""
+    kinds, start = {}, len(st.OUT)
+    for i, disk in enumerate(disks):
+        at = len(st.OUT)
+        each(disk)
+        prefix = '%s/%s_%s_' % (st.KV, name, disk)
+        for line in st.OUT[at:]:
+            if line.startswith('# '):
+                if i == 0:
+                    kinds.setdefault(line, [])
+                continue
+            full, rc, msg = line.split(' ', 2)
+            kind = full[len(prefix):] if full.startswith(prefix) else full.split('/', 1)[1]
+            kinds.setdefault(kind, []).append((int(rc), disk, msg))
+    del st.OUT[start:]
+    for kind, got in kinds.items():
+        if kind.startswith('# '):
+            st.OUT.append(kind)
+            continue
+        bad = [x for x in got if x[0]]
+        rc, disk, msg = (bad or got)[0]
+        check('%s_%s' % (name, kind), bad or len(got) != len(disks),
+              '%d of %d disks; %s: %s' % (len(got) - len(bad), len(disks), disk, msg))
 
 
 def disk_run(name, tag, c, tot, d, job):
@@ -336,6 +386,8 @@ def disk_run(name, tag, c, tot, d, job):
                  oq['mean'], cc['busy_pct'], d['iostat']['svctm_ms']))
         return
     depth(tag, d, nr * nq, '%d tags x %d %s queues' % (nr, nq, kind))
+    if name == 'tags64':
+        table(tag, d, int(P['TAGS64_K']))
     n = d['all']['ios'] + d['all']['missed']
     if name == 'nvme_poll':
         # hipri sends every request to the poll queue, which has no
@@ -357,6 +409,17 @@ def disk_run(name, tag, c, tot, d, job):
         check(tag + '_queues', cc['max_min'] <= nr or (name[:4] not in ('null', 'cpus') and len(busy) < 2),
               'max in-device depth %s > one queue\'s %d tags: one figure over the queues (interrupts came from %s)'
               % (cc['max_min'], nr, ', '.join(busy) or 'no queue: null_blk has none'))
+
+
+def table(tag, d, k):
+    """tags64: every tag of the disk in flight at once, each request's
+    record kept (64 disks: 64 x k records in the request table together)"""
+    cc, ev = d['concurrency'], d['events']
+    check(tag + '_full', cc['max'] != k or not cc['max_exact'],
+          'max in-device depth %d (exact: %s): all %d tags taken' % (cc['max'], cc['max_exact'], k))
+    check(tag + '_table', ev['rq_table_full'] or ev['bio_table_full'] or ev['unmatched_completions'],
+          'rq_table_full %d, bio_table_full %d, unmatched_completions %d (all 0: every request\'s record '
+          'kept, however full the table)' % (ev['rq_table_full'], ev['bio_table_full'], ev['unmatched_completions']))
 
 
 def wide(tag, c, disk, requeues):

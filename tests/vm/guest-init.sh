@@ -85,6 +85,7 @@ ts_stop() {
 	kill -INT $pid
 	wait $pid
 	say "$1" exit "$?"
+	grep "^truestat: request table:" /tmp/$1.err | sed "s/^/@@TS $1 stderr /"
 	sed "s/^/@@TS $1 json /" /tmp/$1.json
 }
 
@@ -483,6 +484,24 @@ case_nullq() {
 	rmmod null_blk
 }
 
+# case tags64: a host's worth of tags: 64 null_blk disks of TAGS64_K tags
+# (one queue each) whose timer completes each request TAGS64_S_NS after
+# the driver gets it, long enough that a tag freed is taken again at once;
+# 64 libaio jobs, each offering 2 x TAGS64_K reads over all 64 disks
+# (io_submit waits while a disk has no tag free): every tag of every disk
+# in flight at once, 64 x TAGS64_K records in truestat's request table
+case_tags64() {
+	local i=1 devs=nullb0
+	echo 1048576 >/proc/sys/fs/aio-max-nr
+	ulimit -n 16384
+	nullb_load 64 "$TAGS64_S_NS" "$TAGS64_K"
+	while [ $i -lt 64 ]; do devs="$devs:nullb$i"; i=$((i + 1)); done
+	RUNTIME=6
+	drv_run tags64 "$devs" 64 $((2 * TAGS64_K)) --ioengine=libaio --rw=randread --bs=512
+	RUNTIME=2
+	rmmod null_blk
+}
+
 # case cpus8: a guest of 8 vCPUs, null_blk with a submit queue per CPU (K
 # tags each) in each irqmode, 8 fio jobs of depth K, one pinned to each
 # CPU: every CPU issues and completes on its own queue, all 8 write the
@@ -587,7 +606,7 @@ for c in $CASES; do
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;
-	nvme | virtio | nullq | cpus8 | scsi | ahci | refuse) case_$c ;;
+	nvme | virtio | nullq | cpus8 | tags64 | scsi | ahci | refuse) case_$c ;;
 	esac
 done
 say guest case "end $(now)"

@@ -39,6 +39,9 @@
 #    three in a second guest with two vCPUs and without -icount);
 #  cpus8: null_blk with a submit queue per CPU in irqmode 0, 1 and 2, in a
 #    guest of 8 vCPUs, 8 fio jobs, one pinned to each;
+#  tags64: 64 null_blk disks of 1,023 tags each, every tag in flight at
+#    once (a 2 s timer), under one truestat run tracing all 64: no record
+#    lost however full the request table gets;
 #  scsi: scsi_debug with max_queue below the offered depth, host-busy
 #    and transport-error injection (requeues), a medium error (an I/O
 #    error); ahci: a SATA disk on qemu's AHCI, NCQ at its queue_depth,
@@ -59,7 +62,7 @@ K=${TS_VM_K:-4}	# null_blk hw_queue_depth: requests the device serves at once
 DEPTH=${TS_VM_DEPTH:-16}	# fio jobs, each with one synchronous read in flight
 RUNTIME=2	# seconds of I/O per case
 # Stacked (bio-based) devices: see tests/vm/stacked.py for the checks.
-CASES=${TS_VM_CASES:-base dm raid0 nvme virtio nullq cpus8 scsi ahci}	# base: the null_blk cases above
+CASES=${TS_VM_CASES:-base dm raid0 nvme virtio nullq cpus8 tags64 scsi ahci}	# base: the null_blk cases above
 # Real drivers (tests/vm/drivers.py judges them), the emulated
 # controllers on raw image files here. The multi-queue ones get a guest of
 # their own with two vCPUs, so that a device gets a queue per CPU; that
@@ -68,6 +71,8 @@ CASES=${TS_VM_CASES:-base dm raid0 nvme virtio nullq cpus8 scsi ahci}	# base: th
 # take no upper bound from the guest's timing.
 SMP_CASES="nvme virtio nullq"
 WIDE_CASES="cpus8"	# a third guest, of 8 vCPUs (also without -icount)
+TAGS64_K=1023	# tags64: 64 null_blk disks of this many tags (NVMe's most a queue)
+TAGS64_S_NS=2000000000	# and this service: every tag stays taken
 NVME_QD=8	# nvme io_queue_depth: 7 tags per I/O queue
 SCSI_QD=4	# scsi_debug max_queue: below the offered depth (32)
 VIRTIO_QSIZE=16	# virtio-blk ring: the tags per queue
@@ -106,6 +111,7 @@ limits() {
 		scsi) GUARD=$((GUARD + 90)) LIMIT=$((LIMIT + 180)) ;;
 		nvme | nullq) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
 		cpus8) GUARD=$((GUARD + 120)) LIMIT=$((LIMIT + 200)) ;;
+		tags64) GUARD=$((GUARD + 900)) LIMIT=$((LIMIT + 300)) ;;
 		*) GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)) ;;
 		esac
 	done
@@ -328,7 +334,7 @@ initramfs() {
 	cat >"$root/params" <<-EOF
 		S_NS=$S_NS K=$K DEPTH=$DEPTH RUNTIME=$RUNTIME GUARD=$GUARD
 		MODULES="$mods" CASES="$cases"
-		NVME_QD=$NVME_QD SCSI_QD=$SCSI_QD
+		NVME_QD=$NVME_QD SCSI_QD=$SCSI_QD TAGS64_K=$TAGS64_K TAGS64_S_NS=$TAGS64_S_NS
 		RAID_S_NS=$RAID_S_NS RAID_CHUNK=$RAID_CHUNK RAID_BS=$RAID_BS
 		RAID_JOBS="$RAID_JOBS" RAID_RUNTIME=$RAID_RUNTIME INTERVAL=$INTERVAL TICK=$TICK
 		DM_DELAY_MS=$DM_DELAY_MS DM_JOBS=$DM_JOBS DM_RUNTIME=$DM_RUNTIME
@@ -409,7 +415,7 @@ results() {
 			DM_DELAY_MS="$DM_DELAY_MS" DM_JOBS="$DM_JOBS" HZ="${hz:-0}" ||
 			echo "$kver/stacked 1 tests/vm/stacked.py ended with status $? (its error above)"
 		python3 -B "$TS_ROOT/tests/vm/drivers.py" "$tmp/ts" "$kver" CASES="$cases" \
-			S_NS="$S_NS" K="$K" NVME_QD="$NVME_QD" SCSI_QD="$SCSI_QD" ||
+			S_NS="$S_NS" K="$K" NVME_QD="$NVME_QD" SCSI_QD="$SCSI_QD" TAGS64_K="$TAGS64_K" ||
 			echo "$kver/drivers 1 tests/vm/drivers.py ended with status $? (its error above)")
 }
 
