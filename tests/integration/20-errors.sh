@@ -116,9 +116,10 @@ check_cmd kernel_510_layout_passes_the_plan "a 5.10-like BTF passes the plan (it
 	bash -c "! grep -q 'cannot run truestat' '$tmp/err' && grep -q 'not on Linux $kv: requeues' '$tmp/err'"
 expect load_failure 1 "cannot load the BPF programs: Permission denied (-v shows the verifier log)" -- \
 	env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" 1 1
-env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" -v 1 1 >/dev/null 2>"$tmp/err" || true
-check_cmd load_failure_verbose_log "-v prints the verifier's reason: $(grep -m1 -o 'R[0-9] invalid mem access.*' "$tmp/err" || echo none)" \
-	grep -q "invalid mem access" "$tmp/err"
+rc=0
+env TRUESTAT_TEST_VERIFIER_FAILURE=1 "$T" -v 1 1 >/dev/null 2>"$tmp/err" || rc=$?
+check_cmd load_failure_verbose_log "-v prints the verifier's reason and exits 1 (exit $rc): $(grep -m1 -o 'R[0-9] invalid mem access.*' "$tmp/err" || echo none)" \
+	bash -c "[[ $rc == 1 ]] && grep -q 'invalid mem access' '$tmp/err'"
 check_cmd help "--help exits 0" "$T" --help >"$tmp/out"
 check_cmd help_examples "--help shows examples" grep -q "^Examples:" "$tmp/out"
 
