@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --pattern: the access pattern a device sees (seed 002: scattered small
- * reads against sequential large ones), counted as requests are issued.
+ * --pattern: the access pattern a device sees (scattered small reads
+ * against sequential large ones, as in "mysql I/O performance analysis
+ * with iostat"), counted as requests are issued.
  */
 #ifndef TS_PATTERN_BPF_H
 #define TS_PATTERN_BPF_H

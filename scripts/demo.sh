@@ -7,7 +7,7 @@ set -euo pipefail
 ME="truestat demo"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-K=4 S_US=8000 BS=16k	# the disk of the issue's seed 000: 4 units of 8 ms
+K=4 S_US=8000 BS=16k	# the RAID of "Why %util Number from Iostat is Meaningless for MySQL Capacity Planning": 4 disks of 8 ms
 THREADS=(1 4 16 64)
 INTERVAL=0.5	# truestat's reports; a run's window is WINDOW of them
 WINDOW=6

@@ -3,8 +3,9 @@
 # knee.sh: find a device's knee the active way. fio offers depth 1, 2, 4, ...
 # in turn while truestat records each step; prints a table per offered
 # depth, the knee by the rules of truestat --depth and, with --max-latency,
-# the tipping point (seed 004's method: the most concurrent clients a disk
-# serves within a latency). See --help.
+# the tipping point (the method of the article on measuring a cloud
+# provider's virtual disk from inside the VM: the most concurrent clients
+# a disk serves within a latency). See --help.
 set -euo pipefail
 
 ME=knee.sh

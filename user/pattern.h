@@ -2,7 +2,7 @@
 /*
  * --pattern: what a device was given, per direction: the share of requests
  * that start where the device's previous request ended, how far the
- * others seek, and I/Os and throughput by request size (seed 002).
+ * others seek, and I/Os and throughput by request size.
  */
 #ifndef TS_PATTERN_H
 #define TS_PATTERN_H

@@ -247,8 +247,7 @@ static void no_queue(struct ts_dev_report *r)
 
 /*
  * A depth counter below 0 counted a departure twice (or missed an
- * arrival), and stays that far off: its figures are estimates. Seen twice
- * in the OS queue on two-vCPU guests (tests/vm), never explained.
+ * arrival), and stays that far off: its figures are estimates.
  */
 static void below_zero(struct ts_depth_summary *s, __s64 now)
 {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# scripts/knee.sh's tipping point (--max-latency, seed 004's method) and its
+# scripts/knee.sh's tipping point (--max-latency: the most concurrent clients
+# a disk serves within a latency) and its
 # verdict when the limit lies above the device, on the simulated disk.
 #
 # 1. A provisioned-IOPS volume: the disk capped at 1000 requests a second

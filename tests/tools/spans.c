@@ -9,13 +9,11 @@
  * time with a request issued, or allocated) is for the reader to make:
  * tests/lib/spans.py.
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "spans.skel.h"
