@@ -29,7 +29,9 @@ leftovers() {
 for t in "${tests[@]}"; do
 	echo "== ${t##*/}"
 	start=$SECONDS
-	timeout -k 10 "$limit" bash "$t" >"$log" 2>&1
+	# a test may need longer: a "# timeout: N s" line among its first 30
+	tl=$(sed -n '1,30s/^# timeout: \([0-9][0-9]*\) s.*/\1/p' "$t" | head -1)
+	timeout -k 10 "${TS_TEST_TIMEOUT:-${tl:-$limit}}" bash "$t" >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	ok=$(grep -c '^  ok ' "$log")

@@ -17,6 +17,8 @@
 # runs, 35 s with the boot): a change that its verifier refuses fails here,
 # not first in make test-kernels, which boots 5.13 and 5.15 for every case.
 # 5.10 is fetched through a private sources list (tests/vm/run.sh).
+# timeout: 1100 s (the three guests' own limits in tests/vm/run.sh, 500 +
+# 360 + 120 s, and their set-up; 477 s in a fresh clone on 2026-11-27)
 set -euo pipefail
 # a SANITIZE=1 build cannot be linked statically for the guest
 if ldd "$(dirname "$0")/../../truestat" | grep -q libasan; then
