@@ -18,8 +18,9 @@ at the same time and prints what each says, as one Markdown table:
   biolatency  biolatency -d DEVICE (libbpf-tools): issue->completion, log2
               histogram; its p50/p99 are bucket ranges
   btt         the kernel's ftrace blk tracer (what blktrace uses) on DEVICE,
-              turned into blkparse's binary format, then btt
-  truestat    truestat -j -H -d DEVICE
+              turned into blkparse's binary format, then btt; its records
+              cut to truestat's window, so both see the same requests
+  truestat    truestat -j -v -H -d DEVICE (-v: its window at exit)
 Each figure is read from its own tool's output, never from another's. One
 line per tool under the table says what it measured.
 
@@ -162,8 +163,15 @@ ts_pid=
 stamp truestat_end
 grep -q "^{\"type\":\"totals\".*\"device\":\"$disk\"" "$tmp/truestat.json" ||
 	die 1 "no I/O on $disk during the window: is a workload running? (or --fio QD)"
+# truestat's window (-v), CLOCK_MONOTONIC like the blk tracer's records:
+# from when it began attaching to its last snapshot. btt gets only the
+# records inside, so every request truestat timed is btt's too
+span=$(sed -n 's/^truestat: CLOCK_MONOTONIC: attaching at \([0-9]*\)\.\([0-9]*\) s, totals from .* to \([0-9]*\)\.\([0-9]*\) s$/\1\2 \3\4/p' \
+	"$tmp/truestat.err")
+[[ $span =~ ^[0-9]+\ [0-9]+$ ]] || die 1 "truestat did not print its window: $(last_error "$tmp/truestat.err")"
 stamp blk_end
-blk_trace_stop 2>"$tmp/blk.err" ||
+# shellcheck disable=SC2086 # two numbers
+blk_trace_stop $span 2>"$tmp/blk.err" ||
 	die 1 "blk tracer: $(blk_error)"
 stop_pid "$fio_pid"
 fio_pid=
@@ -175,8 +183,8 @@ blk_btt_summary "$tmp/btt" >"$tmp/btt.summary" 2>"$tmp/blk.err" ||
 
 if [[ -n $keep ]]; then
 	mkdir -p "$keep" || die 1 "--keep: cannot create $keep"
-	cp "$tmp"/{iostat.txt,biolatency.txt,truestat.json,btt.summary,times} "$keep/"
-	cp "$tmp"/btt/{btt.avg,btt.iostat,blkparse.txt} "$keep/"
+	cp "$tmp"/{iostat.txt,biolatency.txt,truestat.json,truestat.err,btt.summary,times} "$keep/"
+	cp "$tmp"/btt/{btt.avg,btt.iostat,blkparse.txt,renum.bin} "$keep/"
 	[[ -z $qd ]] || cp "$tmp/fio.json" "$keep/"
 fi
 
@@ -246,12 +254,17 @@ def btt():
     tot = [l for l in dev if l[-1] == 'TOTAL']
     io = [float(x) for x in tot[0][:13]] if tot else [None] * 13
     per_s = [float(l[9]) for l in dev if l[-1] != 'TOTAL']
+    # Q2D from the table (Q2C - D2C, when both hold the same I/Os), else
+    # from the per-I/O file; queue_ios: the I/Os it is the mean of
     q2d = s.get('q2c_minus_d2c_us', s.get('q2d_mean_us'))
+    q2d_n = s.get('d2c_n') if 'q2c_minus_d2c_us' in s else s.get('q2d_n')
     ms = lambda k: float(s[k]) / 1000 if k in s else None
     return {'ios': int(s.get('d2c_n', 0)), 'capture_ok': s.get('capture_ok') == '1',
             'lost': int(s.get('lost', 0)),
             'queue_ms': float(q2d) / 1000 if q2d is not None else None,
+            'queue_ios': int(q2d_n or 0),
             'service_ms': ms('d2c_mean_us'), 'total_ms': ms('q2c_mean_us'),
+            'service_max_ms': ms('d2c_max_us'), 'total_max_ms': ms('q2c_max_us'),
             'service_p50_ms': exact(0.5), 'service_p99_ms': exact(0.99),
             'iops': io[2] + io[3] if io[2] is not None else None,
             'aqu_sz': io[9], 'aqu_sz_range': [min(per_s), max(per_s)] if per_s else None,
@@ -265,9 +278,14 @@ def truestat():
         die('truestat saw no I/O on %s: is a workload running? (or --fio QD)' % disk)
     a, c, oq = d['all'], d['concurrency'], d['os_queue']
     p = a['percentiles_ms']['service']
+    # -v: when it began attaching, its span (CLOCK_MONOTONIC ns)
+    w = [re.match(r'truestat: CLOCK_MONOTONIC: attaching at ([\d.]+) s, totals from ([\d.]+) to ([\d.]+) s$', l)
+         for l in open(tmp + '/truestat.err')]
+    w = [int(x.replace('.', '')) for x in next(m for m in w if m).groups()]
     return {'ios': a['ios'], 'missed': a['missed'], 'span_s': tot[-1]['span_s'],
+            'queued_ios': a['queued_ios'], 'window_mono_ns': w,
             'queue_ms': a['queue_ms'], 'service_ms': a['service_ms'], 'total_ms': a['total_ms'],
-            'service_p50_ms': p['p50'], 'service_p99_ms': p['p99'],
+            'service_p50_ms': p['p50'], 'service_p99_ms': p['p99'], 'service_max_ms': p['max'],
             'conc_mean': c['mean'], 'conc_max': c['max'], 'os_qd_mean': oq['mean'],
             'aqu_sz': c['mean'] + oq['mean'], 'util_pct': c['busy_pct'],
             'svctm_ms': d['iostat']['svctm_ms'], 'iops': a['iops']}
@@ -319,16 +337,16 @@ print('- **biolatency** (libbpf-tools %s): `biolatency -d %s`, %s iostat\'s wind
       'histogram of issue→completion (D→C) in µs, %d I/Os. It prints no mean; a '
       'percentile is known only to its bucket, up to 2x wide.'
       % (v_bpftools, disk, win('biolatency_start', 'biolatency_end'), B['ios']))
-print('- **btt** (blktrace %s): the kernel\'s blk tracer on %s (what blktrace uses), %s '
-      'iostat\'s window, through blkparse into btt: Q2D, D2C, Q2C of %d I/Os%s; p50 and p99 '
+print('- **btt** (blktrace %s): the kernel\'s blk tracer on %s (what blktrace uses), its '
+      'records cut to truestat\'s window, through blkparse into btt: Q2D, D2C, Q2C of %d I/Os%s; p50 and p99 '
       'from its per-I/O D2C file (`-l`); aqu-sz (from getrq to completion; %s to %s in its '
       'seconds), %%util and IOPS from its iostat-like output (`-I`), whose svctm column is '
       'its mean Q2C (%s ms), not busy time / I/Os.'
-      % (v_btt, disk, win('blk_start', 'blk_end'), T['ios'],
+      % (v_btt, disk, T['ios'],
          '' if T['capture_ok'] else ' (the tracer lost %d events: incomplete)' % T['lost'],
          f((T['aqu_sz_range'] or [None])[0], '%.2f'), f((T['aqu_sz_range'] or [None, None])[1], '%.2f'),
          f(T['io_svctm_ms'])))
-print('- **truestat**: `truestat -j -H -d %s`, %s iostat\'s window (%.2f s): per request '
+print('- **truestat**: `truestat -j -v -H -d %s`, %s iostat\'s window (%.2f s): per request '
       'Q→D, D→C, Q→C and their histograms (within 6.25%%), %d I/Os%s; the device held '
       '%.2f requests on average and %d at most, the OS %.2f more.'
       % (disk, win('truestat_start', 'truestat_end'), S['span_s'], S['ios'],

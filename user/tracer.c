@@ -747,6 +747,11 @@ const char *ts_tracer_kind(const struct ts_tracer *t)
 	return t->kind;
 }
 
+__u64 ts_tracer_start_ns(const struct ts_tracer *t)
+{
+	return t->skel->bss->trace_start_ns;
+}
+
 static __u64 lost_events(struct ts_tracer *t)
 {
 	struct bpf_prog_info info;

@@ -48,6 +48,8 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 bool ts_tracer_kernel_refused(void);
 /* "tp_btf" or "raw_tp". */
 const char *ts_tracer_kind(const struct ts_tracer *t);
+/* CLOCK_MONOTONIC ns when attaching began: all it counts came after. */
+__u64 ts_tracer_start_ns(const struct ts_tracer *t);
 /*
  * Sweeps (repairs requests whose completion was never seen, looking again
  * while some are too young to judge), then reads every traced device.

@@ -352,6 +352,20 @@ static void take(struct ts_tracer *t, struct ts_snapshot *first,
 	update_hints(t, prev, cur);
 }
 
+/*
+ * -v: on CLOCK_MONOTONIC, the clock of blktrace's and perf's records, when
+ * attaching began (all counted came after), and the totals' span (which
+ * ends after what they count): to cut another trace to the same requests.
+ */
+static void say_span(__u64 attach_ns, __u64 from_ns, __u64 to_ns)
+{
+	const __u64 s = 1000000000ULL;
+
+	fprintf(stderr, "truestat: CLOCK_MONOTONIC: attaching at %llu.%09llu s, "
+		"totals from %llu.%09llu to %llu.%09llu s\n", attach_ns / s,
+		attach_ns % s, from_ns / s, from_ns % s, to_ns / s, to_ns % s);
+}
+
 /* --by: the table at the last report, and now; the span between them */
 static struct ts_who_table who_then, who_now;
 static struct ts_who_span who_span;
@@ -601,6 +615,9 @@ int main(int argc, char **argv)
 		for (int i = 0; i < gone->ndev && cur->ndev < TS_MAX_DEVS; i++)
 			cur->dev[cur->ndev++] = gone->dev[i];
 		emit(&o, first, cur, true, report);
+		if (o.verbose)
+			say_span(ts_tracer_start_ns(tracer), first->mono_ns,
+				 cur->mono_ns);
 	}
 	if (hm && ts_heatmap_close(hm, err, sizeof(err))) {
 		fprintf(stderr, "truestat: %s\n", err);

@@ -9,8 +9,9 @@
 # records per CPU).
 #
 #	blk_trace_start DEV OUTDIR	trace DEV (loop0, vdb: a name in /sys/class/block)
-#	blk_trace_stop			drain, restore tracefs, blkparse + btt (idempotent,
-#					fine from an EXIT trap)
+#	blk_trace_stop [FROM TO]	drain, restore tracefs, blkparse + btt (idempotent,
+#					fine from an EXIT trap); with FROM TO (CLOCK_MONOTONIC
+#					ns, the records' clock), only the records in that window
 #	blk_trace_abort			the tracer off and tracefs restored, no
 #					blkparse/btt (for a trap; idempotent)
 #	blk_btt_summary OUTDIR		key=value lines (see below)
@@ -141,7 +142,7 @@ _blk_drain() {
 }
 
 blk_trace_stop() {
-	local rc=0 out=$_BLK_OUT
+	local rc=0 out=$_BLK_OUT window=("$@")
 	((_BLK_ACTIVE)) || return 0
 	_BLK_ACTIVE=0
 	if ((_BLK_TRACING)); then
@@ -157,7 +158,7 @@ blk_trace_stop() {
 	_blk_restore || rc=1
 	((rc == 0 && _BLK_TRACING)) || return $rc
 	_BLK_TRACING=0
-	"$out/blkrenum" "$(<"/sys/class/block/$_BLK_DEV/dev")" <"$out/raw.bin" \
+	"$out/blkrenum" "$(<"/sys/class/block/$_BLK_DEV/dev")" "${window[@]}" <"$out/raw.bin" \
 		>"$out/renum.bin" 2>"$out/renum.txt" || return 1
 	LC_ALL=C blkparse -i - -d "$out/trace.bin" -f '' <"$out/renum.bin" \
 		>"$out/blkparse.txt" || return 1
@@ -191,8 +192,9 @@ _blk_mean() {
 #   reads_completed, writes_completed: blkparse's counts of requests
 #     (= diskstats reads, writes)
 #   records, cpus, lost_events, lost_lines, lost_unknown, other_events,
-#     other_devices, garbage_bytes, truncated: from blkrenum (other_devices:
-#     records of disks someone else traced meanwhile, left out);
+#     other_devices, outside_window, garbage_bytes, truncated: from blkrenum
+#     (other_devices: records of disks someone else traced meanwhile, left
+#     out; outside_window: records cut by blk_trace_stop FROM TO);
 #     ring_overrun, ring_dropped: per_cpu/*/stats deltas during the trace
 #   lost: events lost (max of the stream's and the ring buffer's count;
 #     >0 if the stream said [LOST EVENTS] without a number)

@@ -19,8 +19,10 @@
  * Linux 6.19 moves the blk tracer to struct blk_io_trace2 internally; should
  * its binary output become version 8 records, they are refused, not misread.
  *
- * usage: blkrenum [MAJOR:MINOR] < raw.bin > fixed.bin
- * With MAJOR:MINOR, records of other devices are dropped (other_devices).
+ * usage: blkrenum [MAJOR:MINOR [FROM_NS TO_NS]] < raw.bin > fixed.bin
+ * With MAJOR:MINOR, records of other devices are dropped (other_devices);
+ * with FROM_NS TO_NS, records stamped outside that window (the records'
+ * clock: CLOCK_MONOTONIC, ns) are dropped too (outside_window).
  * Prints key=value counters on stderr.  Exit 0 unless reading/writing
  * failed or a record of an unknown version was seen.
  */
@@ -97,10 +99,17 @@ static size_t text_line(const unsigned char *p, size_t left, struct counts *c)
 	return len;
 }
 
+static int usage(void)
+{
+	fprintf(stderr, "usage: blkrenum [MAJOR:MINOR [FROM_NS TO_NS]] <in >out\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	static uint32_t seq[MAX_CPUS];
-	unsigned long long records = 0, garbage = 0, other_devs = 0;
+	unsigned long long records = 0, garbage = 0, other_devs = 0, outside = 0;
+	unsigned long long from_ns = 0, to_ns = UINT64_MAX;
 	unsigned int major, minor;
 	int64_t dev = -1;	/* kernel dev_t: major << 20 | minor */
 	int ncpus = 0, bad_version = 0, truncated = 0;
@@ -109,13 +118,16 @@ int main(int argc, char **argv)
 	unsigned char *buf = slurp(&len);
 	struct blk_io_trace t;
 
+	if (argc != 1 && argc != 2 && argc != 4)
+		return usage();
 	if (argc > 1) {
-		if (sscanf(argv[1], "%u:%u", &major, &minor) != 2) {
-			fprintf(stderr, "usage: blkrenum [MAJOR:MINOR] <in >out\n");
-			return 2;
-		}
+		if (sscanf(argv[1], "%u:%u", &major, &minor) != 2)
+			return usage();
 		dev = (int64_t)major << 20 | minor;
 	}
+	if (argc > 3 && (sscanf(argv[2], "%llu", &from_ns) != 1 ||
+			 sscanf(argv[3], "%llu", &to_ns) != 1))
+		return usage();
 	while (off < len) {
 		if (len - off >= HDR) {
 			memcpy(&t, buf + off, HDR);
@@ -135,6 +147,11 @@ int main(int argc, char **argv)
 				if (dev >= 0 && t.device != dev) {
 					off += HDR + t.pdu_len;
 					other_devs++;
+					continue;
+				}
+				if (t.time < from_ns || t.time > to_ns) {
+					off += HDR + t.pdu_len;
+					outside++;
 					continue;
 				}
 				if (!seq[t.cpu])
@@ -168,8 +185,8 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "records=%llu\ncpus=%d\nlost_events=%llu\nlost_lines=%llu\n"
 		"lost_unknown=%llu\nother_events=%llu\nother_devices=%llu\n"
-		"garbage_bytes=%llu\ntruncated=%d\n", records, ncpus, c.lost,
-		c.lost_lines, c.lost_unknown, c.other, other_devs, garbage,
-		truncated);
+		"outside_window=%llu\ngarbage_bytes=%llu\ntruncated=%d\n", records,
+		ncpus, c.lost, c.lost_lines, c.lost_unknown, c.other, other_devs,
+		outside, garbage, truncated);
 	return bad_version;
 }
