@@ -48,13 +48,13 @@ __noinline int rq_find_far(u64 rq, u32 h, u32 reach)
 	u32 idx;
 	int i;
 
-	if (reach > TS_RQ_PROBES_MAX)
-		reach = TS_RQ_PROBES_MAX;
 #pragma unroll
 	for (i = TS_RQ_PROBES; i < TS_RQ_PROBES_MAX; i++) {
+		if (i >= reach)
+			continue;
 		idx = (h + i) & rq_mask & (TS_RQ_SLOTS_MAX - 1);
 		s = bpf_map_lookup_elem(&rq_slots, &idx);
-		if (i < reach && s && (s->rq == rq || s->rq == rq + 1))
+		if (s && (s->rq == rq || s->rq == rq + 1))
 			return idx;
 	}
 	return -1;
