@@ -286,7 +286,8 @@ def truestat():
             'queued_ios': a['queued_ios'], 'window_mono_ns': w,
             'queue_ms': a['queue_ms'], 'service_ms': a['service_ms'], 'total_ms': a['total_ms'],
             'service_p50_ms': p['p50'], 'service_p99_ms': p['p99'], 'service_max_ms': p['max'],
-            'conc_mean': c['mean'], 'conc_max': c['max'], 'os_qd_mean': oq['mean'],
+            'conc_mean': c['mean'], 'conc_max': c['max'], 'conc_max_min': c['max_min'],
+            'conc_max_exact': c['max_exact'], 'conc_exact': c['exact'], 'os_qd_mean': oq['mean'],
             'aqu_sz': c['mean'] + oq['mean'], 'util_pct': c['busy_pct'],
             'svctm_ms': d['iostat']['svctm_ms'], 'iops': a['iops']}
 
@@ -348,10 +349,13 @@ print('- **btt** (blktrace %s): the kernel\'s blk tracer on %s (what blktrace us
          f(T['io_svctm_ms'])))
 print('- **truestat**: `truestat -j -v -H -d %s`, %s iostat\'s window (%.2f s): per request '
       'Q→D, D→C, Q→C and their histograms (within 6.25%%), %d I/Os%s; the device held '
-      '%.2f requests on average and %d at most, the OS %.2f more.'
+      '%.2f requests on average%s and %s, the OS %.2f more.'
       % (disk, win('truestat_start', 'truestat_end'), S['span_s'], S['ios'],
          ' (+%d whose completion it did not see)' % S['missed'] if S['missed'] else '',
-         S['conc_mean'], S['conc_max'], S['os_qd_mean']))
+         S['conc_mean'], '' if S['conc_exact'] else ' (not exact: each unseen completion estimated)',
+         '%d at most' % S['conc_max'] if S['conc_max_exact'] else
+         'from %d to %d at most (not exact)' % (S['conc_max_min'], S['conc_max']),
+         S['os_qd_mean']))
 if jout:
     with open(jout, 'w') as fh:
         json.dump({'device': disk, 'seconds': secs, 'command': cmd,
