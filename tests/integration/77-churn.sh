@@ -10,8 +10,10 @@
 #    the next one's row, see doc/building.md's limits), ios + missed equal
 #    the reads in diskstats of all the disks, each read just before its
 #    removal, exactly;
-#  - percentiles: every interval row of the name with reads has them, and
-#    no row counts no_histograms: the histograms were given back each time;
+#  - percentiles: every interval row of the name with reads has those of
+#    service, and of Q->C when any read in it had its Q seen (queued_ios),
+#    and no row counts no_histograms: the histograms were given back each
+#    time;
 #  - memory: truestat's resident set after the last cycle is at most two
 #    pages (8 kB: it is counted in whole pages) above what it was after the
 #    first CYCLES/4: nothing kept per disk that went (a row kept for each
@@ -75,9 +77,18 @@ print('reads', int(got != want or len(open('$tmp/reads').read().split()) != $CYC
       % (len(rows), got, want))
 seen = [x for doc in d if doc['type'] == 'interval' for x in doc['devices']
         if (x['major'], x['minor']) == (7, $n) and x['ops'].get('read', {}).get('ios')]
-bare = [x for x in seen if x['ops']['read']['percentiles_ms']['total']['p50'] is None]
-print('percentiles', int(not seen or bool(bare)),
-      '%d interval rows of $dev with reads, %d of them without percentiles' % (len(seen), len(bare)))
+# service percentiles for every read timed; Q->C ones exactly when some
+# read had its Q seen (a read without it has no total to count)
+def bare(x):
+    r = x['ops']['read']
+    p = r['percentiles_ms']
+    return p['service']['p50'] is None or (p['total']['p50'] is None) != (r['queued_ios'] == 0)
+bad = [x['ops']['read'] for x in seen if bare(x)]
+print('percentiles', int(not seen or bool(bad)),
+      '%d interval rows of $dev with reads (%d with no read\'s Q seen), %d of them without the percentiles of what they timed%s'
+      % (len(seen), sum(x['ops']['read']['queued_ios'] == 0 for x in seen), len(bad), ''.join('; ios %d, queued_ios %d, p50 service %s, total %s'
+         % (r['ios'], r['queued_ios'], r['percentiles_ms']['service']['p50'], r['percentiles_ms']['total']['p50'])
+         for r in bad[:3])))
 nohist = sum(x['events']['no_histograms'] for x in rows)
 print('no_histograms', int(nohist != 0), 'no_histograms %d in the totals (0)' % nohist)
 ")
