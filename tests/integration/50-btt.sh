@@ -109,6 +109,10 @@ print(n + '_capture', int(s.get('capture_ok') != '1'), 'blk tracer lost %s event
 print(n + '_completions', int(int(s['reads_completed']) != t['ios'] + t['missed']),
       'blkparse %s reads completed, truestat %d (+%d unseen)' % (s['reads_completed'], t['ios'], t['missed']))
 q = t['queue_ms'] * 1000
+# 2% above the D2C and 5% either side of the Q2D stand for off_D and off_Q:
+# truestat's probe runs first at each tracepoint, so its D and Q stamps lead
+# the blk tracer's by one probe's run plus what interrupts it, and no line
+# prints those two leads (off_C, printed, is taken off exactly)
 mean_check('service', 'd2c', float(s['d2c_mean_us']), t['service_ms'] * 1000,
            sum(off_c) / max(len(off_c), 1) / 1e3, 0, 0.02, t['ios'])
 mean_check('queue', 'q2d', float(s['q2c_minus_d2c_us']), q, 0, 0.05, 0.05, t['queued_ios'])

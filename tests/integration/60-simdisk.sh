@@ -169,6 +169,7 @@ for r in reports[:-1]:                  # each interval report too
 spans = [r['span_s'] * 1e9 for r in reports[:-1]]
 sweep = sd_sweep_ns(spans + [span_ns - sum(spans)] if spans else None)
 busy = c['busy_pct'] / 100 * span_ns
+# 0.00005 of the span either way: busy_pct has two decimals
 bl = L.busy - m * (sweep + fmax) - 0.00005 * span_ns
 bh = L.W + 2 * e + (fmax if m else 0) + 0.00005 * span_ns
 print(n + '_busy', int(not bl <= busy <= bh),

@@ -116,6 +116,7 @@ for q in Q:
     rnd = 0.0005 * span + 0.00005 * span * r['concurrency']
     alo = L.sum_ra - L.top(m) - rnd
     ahi = min(q * (L.W + 2 * e), L.n * f['lat_ns']['mean']) - m * L.ra[0] + m * fmax + rnd
+    # 0.00005 of the span in bhi and blo: busy_pct has two decimals
     bhi = L.W + 2 * e + (fmax if m else 0) + 0.00005 * span
     blo = L.busy - m * (sd_sweep_ns() + fmax) - 0.00005 * span
     clo, chi = alo / bhi, (ahi / blo if blo > 0 else float('inf'))

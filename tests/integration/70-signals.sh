@@ -214,6 +214,9 @@ blocked=$(cat /proc/"$pid"/wchan 2>/dev/null || true)
 kill -INT "$pid"
 sleep 0.2 # for the signal to arrive while the write is still blocked
 touch "$tmp/go"
+# 10 s: once the reader drains the pipe, truestat ends within milliseconds
+# (the report, the totals, the detach); one that lost the signal goes on
+# reporting every 10 ms until killed
 ends_within 10 "$pid" || kill -9 "$pid"
 rc=0
 wait "$pid" 2>/dev/null || rc=$?
@@ -260,6 +263,9 @@ for fmt in table json; do
 	bpf_ids "$pid" >"$tmp/ids"
 	wait "$hpid" || true
 	rc=0
+	# 10 s: the report after head's exit, one interval (1 s at most) later,
+	# meets the closed pipe and ends truestat; one that did not notice it
+	# would run on until killed
 	timeout 10 tail --pid="$pid" -f /dev/null || rc=124
 	wait "$pid" || rc=$?
 	check "pipe_${fmt}_exit" "$rc" "'truestat ${args[*]} | head -3': exit $rc after $((SECONDS - start)) s, head got $(wc -l <"$tmp/head") lines"

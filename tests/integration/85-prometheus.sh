@@ -188,6 +188,8 @@ s.sendall(sys.stdin.buffer.read())
 print(s.recv(64).split()[1].decode())')
 check http_400 "$([[ $bad == 400 ]]; echo $?)" "a malformed request line: $bad"
 exec {slow}<>/dev/tcp/127.0.0.1/"$port" # connects, never sends
+# 3 s: less than the 5 s (TS_HTTP_TIMEOUT_MS) for which a server that
+# waited on the silent client would hold it before closing it
 check http_slow_client "$([[ $(status -m 3 "$url/metrics") == 200 ]]; echo $?)" \
 	"/metrics answered while another client sends nothing"
 exec {slow}>&-
@@ -201,7 +203,10 @@ check http_many "$([[ $ok == 40 ]]; echo $?)" "40 scrapes at once: $ok answered 
 # CPU-s in these 3 s. Idle, truestat takes its once-a-second snapshot, a few
 # ms, so 0.3 CPU-s is a bound on a spin, not a benchmark. The slots free up
 # when the idle clients' 5 s run out (TS_HTTP_TIMEOUT_MS): a 21st client,
-# 3 s in, gets /metrics about 2 s later; 3 s more is the margin.
+# 3 s in, gets /metrics about 2 s later; 3 s more is the margin. truestat's
+# poll sleeps to the first idle client's expiry (httpd.c's expire), so the
+# reply follows those 5 s by a wake-up and one scrape, milliseconds, while a
+# server that never frees a slot never answers: 3 s only tells those apart.
 check_lines < <(python3 -c '
 import os, socket, time
 port, pid, timeout_s, margin_s = '"$port"', '"$TS_PID"', 5, 3

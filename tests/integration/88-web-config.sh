@@ -79,6 +79,8 @@ check plain_http_refused "$([[ $rc != 0 && $out != *truestat_* ]]; echo $?)" \
 # a handshake that stops after the record header: others are still served
 exec {slow}<>/dev/tcp/127.0.0.1/"$port"
 printf '\x16\x03\x01' >&"$slow"
+# 3 s: less than the 5 s (TS_HTTP_TIMEOUT_MS) for which a server that
+# waited on the stalled handshake would hold it before closing it
 check tls_stalled_handshake "$([[ $(status -m 3 "${auth[@]}" "$url/metrics") == 200 ]]; echo $?)" \
 	"/metrics answered while another client's handshake stalls"
 exec {slow}>&-
