@@ -166,12 +166,13 @@ grep -q "^{\"type\":\"totals\".*\"device\":\"$disk\"" "$tmp/truestat.json" ||
 # truestat's window (-v), CLOCK_MONOTONIC like the blk tracer's records:
 # from when it began attaching to its last snapshot. btt gets only the
 # records inside, so every request truestat timed is btt's too
-span=$(sed -n 's/^truestat: CLOCK_MONOTONIC: attaching at \([0-9]*\)\.\([0-9]*\) s, totals from .* to \([0-9]*\)\.\([0-9]*\) s$/\1\2 \3\4/p' \
-	"$tmp/truestat.err")
-[[ $span =~ ^[0-9]+\ [0-9]+$ ]] || die 1 "truestat did not print its window: $(last_error "$tmp/truestat.err")"
+# (attaching, totals from, totals to, in ns) into $tmp/window
+sed -n 's/^truestat: CLOCK_MONOTONIC: attaching at \([0-9]*\)\.\([0-9]*\) s, totals from \([0-9]*\)\.\([0-9]*\) to \([0-9]*\)\.\([0-9]*\) s$/\1\2 \3\4 \5\6/p' \
+	"$tmp/truestat.err" >"$tmp/window"
+read -r attach_ns _ to_ns <"$tmp/window" && [[ $attach_ns$to_ns =~ ^[0-9]+$ ]] ||
+	die 1 "truestat did not print its window: $(last_error "$tmp/truestat.err")"
 stamp blk_end
-# shellcheck disable=SC2086 # two numbers
-blk_trace_stop $span 2>"$tmp/blk.err" ||
+blk_trace_stop "$attach_ns" "$to_ns" 2>"$tmp/blk.err" ||
 	die 1 "blk tracer: $(blk_error)"
 stop_pid "$fio_pid"
 fio_pid=
@@ -270,6 +271,18 @@ def btt():
             'aqu_sz': io[9], 'aqu_sz_range': [min(per_s), max(per_s)] if per_s else None,
             'io_svctm_ms': io[11], 'util_pct': io[12]}
 
+# why the device's depth is not exact, from the events doc/json.md names
+def not_exact_why(ev):
+    said = {'missed_completions': '%d completions unseen, each estimated',
+            'unmatched_completions': '%d requests already in the device at attach',
+            'rq_table_full': 'request table full %d times',
+            'claim_races': '%d claim races',
+            'contended_depth_updates': '%d contended depth updates',
+            'depth_below_zero': 'depth below zero %d times',
+            'unordered_depth_changes': '%d unordered depth changes'}
+    why = [t % ev[k] for k, t in said.items() if ev.get(k)]
+    return ', '.join(why) or 'a request too young to judge at the last sweep'
+
 def truestat():
     docs = [json.loads(l) for l in open(tmp + '/truestat.json') if l.strip()]
     tot = [d for d in docs if d['type'] == 'totals']
@@ -279,15 +292,14 @@ def truestat():
     a, c, oq = d['all'], d['concurrency'], d['os_queue']
     p = a['percentiles_ms']['service']
     # -v: when it began attaching, its span (CLOCK_MONOTONIC ns)
-    w = [re.match(r'truestat: CLOCK_MONOTONIC: attaching at ([\d.]+) s, totals from ([\d.]+) to ([\d.]+) s$', l)
-         for l in open(tmp + '/truestat.err')]
-    w = [int(x.replace('.', '')) for x in next(m for m in w if m).groups()]
+    w = [int(x) for x in open(tmp + '/window').read().split()]
     return {'ios': a['ios'], 'missed': a['missed'], 'span_s': tot[-1]['span_s'],
             'queued_ios': a['queued_ios'], 'window_mono_ns': w,
             'queue_ms': a['queue_ms'], 'service_ms': a['service_ms'], 'total_ms': a['total_ms'],
             'service_p50_ms': p['p50'], 'service_p99_ms': p['p99'], 'service_max_ms': p['max'],
             'conc_mean': c['mean'], 'conc_max': c['max'], 'conc_max_min': c['max_min'],
-            'conc_max_exact': c['max_exact'], 'conc_exact': c['exact'], 'os_qd_mean': oq['mean'],
+            'conc_max_exact': c['max_exact'], 'conc_exact': c['exact'],
+            'conc_not_exact_why': not_exact_why(d['events']), 'os_qd_mean': oq['mean'],
             'aqu_sz': c['mean'] + oq['mean'], 'util_pct': c['busy_pct'],
             'svctm_ms': d['iostat']['svctm_ms'], 'iops': a['iops']}
 
@@ -352,7 +364,7 @@ print('- **truestat**: `truestat -j -v -H -d %s`, %s iostat\'s window (%.2f s): 
       '%.2f requests on average%s and %s, the OS %.2f more.'
       % (disk, win('truestat_start', 'truestat_end'), S['span_s'], S['ios'],
          ' (+%d whose completion it did not see)' % S['missed'] if S['missed'] else '',
-         S['conc_mean'], '' if S['conc_exact'] else ' (not exact: each unseen completion estimated)',
+         S['conc_mean'], '' if S['conc_exact'] else ' (not exact: %s)' % S['conc_not_exact_why'],
          '%d at most' % S['conc_max'] if S['conc_max_exact'] else
          'from %d to %d at most (not exact)' % (S['conc_max_min'], S['conc_max']),
          S['os_qd_mean']))
