@@ -66,14 +66,14 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c $(wildcard bpf/*.h include/*.h) $(OUTPUT)/vmlinux.h
+$(OUTPUT)/truestat.bpf.o: bpf/truestat.bpf.c $(wildcard bpf/*.h include/*.h include/*.def) $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
 # The same programs for kernels before 5.12, whose BPF has no atomic
 # compare-and-exchange: each such operation under a lock (bpf/atomics.bpf.h).
-$(OUTPUT)/truestat-locked.bpf.o: bpf/truestat.bpf.c $(wildcard bpf/*.h include/*.h) $(OUTPUT)/vmlinux.h
+$(OUTPUT)/truestat-locked.bpf.o: bpf/truestat.bpf.c $(wildcard bpf/*.h include/*.h include/*.def) $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DTS_LOCKED_ATOMICS -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
@@ -96,7 +96,7 @@ $(OUTPUT)/version.stamp: FORCE | $(OUTPUT)
 $(OUTPUT)/opts.o: $(OUTPUT)/version.stamp
 $(OUTPUT)/opts.o: CFLAGS += -DTS_VERSION='"$(TS_VERSION)"'
 
-$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h include/*.h) | $(OUTPUT)
+$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h include/*.h include/*.def) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
@@ -139,7 +139,7 @@ $(OUTPUT)/witness $(OUTPUT)/spans: $(OUTPUT)/%: tests/tools/%.c $(OUTPUT)/%.skel
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildcard include/*.h)
+$(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildcard include/*.h include/*.def)
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
@@ -147,7 +147,7 @@ $(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildc
 # issue "Exact or flagged").
 TEST_TOOLS += $(OUTPUT)/depth-race
 
-$(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h $(OUTPUT)/depth.o $(wildcard include/*.h)
+$(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h $(OUTPUT)/depth.o $(wildcard include/*.h include/*.def)
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(OUTPUT)/depth.o $(LDFLAGS) $(LIBBPF_LIBS) -lm -pthread -o $@
 

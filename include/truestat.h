@@ -124,49 +124,11 @@ enum ts_layer {
 	TS_LAYER_BIO,
 };
 
-/*
- * Things that went differently from Q -> D -> C. Userspace prints every
- * non-zero one: none of them is silently folded into the figures.
- */
+/* Things that went differently from Q -> D -> C: see events.def */
 enum ts_event {
-	TS_EV_UNMATCHED,     /* completion of a request issued before tracing */
-	TS_EV_UNISSUED,	     /* request completed straight from the OS queue */
-	TS_EV_NO_QUEUE_TIME, /* issued request whose Q was not seen */
-	TS_EV_REQUEUE,	     /* driver gave a request back (block_rq_requeue) */
-	TS_EV_PARTIAL,	     /* partial completions (the request counts once) */
-	TS_EV_FLUSH_SEQ,     /* zero-byte ends of flush sequences, not I/Os */
-	TS_EV_RQ_FULL,	     /* request not tracked: in-flight table full */
-	TS_EV_BIO_FULL,	     /* bio's Q time dropped: bio table full */
-	TS_EV_MISSED_C,	     /* issue found its own old record: C never seen */
-	TS_EV_STALE_BIO,     /* Q found a record of a bio never issued */
-	TS_EV_NO_HIST,	     /* completions of a device without histograms */
-	TS_EV_CLAIMING,	     /* events while the device's entry was set up */
-	TS_EV_CONTENDED,     /* depth update or peak raise that lost its race
-			      * 16 times */
-	TS_EV_FANOUT,	     /* bio layer: bio sent on as several member bios
-			      * (split, mirrored) or resized: no layer time */
-	TS_EV_SLOW_DROPPED,  /* --slow: a slow request not reported, the ring
-			      * buffer full */
-	TS_EV_WHO_FULL,	     /* --by: a request not attributed, the table of
-			      * submitters full */
-	TS_EV_ISSUE_UNSEEN,  /* request issued while the device was being
-			      * claimed (its event dropped): completed
-			      * untimed, in missed */
-	TS_EV_IO_ERROR,	     /* I/Os that ended with an error status (counted
-			      * as I/Os): block_rq_complete's error, a bio
-			      * layer's bi_status */
-	TS_EV_DEPTH_BELOW,   /* issues that found the depth counter at 0 or
-			      * less (a departure counted twice) */
-	TS_EV_STALE_RECORD,  /* records of the disk that had this slot before
-			      * (gone, its queue id taken), its completion
-			      * unseen: dropped, not this disk's figures */
-	TS_EV_UNORDERED,     /* programs for kernels before 5.12: rises and
-			      * falls of the depth left at once while its
-			      * lock was held, made as one move: the peak
-			      * between may have been higher by this many */
-	TS_EV_WHO_RACED,     /* --by: requests counted into a submitter's
-			      * entry while userspace folded it (their
-			      * counts may be lost or in another row) */
+#define TS_EVENT(id, name, help) TS_EV_##id,
+#include "events.def"
+#undef TS_EVENT
 	TS_NR_EVENTS,
 };
 

@@ -8,38 +8,15 @@ const char *const ts_op_names[TS_NR_OPS] = { "read", "write", "discard",
 					     "flush", "other" };
 
 const char *const ts_event_names[TS_NR_EVENTS] = {
-	"unmatched_completions", "completed_unissued", "no_queue_time",
-	"requeues", "partial_completions", "flush_sequence_ends",
-	"rq_table_full", "bio_table_full", "missed_completions", "stale_bios",
-	"no_histograms", "claim_races", "contended_depth_updates",
-	"fanned_out_bios", "slow_dropped", "who_table_full", "issues_unseen",
-	"io_errors", "depth_below_zero",
-	"stale_records", "unordered_depth_changes", "who_fold_races",
+#define TS_EVENT(id, name, help) [TS_EV_##id] = name,
+#include "events.def"
+#undef TS_EVENT
 };
 
 const char *const ts_event_help[TS_NR_EVENTS] = {
-	"completions of requests issued before tracing began or while it attached (not counted)",
-	"requests completed without being issued (the ends of flush sequences: an fsync's empty write; timed in the sync row)",
-	"requests issued whose arrival (Q) was not seen: no queue time for them",
-	"requests given back by the driver and issued again",
-	"partial completions (each request is counted once, when it ends)",
-	"zero-byte ends of flush sequences (not I/Os)",
-	"requests not timed because the in-flight table was full (counted in missed)",
-	"arrivals (Q) dropped because the bio table was full",
-	"completions never seen (the platform dropped them; found idle or issued again, depth repaired from an estimate)",
-	"bios that entered (Q) and were never seen again",
-	"completions of a device beyond the first 32 traced: not in the percentiles",
-	"events dropped while the device's entry was being set up (its first events)",
-	"depth updates that lost their race 16 times (made with the clock as read), or peaks not raised after 16 tries (before 5.12: not taken, their lock held)",
-	"bios of a stacked device sent on as several member bios (split, mirrored): no layer time for them",
-	"slow requests not printed: the ring buffer of --slow was full",
-	"requests not attributed to a submitter (--by): its table was full",
-	"requests issued while the device was being set up (that event dropped): completed untimed, counted in missed",
-	"I/Os that ended with an error (counted as I/Os, in their direction's row)",
-	"requests issued while the depth counter read 0 or less (a departure counted twice): filed at depth 1, the depth not exact",
-	"records of the disk that had this queue id before (gone, a completion unseen): dropped, not this disk's",
-	"depth rises and falls left at once while their lock was held (kernels before 5.12), made as one move: the peak may have been higher by this many",
-	"requests counted (--by) into a submitter's entry while it was folded into \"other\": their counts may be lost or in another submitter's row",
+#define TS_EVENT(id, name, help) [TS_EV_##id] = help,
+#include "events.def"
+#undef TS_EVENT
 };
 
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,

@@ -66,6 +66,14 @@ for what in "EXIT STATUS" SIGNALS ENVIRONMENT EXAMPLES "SEE ALSO" "JSON OUTPUT" 
 done
 check man_sections ${#missing[@]} "the man page has the sections, columns, variables and references; missing: ${missing[*]:-none}"
 
+# Every event of include/events.def (their one source) has its entry in the
+# man page's EVENTS section, and the section names no other
+sed -n 's/^TS_EVENT([A-Z_]*, "\([a-z_]*\)",$/\1/p' "$TS_ROOT/include/events.def" | sort >"$tmp/events"
+sed -n '/^\.SH EVENTS/,/^\.SH /p' "$MAN" | sed -n '/^\.TP/{n;s/^\.BR* //p}' |
+	sed 's/ *", " */\n/g' | sort >"$tmp/man.events"
+check man_lists_events "$([[ -s $tmp/events ]] && cmp -s "$tmp/events" "$tmp/man.events" && echo 0 || echo 1)" \
+	"$(wc -l <"$tmp/events") events in events.def, $(wc -l <"$tmp/man.events") in the man page's EVENTS; only in events.def: $(comm -23 "$tmp/events" "$tmp/man.events" | xargs) ; only in the man page: $(comm -13 "$tmp/events" "$tmp/man.events" | xargs)"
+
 # --- --version ----------------------------------------------------------------
 
 out=$("$T" --version) && rc=0 || rc=$?
