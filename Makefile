@@ -41,8 +41,17 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 MAKEFLAGS += --no-print-directory
 endif
 
-# Userspace objects, split so that unit tests link what they test.
-LIB_OBJS := units opts kload devices depth bounds histogram curve pattern slow who report json output httpd webconfig webauth prom heatmap heatmap_svg
+# Userspace objects, split so that unit tests link what they test, by
+# folder (doc/building.md): each uses only those above it in this list.
+USER_DIRS := lib features core output exporter cli
+LIB_OBJS := units json devices histogram depth bounds names \
+	curve pattern slow who \
+	kload report \
+	output prom heatmap heatmap_svg \
+	httpd webconfig webauth \
+	opts
+USER_H := $(wildcard $(addprefix user/,$(addsuffix /*.h,$(USER_DIRS))))
+vpath %.c $(addprefix user/,$(USER_DIRS))
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -96,7 +105,7 @@ $(OUTPUT)/version.stamp: FORCE | $(OUTPUT)
 $(OUTPUT)/opts.o: $(OUTPUT)/version.stamp
 $(OUTPUT)/opts.o: CFLAGS += -DTS_VERSION='"$(TS_VERSION)"'
 
-$(OUTPUT)/%.o: user/%.c $(wildcard user/*.h include/*.h include/*.def) | $(OUTPUT)
+$(OUTPUT)/%.o: %.c $(USER_H) $(wildcard include/*.h include/*.def) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
@@ -159,13 +168,13 @@ $(SIMDISK): tests/simdisk/simdisk.c | $(OUTPUT)
 FUZZERS := $(OUTPUT)/fuzz_http $(OUTPUT)/fuzz_args
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Iuser
 
-FUZZ_WEB := user/httpd.c user/webauth.c user/webconfig.c
+FUZZ_WEB := $(addprefix user/exporter/,httpd.c webauth.c webconfig.c)
 
-$(OUTPUT)/fuzz_http: tests/fuzz/fuzz_http.c $(FUZZ_WEB) $(wildcard user/*.h) | $(OUTPUT)
+$(OUTPUT)/fuzz_http: tests/fuzz/fuzz_http.c $(FUZZ_WEB) $(USER_H) | $(OUTPUT)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(WEB_LIBS) -o $@
 
-$(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/opts.c user/units.c $(FUZZ_WEB) $(wildcard user/*.h) | $(OUTPUT)
+$(OUTPUT)/fuzz_args: tests/fuzz/fuzz_args.c user/cli/opts.c user/lib/units.c $(FUZZ_WEB) $(USER_H) | $(OUTPUT)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(filter %.c,$^) $(WEB_LIBS) -o $@
 

@@ -323,7 +323,7 @@ struct ts_hist {
  * Classes 1, 2, 3-4, 5-8, ... 1025-2048 and deeper (ts_depth_class).
  * ARRAY depth_hists (mmapable), index = ts_dev_state.hist_slot - 1.
  * Counters are 32 bits (27 KB a disk): the loader widens them to 64 bits
- * at every snapshot (ts_depth_widen, user/curve.h), right while fewer
+ * at every snapshot (ts_depth_widen, user/features/curve.h), right while fewer
  * than 4 billion land in one bucket between two snapshots.
  * The completions of a class are the sum of its buckets (one atomic add
  * per I/O fewer).
@@ -432,7 +432,7 @@ struct ts_dev_state {
  * Sweep: a tracked request found idle in the kernel is repaired once it
  * was issued this long ago; younger ones may still be inside the issue
  * path (idle until the kernel marks them in flight) and are counted as
- * suspects: the loader looks again once they are old enough (user/tracer.c:
+ * suspects: the loader looks again once they are old enough (user/core/tracer.c:
  * settle); those still young at its last look make the report say its
  * depth is not exact.
  */

@@ -217,7 +217,7 @@ step() {
 KNEE_PY=$(cat <<'EOF'
 import importlib.util, json, math, sys
 
-GROWTH, SATURATION = 1.20, 3.0   # user/curve.h: the rules of --depth
+GROWTH, SATURATION = 1.20, 3.0   # user/features/curve.h: the rules of --depth
 
 def fio_step(path, op):
     # fio may print warnings before its JSON
@@ -238,7 +238,7 @@ def upper(lo):
     return lo + 1 if lo < 32 else lo + (1 << (lo.bit_length() - 5))
 
 def quantile(buckets, q):
-    # user/histogram.c's ts_hist_quantile, over [[lower bound ns, count], ...]
+    # user/lib/histogram.c's ts_hist_quantile, over [[lower bound ns, count], ...]
     n = sum(c for _, c in buckets)
     if not n:
         return None

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cli/opts.h"
 
 #define MAX_ARGS 16
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "httpd.h"
-#include "webauth.h"
+#include "exporter/httpd.h"
+#include "exporter/webauth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -26,7 +26,7 @@
 #include "truestat.h"
 #include "truestat.skel.h"
 #include "truestat-locked.skel.h"
-#include "depth.h"
+#include "lib/depth.h"
 
 #define ROUNDS 100000
 #define RUNS 20

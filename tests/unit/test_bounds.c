@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The range of the true maximum depth (user/bounds.c) against timelines
+ * The range of the true maximum depth (user/lib/bounds.c) against timelines
  * whose truth is known: requests in and out of a device, some of whose
  * completions the counter does not see until a later repair.
  */
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "truestat.h"
-#include "bounds.h"
+#include "lib/bounds.h"
 
 static struct ts_bounds b;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The parallelism curve (user/curve.c) from synthetic depth-time tables. */
+/* The parallelism curve (user/features/curve.c) from synthetic depth-time tables. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "truestat.h"
-#include "curve.h"
+#include "features/curve.h"
 
 #define S_NS 2000000ULL /* 2 ms */
 #define SEC 1000000000ULL

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "truestat.h"
-#include "depth.h"
+#include "lib/depth.h"
 
 #define MS 1000000ULL
 #define BOOT (5000ULL * 1000 * MS) /* clock value when the timelines start */

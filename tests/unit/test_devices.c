@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "devices.h"
+#include "lib/devices.h"
 
 static char root[PATH_MAX];
 

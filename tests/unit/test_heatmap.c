@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "heatmap.h"
-#include "opts.h"
+#include "output/heatmap.h"
+#include "cli/opts.h"
 
 static void test_rows_hold_whole_fine_buckets(void **state)
 {

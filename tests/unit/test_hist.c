@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Log-linear buckets (include/hist.h) and percentiles from them (user/hist.c). */
+/* Log-linear buckets (include/hist.h) and percentiles from them (user/lib/histogram.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "truestat.h"
-#include "histogram.h"
+#include "lib/histogram.h"
 
 /* Every bucket: its lower bound maps to it, one below to the bucket before. */
 static void test_bucket_edges(void **state)

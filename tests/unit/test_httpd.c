@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The exporter: its request parsing and address parsing (user/httpd.c),
- * and the counters of its exposition (user/prom.c).
+ * The exporter: its request parsing and address parsing (user/exporter/httpd.c),
+ * and the counters of its exposition (user/output/prom.c).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -15,8 +15,8 @@
 #include <netinet/in.h>
 #include <cmocka.h>
 
-#include "httpd.h"
-#include "prom.h"
+#include "exporter/httpd.h"
+#include "output/prom.h"
 
 static int route(const char *req, int *status)
 {

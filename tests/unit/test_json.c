@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "json.h"
-#include "output.h"
+#include "lib/json.h"
+#include "output/output.h"
 
 #define WHEN 1700000000 /* 2023-11-14 22:13:20 UTC */
 

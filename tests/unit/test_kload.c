@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The load decision (user/kload.c): kernels described by what the loader
+ * The load decision (user/core/kload.c): kernels described by what the loader
  * probes in them, against what each of them has, as read from their BTF
  * (Debian's 5.10.223, 6.1, 6.12; tests/vm runs them).
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kload.h"
+#include "core/kload.h"
 
 static struct ts_load_plan p;
 

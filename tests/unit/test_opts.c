@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "opts.h"
+#include "cli/opts.h"
 
 static struct ts_opts o;
 static char err[256];
@@ -101,7 +101,7 @@ static void test_devices(void **state)
 	assert_string_equal(o.devices[0], "sda");
 	assert_string_equal(o.devices[1], "nvme0n1");
 	assert_string_equal(o.devices[2], "vdb1");
-	/* a device-mapper name, resolved later (user/devices.c) */
+	/* a device-mapper name, resolved later (user/lib/devices.c) */
 	assert_string_equal(o.devices[3], "vg0-lv0");
 }
 

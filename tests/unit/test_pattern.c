@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pattern.h"
+#include "features/pattern.h"
 
 static void test_seek_buckets(void **state)
 {

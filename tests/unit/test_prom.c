@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The exporter's counters (user/prom.c) across scrapes: by depth class, and
+ * The exporter's counters (user/output/prom.c) across scrapes: by depth class, and
  * held or started anew when another disk takes the name.
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "prom.h"
+#include "output/prom.h"
 
 #define WRAP 4294967296.0 /* 2^32 */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "report.h"
+#include "core/report.h"
 
 #define MS 1000000ULL
 #define SEC (1000 * MS)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The times' unit and decimals (user/units.c): ms, or us when a table's
+ * The times' unit and decimals (user/lib/units.c): ms, or us when a table's
  * smallest figure is below 0.1 ms; three significant digits for the
  * smallest figure, hence for every one; --units fixes the unit.
  */
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "units.h"
+#include "lib/units.h"
 
 /* @ms as a table picked for @min_ms with @fixed prints it, width 0. */
 static const char *put(double min_ms, enum ts_unit fixed, double ms)

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "webauth.h"
-#include "webconfig.h"
+#include "exporter/webauth.h"
+#include "exporter/webconfig.h"
 
 #define HASH "$2y$10$Q6VbmRDrD6fq2HzXB6wMyOHDHsOrH2R7dIj1ZYwGm8y5RbIvsWW3O"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --by's table kept from filling (user/who.c): which entries are folded
+ * --by's table kept from filling (user/features/who.c): which entries are folded
  * (past 3/4 full, idle since the read before, least recent first, never
  * the "not known" row), and spans across a fold counting each request once,
  * also when the submitter comes back before the next report.
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "who.h"
+#include "features/who.h"
 
 static struct ts_who_ledger ledger;
 static struct ts_who_table a, b;

@@ -146,7 +146,7 @@ image_pkg() {
 	echo "${dep:-$p}"
 }
 
-# The oldest kernel truestat runs on (user/kload.h): older ones are booted
+# The oldest kernel truestat runs on (user/core/kload.h): older ones are booted
 # only to see it refuse them, with one line and exit status 2.
 OLDEST=5.10
 # Debian's suites beyond the host's sources (bullseye: 5.10), and

@@ -418,7 +418,7 @@ def curve(tag, md, s_meas, jobs):
           'time at depths above %d jobs: %s (must be none: each job has one bio at a time)'
           % (jobs[-1], ', '.join('%s: %.3f s, mean %s, %d bios' % (label(x['depth_lo'], x['depth_hi']), x['time_s'],
                                                                    x['mean_depth'], x['ios']) for x in over) or 'none'))
-    # truestat's rule (user/curve.c): the first evidenced row after which
+    # truestat's rule (user/features/curve.c): the first evidenced row after which
     # throughput grows < 20% a doubling. Each evidenced row's IOPS may be
     # what the model gives at its mean depth over its time, from the worst
     # 0.1% of such stretches to the best, less 2% for the jobs' gaps and

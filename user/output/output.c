@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "json.h"
+#include "lib/json.h"
 #include "output.h"
 
 /* "QUEUE" and @t: "QUEUE_us", a column's header with its unit. */

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "lib/json.h"
 #include "truestat.h"
 
 /* One span's pattern of a device: counts, and the span they are over. */

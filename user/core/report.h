@@ -8,13 +8,14 @@
 #include <linux/types.h>
 
 #include "truestat.h"
-#include "devices.h"
-#include "depth.h"
-#include "histogram.h"
-#include "curve.h"
-#include "pattern.h"
-#include "who.h"
-#include "units.h"
+#include "lib/devices.h"
+#include "lib/depth.h"
+#include "lib/histogram.h"
+#include "lib/names.h"
+#include "features/curve.h"
+#include "features/pattern.h"
+#include "features/who.h"
+#include "lib/units.h"
 
 /* One traced device as read from the maps at one moment. */
 struct ts_dev_snap {
@@ -154,9 +155,5 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
  */
 int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		       const struct ts_snapshot *cur, struct ts_snapshot *gone);
-
-extern const char *const ts_op_names[TS_NR_OPS];
-extern const char *const ts_event_names[TS_NR_EVENTS];
-extern const char *const ts_event_help[TS_NR_EVENTS];
 
 #endif

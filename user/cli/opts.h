@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "units.h"
+#include "lib/units.h"
 
 #define TS_MAX_DEVICE_ARGS 64
 #define TS_NAME_LEN 64

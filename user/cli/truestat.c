@@ -13,17 +13,17 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "devices.h"
-#include "heatmap.h"
-#include "httpd.h"
-#include "webauth.h"
-#include "slow.h"
-#include "who.h"
+#include "lib/devices.h"
+#include "output/heatmap.h"
+#include "exporter/httpd.h"
+#include "exporter/webauth.h"
+#include "features/slow.h"
+#include "features/who.h"
 #include "opts.h"
-#include "output.h"
-#include "prom.h"
-#include "report.h"
-#include "tracer.h"
+#include "output/output.h"
+#include "output/prom.h"
+#include "core/report.h"
+#include "core/tracer.h"
 
 #define EXIT_USAGE 2
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The load decision: from what the running kernel has (probed by
- * user/tracer.c in its BTF and with test loads), which programs truestat
+ * user/core/tracer.c in its BTF and with test loads), which programs truestat
  * loads, where their arguments are, what it cannot give there, or why it
  * cannot run at all.
  */

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "httpd.h"
+#include "exporter/httpd.h"
 #include "opts.h"
 #include "truestat.h"
-#include "units.h"
+#include "lib/units.h"
 
 /* -DTS_VERSION from the Makefile: VERSION, and the commit when in git */
 #ifndef TS_VERSION

@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "devices.h"
-#include "json.h"
-#include "report.h"
+#include "lib/devices.h"
+#include "lib/json.h"
+#include "lib/names.h"
 #include "slow.h"
 
 const char *ts_cgroup2_root(void)

@@ -4,21 +4,6 @@
 
 #include "report.h"
 
-const char *const ts_op_names[TS_NR_OPS] = { "read", "write", "discard",
-					     "flush", "other" };
-
-const char *const ts_event_names[TS_NR_EVENTS] = {
-#define TS_EVENT(id, name, help) [TS_EV_##id] = name,
-#include "events.def"
-#undef TS_EVENT
-};
-
-const char *const ts_event_help[TS_NR_EVENTS] = {
-#define TS_EVENT(id, name, help) [TS_EV_##id] = help,
-#include "events.def"
-#undef TS_EVENT
-};
-
 static const struct ts_dev_snap *find_dev(const struct ts_snapshot *s,
 					  const struct ts_dev_snap *d)
 {
@@ -127,7 +112,7 @@ static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 
 /*
  * How far the depth counters may be from the truth: the device's from the
- * tracer (user/bounds.c); the OS queue's from counts: bios that left unseen
+ * tracer (user/lib/bounds.c); the OS queue's from counts: bios that left unseen
  * were counted until found, bios without a Q (table full, entered before
  * tracing) never were.
  */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "lib/names.h"
 #include "slow.h"
 #include "who.h"
 

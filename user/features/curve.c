@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "curve.h"
-#include "depth.h"
-#include "histogram.h"
+#include "lib/depth.h"
+#include "lib/histogram.h"
 
 void ts_depth_counts_delta(const struct ts_depth_counts *a,
 			   const struct ts_depth_counts *b,

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * --heatmap: one column per interval report, one row per quarter of a power
- * of two of latency, one panel per disk, direction and kind; written at exit
- * as a self-contained SVG (heatmap_svg.c). Memory is bounded: a panel's
+ * of two of latency, one panel per disk, direction and kind, that
+ * heatmap_svg.c writes at exit as a self-contained SVG. Memory is bounded: a panel's
  * column keeps only the rows between its lowest and highest non-empty one,
  * and at most max_cols columns are kept: when they are full, neighbours are
  * merged pairwise and each column holds twice as many intervals from then on.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,39 +263,4 @@ int ts_heatmap_add(struct ts_heatmap *h, const struct ts_report *r)
 			return -1;
 	}
 	return 0;
-}
-
-struct ts_heatmap *ts_heatmap_open(const char *path, double interval_s,
-				   char *err, size_t len)
-{
-	struct ts_heatmap *h;
-	FILE *f = fopen(path, "w");
-
-	if (!f) {
-		snprintf(err, len, "cannot write the heat map %s: %s", path,
-			 strerror(errno));
-		return NULL;
-	}
-	h = ts_heatmap_new(interval_s, TS_HM_MAX_COLS, time(NULL));
-	if (!h) {
-		fclose(f);
-		snprintf(err, len, "out of memory");
-		return NULL;
-	}
-	h->file = f;
-	h->path = path;
-	return h;
-}
-
-int ts_heatmap_close(struct ts_heatmap *h, char *err, size_t len)
-{
-	int rc = ts_heatmap_write(h, h->file);
-
-	if (fclose(h->file))
-		rc = -1;
-	if (rc)
-		snprintf(err, len, "cannot write the heat map %s: %s", h->path,
-			 strerror(errno));
-	ts_heatmap_free(h);
-	return rc;
 }

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "truestat.h"
-#include "units.h"
+#include "lib/units.h"
 
 struct ts_slow_printer {
 	FILE *f;

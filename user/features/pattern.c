@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "pattern.h"
-#include "report.h"
+#include "lib/names.h"
 
 void ts_pattern_delta(const struct ts_pattern *a, const struct ts_pattern *b,
 		      double span_s, struct ts_pattern_span *out)

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --heatmap: the SVG written at exit. A header, then one panel per disk,
- * direction and kind, each with its plot (a cell per column and row with
- * I/O), its latency and time axes and the legend of its colour scale.
+ * --heatmap: the SVG written at exit, into the file opened at start. A
+ * header, then one panel per disk, direction and kind, each with its plot (a
+ * cell per column and row with I/O), its latency and time axes and the
+ * legend of its colour scale. Uses the grid of heatmap.c, which knows
+ * nothing of SVG.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -540,4 +544,39 @@ int ts_heatmap_write(const struct ts_heatmap *h, FILE *f)
 	put_footer(f, h, n, y);
 	free(order);
 	return fflush(f) || ferror(f) ? -1 : 0;
+}
+
+struct ts_heatmap *ts_heatmap_open(const char *path, double interval_s,
+				   char *err, size_t len)
+{
+	struct ts_heatmap *h;
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		snprintf(err, len, "cannot write the heat map %s: %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	h = ts_heatmap_new(interval_s, TS_HM_MAX_COLS, time(NULL));
+	if (!h) {
+		fclose(f);
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	h->file = f;
+	h->path = path;
+	return h;
+}
+
+int ts_heatmap_close(struct ts_heatmap *h, char *err, size_t len)
+{
+	int rc = ts_heatmap_write(h, h->file);
+
+	if (fclose(h->file))
+		rc = -1;
+	if (rc)
+		snprintf(err, len, "cannot write the heat map %s: %s", h->path,
+			 strerror(errno));
+	ts_heatmap_free(h);
+	return rc;
 }

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "report.h"
+#include "core/report.h"
 
 void ts_print_table(FILE *f, const struct ts_report *r, time_t when);
 void ts_print_json(FILE *f, const struct ts_report *r, time_t when);

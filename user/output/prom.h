@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "report.h"
+#include "core/report.h"
 
 /*
  * Histogram buckets exported: every quarter of a power of two of ns from

@@ -18,11 +18,11 @@
 #include "kfeatures.h"
 #include "truestat.skel.h"
 #include "truestat-locked.skel.h"
-#include "bounds.h"
+#include "lib/bounds.h"
 #include "kload.h"
-#include "depth.h"
+#include "lib/depth.h"
 #include "tracer.h"
-#include "who.h"
+#include "features/who.h"
 
 #define TS_MAX_LINKS 16
 

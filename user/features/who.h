@@ -9,9 +9,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "lib/json.h"
 #include "truestat.h"
-#include "units.h"
+#include "lib/units.h"
 
 struct ts_who_entry {
 	struct ts_who_key key;

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <linux/types.h>
 
-#include "report.h"
+#include "core/report.h"
 
 /*
  * Rows: the fine buckets of include/hist.h folded to 4 per power of two.
@@ -57,7 +57,7 @@ int ts_heatmap_add(struct ts_heatmap *h, const struct ts_report *r);
 int ts_heatmap_per_col(const struct ts_heatmap *h);
 int ts_heatmap_ncols(const struct ts_heatmap *h);
 
-/* The SVG; -1 when writing to @f failed. */
+/* heatmap_svg.c: the SVG; -1 when writing to @f failed. */
 int ts_heatmap_write(const struct ts_heatmap *h, FILE *f);
 
 /*
