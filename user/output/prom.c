@@ -576,7 +576,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 				"Integral of the OS queue depth over time: its rate is the mean OS queue depth"
 				MONOTONIC, TS_PROM_OS_QUEUED_S, true);
 	per_dev_counter(f, r, p, "truestat_device_busy_seconds_total",
-			"Time with at least one request in the device (iostat's %util is its rate)"
+			"Time with at least one request issued to the device and not completed: its rate is BUSY% / 100 (iostat's %util also counts time waiting in the OS)"
 			MONOTONIC, TS_PROM_BUSY_S, false);
 	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
 		per_depth_counter(f, r, p, &depth_series[k]);
