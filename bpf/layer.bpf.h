@@ -43,13 +43,14 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 		m->sub_start_ns = 0;
 		m->sub_end_ns = 0;
 	}
-	depth = record_fill(st, qid, s, addr, now, bytes, op, now);
+	depth = record_fill(st, qid, s, now, bytes, op, now);
 	if (keep_who) {
 		struct ts_submitter w;
 
 		who_now(&w);
 		rq_extra_set(at, &w, key.sector, depth);
 	}
+	record_publish(s, addr);
 	if (bpf_map_lookup_elem(&stacked, &key.dev)) {
 		addr = ptr_value(bio);
 		bpf_map_update_elem(&layer_index, &key, &addr, BPF_ANY);

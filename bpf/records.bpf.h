@@ -404,14 +404,15 @@ static __always_inline void record_publish(struct ts_rq_slot *s, u64 addr)
 }
 
 /*
- * Fills held record @s of @addr, puts it in @st's depth and publishes it:
- * the depth, the request included. A depth below 1 counted a departure
- * twice: the request is filed at depth 1 and counted (TS_EV_DEPTH_BELOW),
- * which makes the report say its depth is not exact.
+ * Fills held record @s and puts it in @st's depth: the depth, the request
+ * included. A depth below 1 counted a departure twice: the request is filed
+ * at depth 1 and counted (TS_EV_DEPTH_BELOW), which makes the report say
+ * its depth is not exact. The caller publishes it (record_publish) after
+ * its extra (rq_extra_set): a completion that finds the record reads both.
  */
 static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
-				       struct ts_rq_slot *s, u64 addr,
-				       u64 queued_ns, u32 bytes, u8 op, u64 now)
+				       struct ts_rq_slot *s, u64 queued_ns,
+				       u32 bytes, u8 op, u64 now)
 {
 	s64 depth;
 
@@ -424,7 +425,6 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 	if (depth < 1)
 		count_event(qid, TS_EV_DEPTH_BELOW);
 	s->depth_class = ts_depth_class(depth < 1 ? 1 : depth);
-	record_publish(s, addr);
 	return depth;
 }
 

@@ -59,11 +59,12 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 		count_missed(qid, TS_EV_RQ_FULL, op, bytes);
 		return 0;
 	}
-	depth = record_fill(st, qid, s, (u64)rq, queued_ns, bytes, op, now);
+	depth = record_fill(st, qid, s, queued_ns, bytes, op, now);
 	if (keep_who) {
 		LOAD(direct, sector, rq->__sector);
 		rq_extra_set(at, &who, sector, depth);
 	}
+	record_publish(s, (u64)rq);
 	return 0;
 }
 
@@ -415,9 +416,28 @@ static long depth_check_one(u32 i, void *unused)
 	return 0;
 }
 
+/*
+ * With depth_check_below set, instead: two departures counted twice, then
+ * an issue into depth_check_slot, which record_fill must file at depth 1
+ * and count (TS_EV_DEPTH_BELOW, slot 0), not under the deepest class.
+ */
+__u32 depth_check_below;
+struct ts_rq_slot depth_check_slot;
+__s64 depth_check_depth;
+
 SEC("raw_tp")
 int ts_depth_check(void *ctx)
 {
+	struct ts_dev_state *st = &depth_check_state;
+	u64 now = bpf_ktime_get_ns();
+
+	if (depth_check_below) {
+		device_down(st, 0, now, false);
+		device_down(st, 0, now, false);
+		depth_check_depth =
+			record_fill(st, 0, &depth_check_slot, now, 4096, 0, now);
+		return 0;
+	}
 	bpf_loop(depth_check_rounds, depth_check_one, NULL, 0);
 	return 0;
 }

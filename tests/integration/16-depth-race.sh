@@ -4,7 +4,9 @@
 # entry: the registers always hold a possible history and the depth comes
 # back to 0 (tests/tools/depth-race.c). Then the same with the object for
 # kernels before 5.12 (bpf/depth_locked.bpf.h: a lock per word, changes left
-# for its holder), which must also leave no change undone.
+# for its holder), which must also leave no change undone. Last, a departure
+# counted twice before an issue: the request filed at depth 1, not under the
+# deepest class, and counted in depth_below_zero.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 

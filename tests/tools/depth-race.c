@@ -10,6 +10,8 @@
  * Then the same with the object for kernels before 5.12, whose changes
  * take a lock and are left to its holder when it is held
  * (bpf/atomics.bpf.h): none may stay left once all have returned.
+ * Last, a departure counted twice before an issue: the request must be
+ * filed at depth 1 and counted in depth_below_zero.
  * Needs root. Prints "NAME RC MESSAGE" lines (RC 0: pass).
  */
 #define _GNU_SOURCE
@@ -163,9 +165,55 @@ static int race(const char *tag, bool locked)
 	return bad != 0;
 }
 
+/*
+ * A departure counted twice before an issue (depth_check_below): the
+ * request is filed at depth 1, and the issue counted in TS_EV_DEPTH_BELOW.
+ */
+static int below_zero(void)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+	int ncpu = libbpf_num_possible_cpus();
+	struct ts_dev_stats *stats = calloc(ncpu > 0 ? ncpu : 1, sizeof(*stats));
+	struct bpf_program *prog;
+	struct truestat_bpf *skel;
+	__u64 below = 0;
+	__u32 zero = 0;
+	int i, bad;
+
+	skel = open_object(false);
+	if (!skel) {
+		printf("depth_below_open 1 cannot open the BPF object\n");
+		free(stats);
+		return 1;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.ts_depth_check);
+	if (truestat_bpf__load(skel)) {
+		printf("depth_below_load 1 cannot load the BPF object\n");
+		truestat_bpf__destroy(skel);
+		free(stats);
+		return 1;
+	}
+	skel->bss->depth_check_below = 1;
+	bpf_prog_test_run_opts(bpf_program__fd(skel->progs.ts_depth_check), &run);
+	if (stats &&
+	    !bpf_map_lookup_elem(bpf_map__fd(skel->maps.dev_stats), &zero, stats))
+		for (i = 0; i < ncpu; i++)
+			below += stats[i].events[TS_EV_DEPTH_BELOW];
+	bad = skel->bss->depth_check_slot.depth_class != ts_depth_class(1) ||
+	      below != 1;
+	printf("depth_below_filed %d depth %lld at issue: filed in depth class %u (depth 1's: %u), depth_below_zero %llu (1 expected)\n",
+	       bad, (long long)skel->bss->depth_check_depth,
+	       skel->bss->depth_check_slot.depth_class, ts_depth_class(1),
+	       (unsigned long long)below);
+	truestat_bpf__destroy(skel);
+	free(stats);
+	return bad;
+}
+
 int main(void)
 {
-	int bad = race("depth_race", false);
+	int bad = race("depth_race", false) | below_zero();
 
 	return race("depth_race_locked", true) || bad;
 }
