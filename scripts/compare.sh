@@ -261,7 +261,7 @@ def btt():
     q2d_n = s.get('d2c_n') if 'q2c_minus_d2c_us' in s else s.get('q2d_n')
     ms = lambda k: float(s[k]) / 1000 if k in s else None
     return {'ios': int(s.get('d2c_n', 0)), 'capture_ok': s.get('capture_ok') == '1',
-            'lost': int(s.get('lost', 0)),
+            'lost': int(s.get('lost', 0)), 'same_sector': int(s.get('same_sector', 0)),
             'queue_ms': float(q2d) / 1000 if q2d is not None else None,
             'queue_ios': int(q2d_n or 0),
             'service_ms': ms('d2c_mean_us'), 'total_ms': ms('q2c_mean_us'),
@@ -297,6 +297,7 @@ def truestat():
             'queued_ios': a['queued_ios'], 'window_mono_ns': w,
             'queue_ms': a['queue_ms'], 'service_ms': a['service_ms'], 'total_ms': a['total_ms'],
             'service_p50_ms': p['p50'], 'service_p99_ms': p['p99'], 'service_max_ms': p['max'],
+            'queue_max_ms': a['percentiles_ms']['queue']['max'],
             'conc_mean': c['mean'], 'conc_max': c['max'], 'conc_max_min': c['max_min'],
             'conc_max_exact': c['max_exact'], 'conc_exact': c['exact'],
             'conc_not_exact_why': not_exact_why(d['events']), 'os_qd_mean': oq['mean'],

@@ -256,14 +256,22 @@ print('btt_capture', int(not T['capture_ok']), 'the blk tracer lost %d events' %
 # less its queued ones); btt, the y whose D or C truestat did not see (the
 # m unseen completions, and what the device took while truestat attached:
 # the tags in it then, and what they serve meanwhile, each at least the
-# daemon's shortest A..R)
+# daemon's shortest A..R). But btt pairs a request's Q, D and C by sector:
+# of two requests queued at one sector while both are outstanding (z such,
+# counted in the blk records by blkrenum), it may time neither, so btt
+# lacks up to 2z of truestat's queued ones (fio's random reads, with no
+# random map, repeat a sector now and then)
 A, t0, t1 = S['window_mono_ns']
 qn = S['queued_ios']
+z = T['same_sector']
 x, y = S['ios'] - qn, T['ios'] - qn
-ymax = m + tags + tags * (t0 - A) / L.ra[0]
-print('btt_count', int(not 0 <= y <= ymax),
-      'btt %d I/Os: truestat\'s %d queued ones and %d more, 0 to %.1f (%d unseen by truestat, %d tags, +%d per %.0f us of the %.0f us attaching)'
-      % (T['ios'], qn, y, ymax, m, tags, tags, us(L.ra[0]), us(t0 - A)))
+# (in the attach time, each tag finishes at most one request per shortest
+# A..R, and one more: the one under way when it began)
+served = tags * (1 + int((t0 - A) // L.ra[0]))
+ymax = m + tags + served
+print('btt_count', int(not -2 * z <= y <= ymax),
+      'btt %d I/Os: truestat\'s %d queued ones and %d more, %d to %d (%d unseen by truestat, %d tags, %d finished by the tags in the %.0f us attaching, A..R >= %.0f us; %d requests queued at a sector already outstanding)'
+      % (T['ios'], qn, y, -2 * z, ymax, m, tags, served, us(t0 - A), us(L.ra[0]), z))
 # the means then: btt's service is truestat's less its x, plus btt's y,
 # each within its own tool's longest; btt's Q2D is over truestat's queued
 # ones and some more (its own I/Os with a Q2D), each within btt's longest
@@ -278,10 +286,12 @@ def between(what, b_ms, b_n, t_ms, t_n, out_ms, in_ms, rnd, below, above):
     print('btt_' + what, int(not lo <= b_ms <= hi),
           'btt mean %s %.4f ms over %d I/Os, truestat %.4f over %d: btt within [%.4f, %.4f] (probe offsets: truestat %d%% below to %d%% above)'
           % (what, b_ms, b_n, t_ms, t_n, lo, hi, below * 100, above * 100))
+# (btt's set: truestat's, less its x and the up to 2z btt lacks, plus
+# btt's own, y + 2z at most)
 between('service', T['service_ms'], T['ios'], S['service_ms'], S['ios'],
-        x * S['service_max_ms'], y * T['service_max_ms'], 2e-6, 0, 0.02)
+        (x + 2 * z) * S['service_max_ms'], (y + 2 * z) * T['service_max_ms'], 2e-6, 0, 0.02)
 between('queue', T['queue_ms'], T['queue_ios'], S['queue_ms'], qn,
-        0, (T['queue_ios'] - qn) * T['total_max_ms'], 5e-4, 0.05, 0.05)
+        2 * z * S['queue_max_ms'], (T['queue_ios'] - qn + 2 * z) * T['total_max_ms'], 5e-4, 0.05, 0.05)
 # iostat: its window is its own two reads of /proc/diskstats, tenths of a
 # second inside truestat's, which the run does not record to the request:
 # 3%% where both count every request (IOPS), 5%% where one divides by a

@@ -192,9 +192,11 @@ _blk_mean() {
 #   reads_completed, writes_completed: blkparse's counts of requests
 #     (= diskstats reads, writes)
 #   records, cpus, lost_events, lost_lines, lost_unknown, other_events,
-#     other_devices, outside_window, garbage_bytes, truncated: from blkrenum
-#     (other_devices: records of disks someone else traced meanwhile, left
-#     out; outside_window: records cut by blk_trace_stop FROM TO);
+#     other_devices, outside_window, same_sector, garbage_bytes, truncated:
+#     from blkrenum (other_devices: records of disks someone else traced
+#     meanwhile, left out; outside_window: records cut by blk_trace_stop
+#     FROM TO; same_sector: requests queued at a sector where another was
+#     outstanding, which btt's pairing by sector may leave untimed);
 #     ring_overrun, ring_dropped: per_cpu/*/stats deltas during the trace
 #   lost: events lost (max of the stream's and the ring buffer's count;
 #     >0 if the stream said [LOST EVENTS] without a number)

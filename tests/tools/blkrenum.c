@@ -23,6 +23,9 @@
  * With MAJOR:MINOR, records of other devices are dropped (other_devices);
  * with FROM_NS TO_NS, records stamped outside that window (the records'
  * clock: CLOCK_MONOTONIC, ns) are dropped too (outside_window).
+ * same_sector counts the requests queued (Q) at a sector where another,
+ * queued and not yet completed (C), already is: btt pairs a request's
+ * records by sector and may time neither of such two.
  * Prints key=value counters on stderr.  Exit 0 unless reading/writing
  * failed or a record of an unknown version was seen.
  */
@@ -99,6 +102,42 @@ static size_t text_line(const unsigned char *p, size_t left, struct counts *c)
 	return len;
 }
 
+/*
+ * Requests queued and not completed, by sector (those kept: one device, in
+ * the window); @sector was queued again while one there was: returns 1.
+ */
+#define MAX_OUT 4096
+static struct {
+	uint64_t sector;
+	uint32_t n;
+} out[MAX_OUT];
+
+static int in_flight_at(uint64_t sector, int delta)
+{
+	int i, free_at = -1;
+
+	for (i = 0; i < MAX_OUT; i++) {
+		if (out[i].n && out[i].sector == sector)
+			break;
+		if (!out[i].n && free_at < 0)
+			free_at = i;
+	}
+	if (i == MAX_OUT) {
+		if (delta < 0 || free_at < 0)
+			return 0;
+		i = free_at;
+		out[i].sector = sector;
+	}
+	if (delta < 0)
+		out[i].n--;
+	else
+		out[i].n++;
+	return delta > 0 && out[i].n > 1;
+}
+
+#define TA_QUEUE 1	/* __BLK_TA_QUEUE, the low 16 bits of action */
+#define TA_COMPLETE 8	/* __BLK_TA_COMPLETE */
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: blkrenum [MAJOR:MINOR [FROM_NS TO_NS]] <in >out\n");
@@ -109,6 +148,7 @@ int main(int argc, char **argv)
 {
 	static uint32_t seq[MAX_CPUS];
 	unsigned long long records = 0, garbage = 0, other_devs = 0, outside = 0;
+	unsigned long long same_sector = 0;
 	unsigned long long from_ns = 0, to_ns = UINT64_MAX;
 	unsigned int major, minor;
 	int64_t dev = -1;	/* kernel dev_t: major << 20 | minor */
@@ -154,6 +194,10 @@ int main(int argc, char **argv)
 					outside++;
 					continue;
 				}
+				if ((t.action & 0xffff) == TA_QUEUE)
+					same_sector += in_flight_at(t.sector, 1);
+				else if ((t.action & 0xffff) == TA_COMPLETE)
+					in_flight_at(t.sector, -1);
 				if (!seq[t.cpu])
 					ncpus++;
 				t.sequence = ++seq[t.cpu];
@@ -185,8 +229,9 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "records=%llu\ncpus=%d\nlost_events=%llu\nlost_lines=%llu\n"
 		"lost_unknown=%llu\nother_events=%llu\nother_devices=%llu\n"
-		"outside_window=%llu\ngarbage_bytes=%llu\ntruncated=%d\n", records,
-		ncpus, c.lost, c.lost_lines, c.lost_unknown, c.other, other_devs,
-		outside, garbage, truncated);
+		"outside_window=%llu\nsame_sector=%llu\ngarbage_bytes=%llu\n"
+		"truncated=%d\n", records, ncpus, c.lost, c.lost_lines,
+		c.lost_unknown, c.other, other_devs, outside, same_sector, garbage,
+		truncated);
 	return bad_version;
 }
