@@ -54,11 +54,13 @@ run() {
 	out=$(mktemp /tmp/truestat-test.XXXXXX)
 	bttdir=$(mktemp -d /tmp/truestat-test.XXXXXX)
 	on_exit "rm -rf $out $out.err $bttdir"
-	# --slow=0: every request printed, joined to the blk tracer's (50-btt)
+	# --slow=0: every request printed, joined to the blk tracer's (50-btt;
+	# its ring of 2^27 bytes too)
 	if ((every)); then
-		TRUESTAT_TEST_MISS_EVERY=$every ts_start "$out" -L --slow=0 -d "$dev"
+		TRUESTAT_TEST_SLOW_RING=$((1 << 27)) TRUESTAT_TEST_MISS_EVERY=$every \
+			ts_start "$out" -L --slow=0 -d "$dev"
 	else
-		ts_start "$out" -L --slow=0 -d "$dev"
+		TRUESTAT_TEST_SLOW_RING=$((1 << 27)) ts_start "$out" -L --slow=0 -d "$dev"
 	fi
 	progs=$(ts_progs "$TS_PID")
 	blk_trace_start "$dev" "$bttdir"

@@ -121,6 +121,12 @@ diskstats() {
 ts_start() {
 	local out=$1
 	shift
+	# emptied here, not by the redirection in the child: a test that runs
+	# truestat twice into one file would otherwise find the first run's
+	# "attached with" before the second truncates it, and start its
+	# workload before the second attached
+	: >"$out"
+	: >"$out.err"
 	"$TRUESTAT" -j -v "$@" >"$out" 2>"$out.err" &
 	TS_PID=$!
 	on_exit "kill -9 $TS_PID"
