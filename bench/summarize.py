@@ -61,6 +61,52 @@ def cost(runs, tool):
                 calls={k: med(v) for k, v in calls.items()})
 
 
+def per_io_by_round(runs, tool):
+    """BPF ns per I/O of each cost run of @tool, by round."""
+    return {r["pair"]: sum(ns for _, ns, _ in r["progs"]) / r["ios"] for r in runs
+            if r["tracer"] == tool and r["tool"] == "cost" and r["progs"] and r["ios"]}
+
+
+def against_base(runs, tools):
+    """Each tracer's BPF ns per I/O over truestat-base's in the same round:
+    runs seconds apart, so that the machine's slow and fast spells, which
+    move a median over rounds by more than a change costs, cancel."""
+    base = per_io_by_round(runs, "truestat-base")
+    if not base:
+        return
+    print()
+    print("BPF ns per I/O over truestat-base's, round by round (median, min-max, rounds):")
+    for tool in tools:
+        if tool == "truestat-base":
+            continue
+        mine = per_io_by_round(runs, tool)
+        ratios = sorted(mine[k] / base[k] for k in mine if k in base)
+        if ratios:
+            print("  %-16s %.3f (%.3f-%.3f, %d)" % (tool, med(ratios), ratios[0],
+                                                    ratios[-1], len(ratios)))
+        calls = per_call_ratios(runs, tool)
+        if calls:
+            print("  %-16s per call: %s" % ("", ", ".join(
+                "%s %.3f" % (k, med(v)) for k, v in sorted(calls.items()))))
+
+
+def per_call_ratios(runs, tool):
+    """Each program's ns per call over truestat-base's same-named one, by
+    round: the programs run on every I/O (a thousand calls a run or more)."""
+    def by_round(t):
+        out = {}
+        for r in runs:
+            if r["tracer"] == t and r["tool"] == "cost":
+                out[r["pair"]] = {n: ns / c for n, ns, c in r["progs"] if c >= 1000}
+        return out
+    base, mine, ratios = by_round("truestat-base"), by_round(tool), {}
+    for k, progs in mine.items():
+        for name, v in progs.items():
+            if name in base.get(k, {}):
+                ratios.setdefault(name, []).append(v / base[k][name])
+    return ratios
+
+
 def fmt(x, spec):
     return "-" if x != x else format(x, spec)
 
@@ -103,6 +149,7 @@ def main():
         if r["calls"]:
             parts = ", ".join("%s %.0f" % (k, v) for k, v in sorted(r["calls"].items()))
             print("  %-16s %s" % (r["tool"], parts))
+    against_base(runs, sys.argv[3:])
 
 
 if __name__ == "__main__":
