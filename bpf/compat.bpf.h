@@ -103,6 +103,25 @@ static __always_inline u32 bio_devt(struct bio *bio, bool direct)
 	return (u32)major << 20 | (minor + partno);
 }
 
+/*
+ * Whether @bio is on disk @dev itself, told from its block_device's first
+ * cache line, which the kernel has just read for the queue and the I/O
+ * statistics. False says only that the disk's number must be read: a
+ * partition (its own number), or before 5.12 (no bi_bdev).
+ */
+static __always_inline bool bio_on_disk(struct bio *bio, u32 dev, bool direct)
+{
+	struct block_device *bdev;
+	u32 bd_dev = 0;
+
+	if (!bpf_core_field_exists(bio->bi_bdev))
+		return false;
+	LOAD(direct, bdev, bio->bi_bdev);
+	if (bdev)
+		LOAD(direct, bd_dev, bdev->bd_dev);
+	return bd_dev && bd_dev == dev;
+}
+
 /* bio_queue() through probe reads: -1 when @bio's memory is unreadable. */
 static __always_inline int bio_queue_read(struct bio *b,
 					  struct request_queue **q)

@@ -331,8 +331,10 @@ static __always_inline u32 queue_dev(struct request_queue *q,
  * and its queue's address back (the allocator reuses it), and then only
  * the device number tells them apart. A new number: the entry is claimed
  * again for it, its depths and histograms start empty and the gone disk's
- * records are stale. Returns the entry's mode, -1 when another CPU is
- * claiming it.
+ * records are stale. The number is read from the disk only when the bio's
+ * block device is not the disk itself (bio_on_disk): a partition, a
+ * request under --light. Returns the entry's mode, -1 when
+ * another CPU is claiming it.
  */
 static __always_inline int same_queue_mode(struct ts_dev_state *st,
 					   struct request_queue *q,
@@ -342,7 +344,7 @@ static __always_inline int same_queue_mode(struct ts_dev_state *st,
 	struct disk_id d;
 	u32 dev;
 
-	if (!first_io)
+	if (!first_io || (bio && bio_on_disk(bio, st->dev, direct)))
 		return st->mode;
 	dev = queue_dev(q, rq, bio, direct);
 	if (!dev || dev == st->dev) /* 0: no disk to tell by (passthrough) */
