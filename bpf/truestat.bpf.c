@@ -444,7 +444,9 @@ int ts_depth_check(void *ctx)
 
 /*
  * One set of programs per attach kind (tp_btf, raw_tp); the loader picks
- * one. TS_ARG finds each argument where the running kernel passes it.
+ * one. A program is of the hook its section names, one of
+ * include/hooks.def's (80-conventions checks both lists). TS_ARG finds
+ * each argument where the running kernel passes it.
  */
 /* The request or bio of hook @tp, at argument @i since 5.11. */
 #define RQ_ARG(tp) ((struct request *)TS_ARG(ctx, 0, tp))

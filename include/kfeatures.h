@@ -8,17 +8,11 @@
 #ifndef TS_KFEATURES_H
 #define TS_KFEATURES_H
 
+/* The hooks, in the order they attach (include/hooks.def). */
 enum ts_tp {
-	TS_TP_ISSUE,
-	TS_TP_COMPLETE,
-	TS_TP_REQUEUE,
-	TS_TP_BIO_QUEUE,
-	TS_TP_BACKMERGE,
-	TS_TP_FRONTMERGE,
-	TS_TP_RQ_MERGE,
-	TS_TP_SPLIT,
-	TS_TP_BIO_COMPLETE,
-	TS_TP_REMAP,
+#define TS_HOOK(id, ...) TS_TP_##id,
+#include "hooks.def"
+#undef TS_HOOK
 	TS_TP_COUNT,
 };
 

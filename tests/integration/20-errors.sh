@@ -102,7 +102,10 @@ expect kernel_without_complete 2 "Linux $kv cannot run truestat: no block_rq_com
 btf_stub no_bio_dev "struct request *" bi_nothing
 expect kernel_without_bio_device 2 "Linux $kv cannot run truestat: struct bio has neither bi_bdev nor bi_disk; truestat needs Linux 5.10 or later with BTF" -- \
 	env TRUESTAT_BTF="$tmp/no_bio_dev.o" "$T" 1 1
-btf_stub odd_args "struct request_queue *, void *, void *, struct request *" bi_bdev
+# (block_rq_complete as since 5.11: the loader names the first required
+# hook it cannot follow, in attach order, and complete comes first)
+btf_stub odd_args "struct request_queue *, void *, void *, struct request *" bi_bdev \
+	'typedef void (*btf_trace_block_rq_complete)(void *, struct request *, int, unsigned int); btf_trace_block_rq_complete c;'
 expect kernel_unknown_layout 2 "Linux $kv cannot run truestat: its block_rq_issue tracepoint takes 4 arguments, not 1 to 3; truestat needs Linux 5.10 or later with BTF" -- \
 	env TRUESTAT_BTF="$tmp/odd_args.o" "$T" 1 1
 # 5.10's layout (request_queue first, bi_disk) passes the plan here, whose

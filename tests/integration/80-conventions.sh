@@ -6,7 +6,7 @@
 # make install puts the six files where they belong.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
-need groff fio sfdisk partx make
+need groff fio sfdisk partx make llvm-readelf
 
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
@@ -73,6 +73,17 @@ sed -n '/^\.SH EVENTS/,/^\.SH /p' "$MAN" | sed -n '/^\.TP/{n;s/^\.BR* //p}' |
 	sed 's/ *", " */\n/g' | sort >"$tmp/man.events"
 check man_lists_events "$([[ -s $tmp/events ]] && cmp -s "$tmp/events" "$tmp/man.events" && echo 0 || echo 1)" \
 	"$(wc -l <"$tmp/events") events in events.def, $(wc -l <"$tmp/man.events") in the man page's EVENTS; only in events.def: $(comm -23 "$tmp/events" "$tmp/man.events" | xargs) ; only in the man page: $(comm -13 "$tmp/events" "$tmp/man.events" | xargs)"
+
+# Every hook of include/hooks.def (the loader's list) has a program of
+# each attach kind in the BPF object, and no program is of another
+# tracepoint: the loader would leave it unloaded without a word
+sed -n 's/^TS_HOOK([A-Z_]*, "\([a-z_]*\)",.*/\1/p' "$TS_ROOT/include/hooks.def" | sort >"$tmp/hooks"
+for kind in tp_btf raw_tp; do
+	llvm-readelf -S --wide "$TS_ROOT/.output/truestat.bpf.o" |
+		grep -oE " $kind/[a-z_]+" | sed "s| $kind/||" | sort -u >"$tmp/$kind"
+	check "hooks_$kind" "$([[ -s $tmp/hooks ]] && cmp -s "$tmp/hooks" "$tmp/$kind" && echo 0 || echo 1)" \
+		"$(wc -l <"$tmp/hooks") hooks in hooks.def, $(wc -l <"$tmp/$kind") $kind programs in truestat.bpf.o; only in hooks.def: $(comm -23 "$tmp/hooks" "$tmp/$kind" | xargs) ; only in the object: $(comm -13 "$tmp/hooks" "$tmp/$kind" | xargs)"
+done
 
 # --- --version ----------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -183,6 +184,25 @@ static void test_ringbuf(void **state)
 	assert_non_null(strstr(p.why, "ring buffer (Linux 5.8)"));
 }
 
+/* A program is of the hook its section names, whatever its attach kind. */
+static void test_hook_of_section(void **state)
+{
+	char section[64];
+	int tp;
+
+	(void)state;
+	for (tp = 0; tp < TS_TP_COUNT; tp++) {
+		snprintf(section, sizeof(section), "tp_btf/%s", ts_tp_name(tp));
+		assert_int_equal(ts_tp_of_section(section), tp);
+		snprintf(section, sizeof(section), "raw_tp/%s", ts_tp_name(tp));
+		assert_int_equal(ts_tp_of_section(section), tp);
+	}
+	assert_int_equal(ts_tp_of_section("tp_btf/block_rq_issue"), TS_TP_ISSUE);
+	assert_int_equal(ts_tp_of_section("syscall"), TS_TP_COUNT);
+	assert_int_equal(ts_tp_of_section("tp_btf/block_rq_insert"), TS_TP_COUNT);
+	assert_int_equal(ts_tp_of_section("tp_btf/block_rq_issue_x"), TS_TP_COUNT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_missing_hooks),
 		cmocka_unit_test(test_unknown_layout),
 		cmocka_unit_test(test_ringbuf),
+		cmocka_unit_test(test_hook_of_section),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

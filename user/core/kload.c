@@ -7,33 +7,31 @@
 
 static const struct {
 	const char *name;
-	int args;	  /* since 5.11, the probe's void * included */
-	bool required;	  /* without it nothing is measured */
-	bool bio;	  /* a bio program: not needed with --light */
-	const char *lost; /* what is not followed without it */
+	int args;
+	bool required;
+	bool bio;
+	const char *lost;
 } hooks[TS_TP_COUNT] = {
-	[TS_TP_ISSUE] = { "block_rq_issue", 2, true, false, NULL },
-	[TS_TP_COMPLETE] = { "block_rq_complete", 4, true, false, NULL },
-	[TS_TP_REQUEUE] = { "block_rq_requeue", 2, false, false,
-			    "requeues: a requeued request stays in the device depth until its completion" },
-	[TS_TP_BIO_QUEUE] = { "block_bio_queue", 2, true, true, NULL },
-	[TS_TP_BACKMERGE] = { "block_bio_backmerge", 2, false, true,
-			      "back merges: a merged bio stays in the OS queue until the sweep" },
-	[TS_TP_FRONTMERGE] = { "block_bio_frontmerge", 2, false, true,
-			       "front merges: a merged bio stays in the OS queue until the sweep" },
-	[TS_TP_RQ_MERGE] = { "block_rq_merge", 2, false, true,
-			     "request merges: the merged request's bio stays in the OS queue until the sweep" },
-	[TS_TP_SPLIT] = { "block_split", 3, false, true,
-			  "splits: a split bio's front part has no queue time" },
-	[TS_TP_BIO_COMPLETE] = { "block_bio_complete", 3, false, true,
-				 "bio completions: bio-based disks (md, dm) are not timed" },
-	[TS_TP_REMAP] = { "block_bio_remap", 4, false, true,
-			  "remaps: the layer time of stacked disks (md, dm) is not given" },
+#define TS_HOOK(id, name, args, required, bio, lost)                   \
+	[TS_TP_##id] = { name, args, required, bio, lost },
+#include "hooks.def"
+#undef TS_HOOK
 };
 
 const char *ts_tp_name(enum ts_tp tp)
 {
 	return tp < TS_TP_COUNT ? hooks[tp].name : "?";
+}
+
+enum ts_tp ts_tp_of_section(const char *section)
+{
+	const char *slash = strchr(section, '/');
+	int tp;
+
+	for (tp = 0; slash && tp < TS_TP_COUNT; tp++)
+		if (!strcmp(slash + 1, hooks[tp].name))
+			return tp;
+	return TS_TP_COUNT;
 }
 
 int ts_tp_args_now(enum ts_tp tp)

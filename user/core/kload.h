@@ -40,6 +40,9 @@ struct ts_load_plan {
 
 /* The tracepoint of hook @tp ("block_rq_issue"). */
 const char *ts_tp_name(enum ts_tp tp);
+/* The hook a program's section names ("tp_btf/block_rq_issue"), or none:
+ * TS_TP_COUNT. */
+enum ts_tp ts_tp_of_section(const char *section);
 /* Arguments of hook @tp's BTF prototype since 5.11 (the void * included). */
 int ts_tp_args_now(enum ts_tp tp);
 /* Decides for kernel @f; @light: --light (no bio programs needed). */

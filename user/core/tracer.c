@@ -151,27 +151,10 @@ static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
 	return 0;
 }
 
-/* Whether the program @name is of a hook the plan loads here. */
-static bool planned(const char *name)
+/* The hook of @prog, TS_TP_COUNT: none (the sweep, a test's program). */
+static enum ts_tp hook_of(const struct bpf_program *prog)
 {
-	static const char *const prefix[TS_TP_COUNT] = {
-		[TS_TP_ISSUE] = "ts_issue_",
-		[TS_TP_COMPLETE] = "ts_complete_",
-		[TS_TP_REQUEUE] = "ts_requeue_",
-		[TS_TP_BIO_QUEUE] = "ts_bio_queue_",
-		[TS_TP_BACKMERGE] = "ts_backmerge_",
-		[TS_TP_FRONTMERGE] = "ts_frontmerge_",
-		[TS_TP_RQ_MERGE] = "ts_rq_merge_",
-		[TS_TP_SPLIT] = "ts_split_",
-		[TS_TP_BIO_COMPLETE] = "ts_bio_complete_",
-		[TS_TP_REMAP] = "ts_remap_",
-	};
-	int tp;
-
-	for (tp = 0; tp < TS_TP_COUNT; tp++)
-		if (!strncmp(name, prefix[tp], strlen(prefix[tp])))
-			return plan.load[tp];
-	return false;
+	return ts_tp_of_section(bpf_program__section_name(prog));
 }
 
 /* The tables' sizes, in slots. */
@@ -288,7 +271,8 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 		len = strlen(name);
 		bpf_program__set_autoload(prog, !strcmp(name, "ts_sweep") ||
 				(len > slen && !strcmp(name + len - slen, suffix) &&
-				 planned(name)));
+				 hook_of(prog) < TS_TP_COUNT &&
+				 plan.load[hook_of(prog)]));
 	}
 	memcpy((void *)skel->rodata->tp_shift, plan.tp_shift,
 	       sizeof(plan.tp_shift));
@@ -428,27 +412,19 @@ static void add_name(char *buf, size_t len, const char *name)
 }
 
 /*
- * Attaches the loaded programs, those that end a request's life first and
- * those that start one last: a request in flight at the start is then
- * either seen whole or its completion is counted as unmatched.
+ * Attaches the loaded programs in the order of include/hooks.def, all but
+ * block_bio_remap's (follow_stacks).
  */
 static int attach_in_order(struct ts_tracer *t)
 {
-	static const char *const order[] = {
-		"ts_complete_", "ts_requeue_", "ts_bio_complete_",
-		"ts_backmerge_", "ts_frontmerge_", "ts_rq_merge_", "ts_split_",
-		"ts_issue_", "ts_bio_queue_",
-	};
 	struct bpf_program *prog;
 	struct bpf_link *link;
 	char names[512] = "";
-	size_t i;
+	int tp;
 
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+	for (tp = 0; tp < TS_TP_REMAP; tp++) {
 		bpf_object__for_each_program(prog, t->skel->obj) {
-			if (!bpf_program__autoload(prog) ||
-			    strncmp(bpf_program__name(prog), order[i],
-				    strlen(order[i])))
+			if (!bpf_program__autoload(prog) || (int)hook_of(prog) != tp)
 				continue;
 			link = bpf_program__attach(prog);
 			if (!link)
@@ -478,8 +454,7 @@ static void follow_stacks(struct ts_tracer *t)
 	if (t->remap || !stack_traced(t, name, sizeof(name)))
 		return;
 	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (!bpf_program__autoload(prog) ||
-		    strncmp(bpf_program__name(prog), "ts_remap_", 9))
+		if (!bpf_program__autoload(prog) || hook_of(prog) != TS_TP_REMAP)
 			continue;
 		t->remap = bpf_program__attach(prog);
 		if (t->remap && verbose)
