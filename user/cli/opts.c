@@ -226,168 +226,161 @@ static int flag_with_value(const char *arg, char *err, int errlen)
 	return fail(err, errlen, "option '%s' takes no value", name);
 }
 
-int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
-		  int errlen)
+static const struct option longopts[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "raw-tp", no_argument, NULL, 'R' },
+	{ "hist", optional_argument, NULL, 'H' },
+	{ "depth", no_argument, NULL, 'D' },
+	{ "light", no_argument, NULL, 'L' },
+	{ "pattern", no_argument, NULL, 'A' },
+	{ "slow", required_argument, NULL, 'S' },
+	{ "by", required_argument, NULL, 'B' },
+	{ "top", required_argument, NULL, 'T' },
+	{ "prometheus", required_argument, NULL, 'P' },
+	{ "web.config.file", required_argument, NULL, 'W' },
+	{ "heatmap", required_argument, NULL, 'M' },
+	{ "units", required_argument, NULL, 'U' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ 0 },
+};
+
+/* --web.config.file and --heatmap: a file name, given once. */
+static int set_file(const char **slot, const char *opt, const char *arg,
+		    char *err, int errlen)
 {
-	static const struct option longopts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "raw-tp", no_argument, NULL, 'R' },
-		{ "hist", optional_argument, NULL, 'H' },
-		{ "depth", no_argument, NULL, 'D' },
-		{ "light", no_argument, NULL, 'L' },
-		{ "pattern", no_argument, NULL, 'A' },
-		{ "slow", required_argument, NULL, 'S' },
-		{ "by", required_argument, NULL, 'B' },
-		{ "top", required_argument, NULL, 'T' },
-		{ "prometheus", required_argument, NULL, 'P' },
-		{ "web.config.file", required_argument, NULL, 'W' },
-		{ "heatmap", required_argument, NULL, 'M' },
-		{ "units", required_argument, NULL, 'U' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
+	if (*slot || !*arg) {
+		snprintf(err, errlen, *slot ?
+			 "option '--%s' given twice (one file only)" :
+			 "bad --%s '': needs a file name", opt);
+		return -1;
+	}
+	*slot = arg;
+	return 0;
+}
+
+static int set_device(struct ts_opts *o, const char *dev, char *err,
+		      int errlen)
+{
+	if (!strncmp(dev, "/dev/", 5))
+		dev += 5;
+	if (!strncmp(dev, "mapper/", 7)) /* a dm name */
+		dev += 7;
+	return add_device(o, dev, err, errlen);
+}
+
+static int set_by(struct ts_opts *o, const char *arg, char *err, int errlen)
+{
+	if (!strcmp(arg, "cgroup"))
+		o->by = TS_BY_CGROUP;
+	else if (!strcmp(arg, "process"))
+		o->by = TS_BY_PROCESS;
+	else
+		return fail(err, errlen, "bad --by '%s': cgroup or process",
+			    arg);
+	return 0;
+}
+
+static int set_prometheus(struct ts_opts *o, const char *arg, char *err,
+			  int errlen)
+{
 	struct sockaddr_storage ss;
 	socklen_t sslen;
-	const char *dev;
-	int c, npos, at;
 
-	memset(o, 0, sizeof(*o));
-	o->slow_ms = -1;
-	optind = 0; /* reset getopt: callable more than once (tests) */
-	opterr = 0;
-	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHDLV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			dev = optarg;
-			if (!strncmp(dev, "/dev/", 5))
-				dev += 5;
-			if (!strncmp(dev, "mapper/", 7)) /* a dm name */
-				dev += 7;
-			if (add_device(o, dev, err, errlen))
-				return -1;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'R':
-			o->raw_tp = true;
-			break;
-		case 'D':
-			o->depth = true;
-			break;
-		case 'L':
-			o->light = true;
-			break;
-		case 'A':
-			o->pattern = true;
-			break;
-		case 'S':
-			if (parse_slow(optarg, &o->slow_ms, err, errlen))
-				return -1;
-			break;
-		case 'B':
-			if (!strcmp(optarg, "cgroup"))
-				o->by = TS_BY_CGROUP;
-			else if (!strcmp(optarg, "process"))
-				o->by = TS_BY_PROCESS;
-			else
-				return fail(err, errlen,
-					    "bad --by '%s': cgroup or process",
-					    optarg);
-			break;
-		case 'T':
-			if (parse_top(optarg, &o->top, err, errlen))
-				return -1;
-			break;
-		case 'P':
-			if (o->prometheus)
-				return fail(err, errlen,
-					    "option '--prometheus' given twice (%s)",
-					    "one address only");
-			if (ts_http_parse_addr(optarg, &ss, &sslen, err, errlen))
-				return -1;
-			o->prometheus = optarg;
-			break;
-		case 'W':
-			if (o->web_config)
-				return fail(err, errlen,
-					    "option '--web.config.file' given twice (%s)",
-					    "one file only");
-			if (!*optarg)
-				return fail(err, errlen,
-					    "bad --web.config.file '%s': needs a file name",
-					    optarg);
-			o->web_config = optarg;
-			break;
-		case 'M':
-			if (o->heatmap)
-				return fail(err, errlen,
-					    "option '--heatmap' given twice (%s)",
-					    "one file only");
-			if (!*optarg)
-				return fail(err, errlen,
-					    "bad --heatmap '%s': needs a file name",
-					    optarg);
-			o->heatmap = optarg;
-			break;
-		case 'U':
-			if (ts_units_parse(optarg, &o->units))
-				return fail(err, errlen,
-					    "bad --units '%s': us or ms (default: per table)",
-					    optarg);
-			break;
-		case 'H':
-			if (optarg && strcmp(optarg, "fine"))
-				return fail(err, errlen,
-					    "bad --hist '%s': only --hist=fine",
-					    optarg);
-			o->hist = optarg ? 2 : 1;
-			break;
-		case 'h':
-			o->help = true;
-			return 0;
-		case 'V':
-			o->version = true;
-			return 0;
-		case ':':
-			return fail(err, errlen, "option '%s' needs a value",
-				    argv[optind - 1]);
-		default:
-			/*
-			 * Not argv[optind - 1]: inside "-0.5" or "-xj" getopt
-			 * has not moved past the element yet. It is the first
-			 * option-like element from where this call started
-			 * (getopt only skips non-options, "" and "-").
-			 */
-			while (at < argc && (argv[at][0] != '-' || !argv[at][1]))
-				at++;
-			if (optopt >= '0' && optopt <= '9')
-				return fail(err, errlen,
-					    "bad interval or count '%s': must be positive",
-					    argv[at]);
-			if (optopt && !strncmp(argv[at], "--", 2) &&
-			    strchr(argv[at], '='))
-				return flag_with_value(argv[at], err, errlen);
-			return fail(err, errlen,
-				    "unknown option '%s' (see truestat --help)",
-				    argv[at]);
-		}
-	}
-	npos = argc - optind;
-	if (npos > 2)
-		return fail(err, errlen, "too many arguments: '%s'",
-			    argv[optind + 2]);
-	if (npos >= 1 &&
-	    parse_interval(argv[optind], &o->interval_s, err, errlen))
+	if (o->prometheus)
+		return fail(err, errlen, "option '--prometheus' given twice (%s)",
+			    "one address only");
+	if (ts_http_parse_addr(arg, &ss, &sslen, err, errlen))
 		return -1;
-	if (npos == 2 && parse_count(argv[optind + 1], &o->count, err, errlen))
+	o->prometheus = arg;
+	return 0;
+}
+
+/* Option @c with its value @arg (NULL: none) into @o; -1 with @err. */
+static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
+		      int errlen)
+{
+	switch (c) {
+	case 'd':
+		return set_device(o, arg, err, errlen);
+	case 'j':
+		o->json = true;
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	case 'R':
+		o->raw_tp = true;
+		return 0;
+	case 'D':
+		o->depth = true;
+		return 0;
+	case 'L':
+		o->light = true;
+		return 0;
+	case 'A':
+		o->pattern = true;
+		return 0;
+	case 'S':
+		return parse_slow(arg, &o->slow_ms, err, errlen);
+	case 'B':
+		return set_by(o, arg, err, errlen);
+	case 'T':
+		return parse_top(arg, &o->top, err, errlen);
+	case 'P':
+		return set_prometheus(o, arg, err, errlen);
+	case 'W':
+		return set_file(&o->web_config, "web.config.file", arg, err,
+				errlen);
+	case 'M':
+		return set_file(&o->heatmap, "heatmap", arg, err, errlen);
+	case 'U':
+		if (ts_units_parse(arg, &o->units))
+			return fail(err, errlen,
+				    "bad --units '%s': us or ms (default: per table)",
+				    arg);
+		return 0;
+	case 'H':
+		if (arg && strcmp(arg, "fine"))
+			return fail(err, errlen,
+				    "bad --hist '%s': only --hist=fine", arg);
+		o->hist = arg ? 2 : 1;
+		return 0;
+	}
+	return fail(err, errlen, "option '%s' has no handler", optarg ?: "?");
+}
+
+/*
+ * An option getopt did not know, found from @at: not argv[optind - 1]:
+ * inside "-0.5" or "-xj" getopt has not moved past the element yet. It is
+ * the first option-like element from where this call started (getopt only
+ * skips non-options, "" and "-").
+ */
+static int bad_option(int argc, char **argv, int at, char *err, int errlen)
+{
+	while (at < argc && (argv[at][0] != '-' || !argv[at][1]))
+		at++;
+	if (optopt >= '0' && optopt <= '9')
+		return fail(err, errlen,
+			    "bad interval or count '%s': must be positive",
+			    argv[at]);
+	if (optopt && !strncmp(argv[at], "--", 2) && strchr(argv[at], '='))
+		return flag_with_value(argv[at], err, errlen);
+	return fail(err, errlen, "unknown option '%s' (see truestat --help)",
+		    argv[at]);
+}
+
+/* The interval and count (@npos of them at @args), then what needs what. */
+static int finish(struct ts_opts *o, char **args, int npos, char *err,
+		  int errlen)
+{
+	if (npos > 2)
+		return fail(err, errlen, "too many arguments: '%s'", args[2]);
+	if (npos >= 1 && parse_interval(args[0], &o->interval_s, err, errlen))
+		return -1;
+	if (npos == 2 && parse_count(args[1], &o->count, err, errlen))
 		return -1;
 	if (o->top && !o->by)
 		return fail(err, errlen, "--top%s is for --by: give --by=cgroup or --by=process too",
@@ -404,4 +397,31 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 			    "interval reports (e.g. truestat --heatmap=%s 1)",
 			    o->heatmap);
 	return 0;
+}
+
+int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
+		  int errlen)
+{
+	int c, at;
+
+	memset(o, 0, sizeof(*o));
+	o->slow_ms = -1;
+	optind = 0; /* reset getopt: callable more than once (tests) */
+	opterr = 0;
+	while ((at = optind ? optind : 1),
+	       (c = getopt_long(argc, argv, ":d:jvhHDLV", longopts, NULL)) != -1) {
+		if (c == 'h' || c == 'V') {
+			o->help = c == 'h';
+			o->version = c == 'V';
+			return 0;
+		}
+		if (c == ':')
+			return fail(err, errlen, "option '%s' needs a value",
+				    argv[optind - 1]);
+		if (c == '?')
+			return bad_option(argc, argv, at, err, errlen);
+		if (set_option(o, c, optarg, err, errlen))
+			return -1;
+	}
+	return finish(o, argv + optind, argc - optind, err, errlen);
 }

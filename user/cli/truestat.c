@@ -465,19 +465,175 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 		ts_tracer_who_keep(tracer, ts_prom_named, exporter.printed);
 }
 
+/* What truestat traces and how, from the command line (@o). */
+static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
+			struct ts_tracer_opts *t)
+{
+	t->nkdevs = resolve_devices(o, kdevs);
+	find_untraceable(o);
+	t->kdevs = kdevs;
+	t->btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
+	t->raw_tp = o->raw_tp;
+	t->light = o->light;
+	t->pattern = o->pattern;
+	t->slow = o->slow_ms >= 0;
+	t->by = o->by;
+	t->slow_ns = o->slow_ms >= 0 ? (__u64)(o->slow_ms * 1e6) : 0;
+	slow_printer.f = stdout;
+	slow_printer.json = o->json;
+	slow_printer.units = o->units;
+	slow_printer.cgroup_root = o->slow_ms >= 0 ? ts_cgroup2_root() : NULL;
+	t->on_slow = ts_slow_print;
+	t->on_slow_ctx = &slow_printer;
+	t->verbose = o->verbose;
+	verbose = o->verbose;
+}
+
+/* The environment's knobs for tests and bench/overhead.sh (README). */
+static void test_opts(struct ts_tracer_opts *t)
+{
+	/* a smaller ring buffer of --slow, so that tests fill it */
+	t->slow_ring = test_knob("TRUESTAT_TEST_SLOW_RING", 4096, 1U << 30,
+				 true, "a power of two, 4096 to 2^30");
+	if (!t->slow_ring)
+		t->slow_ring = 1U << 20;
+	/* for tests of the error path: the verifier rejects one program */
+	t->test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
+	/* a smaller request table, so that tests fill it */
+	t->test_rq_slots = test_knob("TRUESTAT_TEST_RQ_SLOTS", 4, TS_RQ_SLOTS,
+				     true, "a power of two, 4 to 16384");
+	/* drop one completion in N, as the platform does (README) */
+	t->test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
+				       false, "a number, 2 to 1000000");
+	/* ... of one disk only: its number as major << 20 | minor */
+	t->test_miss_dev = test_knob("TRUESTAT_TEST_MISS_DEV", 1,
+				     (1UL << 32) - 1, false,
+				     "a device number, major << 20 | minor");
+	/* depth histogram counters that wrap after N completions a bucket */
+	t->test_depth_wrap = test_knob("TRUESTAT_TEST_DEPTH_WRAP", 1, 1U << 31,
+				       false, "a number, 1 to 2147483648");
+	/* the depth words' 44-bit clock wraps N seconds after the start */
+	t->test_clock_wrap_s = test_knob("TRUESTAT_TEST_CLOCK_WRAP", 1, 3600,
+					 false, "a number, 1 to 3600");
+	if (getenv("TRUESTAT_TEST_JSON") &&
+	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
+		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");
+	/* fewer disks at once, so that tests reach the limit */
+	t->max_devs = test_knob("TRUESTAT_TEST_MAX_DEVS", 1, TS_MAX_DEVS, false,
+				"a number, 1 to 256");
+	if (t->max_devs)
+		max_devs = t->max_devs;
+	/* queue ids from this one on are looked up in the hash */
+	t->qid_near = test_knob("TRUESTAT_TEST_QID_NEAR", 1, TS_QID_NEAR, false,
+				"a number, 1 to 4096");
+	/* for bench/overhead.sh: the cost of programs that do nothing */
+	t->bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
+	/* the object for kernels before 5.12, on any kernel */
+	t->test_locked = getenv("TRUESTAT_TEST_LOCKED");
+}
+
+/* The snapshots a run keeps: at attach, the last two, the disks gone. */
+struct run {
+	struct ts_snapshot *first, *prev, *cur, *gone;
+	struct ts_report *report;
+};
+
+static void run_alloc(struct run *r)
+{
+	r->first = calloc(1, sizeof(*r->first));
+	r->prev = calloc(1, sizeof(*r->prev));
+	r->cur = calloc(1, sizeof(*r->cur));
+	r->gone = calloc(1, sizeof(*r->gone));
+	r->report = calloc(1, sizeof(*r->report));
+	if (!r->first || !r->prev || !r->cur || !r->gone || !r->report)
+		die(EXIT_FAILURE, "out of memory");
+}
+
+static void run_free(struct run *r)
+{
+	free(r->first), free(r->prev), free(r->cur), free(r->gone);
+	free(r->report);
+}
+
+/* A snapshot in @r's cur, from the maps now. */
+static void run_take(struct ts_tracer *t, struct run *r)
+{
+	take(t, r->first, r->prev, r->cur, r->gone);
+}
+
+/* The snapshot just taken becomes the one the next is measured from. */
+static void run_next(struct run *r)
+{
+	struct ts_snapshot *tmp = r->prev;
+
+	r->prev = r->cur;
+	r->cur = tmp;
+}
+
+/*
+ * Reports every interval until a signal, the count or a failed write
+ * (false); without an interval, keeps the depth repaired once a second.
+ * The maps start at zero: the baseline is an empty snapshot taken at
+ * attach time, so that what happened before the first report (e.g. the
+ * completions of requests already in flight) is in the figures.
+ */
+static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
+			  struct run *r, struct ts_heatmap *hm)
+{
+	struct timespec next;
+	bool out_ok = true;
+	long n = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	r->first->ndev = 0;
+	r->first->lost_events = 0;
+	r->first->mono_ns = next.tv_sec * 1000000000ULL + next.tv_nsec;
+	*r->prev = *r->first;
+	while (!stop_signal && out_ok && o->interval_s > 0 &&
+	       (!o->count || n < o->count)) {
+		advance(&next, o->interval_s);
+		if (!sleep_until(&next))
+			break;
+		run_take(t, r);
+		out_ok = emit(o, r->prev, r->cur, false, r->report);
+		if (hm)
+			ts_heatmap_add(hm, r->report);
+		run_next(r);
+		n++;
+	}
+	while (!stop_signal && o->interval_s == 0) {
+		advance(&next, 1.0);
+		if (!sleep_until(&next))
+			break;
+		run_take(t, r);
+		run_next(r);
+	}
+	return out_ok;
+}
+
+/* The totals since attach; disks that went away keep their row. */
+static void run_totals(const struct ts_opts *o, struct ts_tracer *t,
+		       struct run *r)
+{
+	ts_tracer_read_slow(t);
+	run_take(t, r);
+	for (int i = 0; i < r->gone->ndev && r->cur->ndev < TS_MAX_DEVS; i++)
+		r->cur->dev[r->cur->ndev++] = r->gone->dev[i];
+	emit(o, r->first, r->cur, true, r->report);
+	if (o->verbose)
+		say_span(ts_tracer_start_ns(t), r->first->mono_ns,
+			 r->cur->mono_ns);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int kdevs[TS_MAX_DEVS];
-	struct ts_snapshot *first, *prev, *cur, *gone, *tmp;
 	struct ts_tracer_opts topts = { 0 };
 	struct ts_tracer *tracer;
-	struct ts_report *report;
 	struct ts_heatmap *hm = NULL;
-	struct timespec next;
+	struct run run;
 	struct ts_opts o;
 	char err[512];
-	bool out_ok = true;
-	long n = 0;
 	int rc = 0;
 
 	if (ts_parse_args(argc, argv, &o, err, sizeof(err)))
@@ -495,74 +651,12 @@ int main(int argc, char **argv)
 	if (o.web_config &&
 	    !(exporter.web = ts_web_open(o.web_config, err, sizeof(err))))
 		die(EXIT_USAGE, err);
-	topts.nkdevs = resolve_devices(&o, kdevs);
-	find_untraceable(&o);
-	topts.kdevs = kdevs;
-	topts.btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
-	topts.raw_tp = o.raw_tp;
-	topts.light = o.light;
-	topts.pattern = o.pattern;
-	topts.slow = o.slow_ms >= 0;
-	topts.by = o.by;
-	topts.slow_ns = o.slow_ms >= 0 ? (__u64)(o.slow_ms * 1e6) : 0;
-	/* a smaller ring buffer of --slow, so that tests fill it */
-	topts.slow_ring = test_knob("TRUESTAT_TEST_SLOW_RING", 4096, 1U << 30,
-				    true, "a power of two, 4096 to 2^30");
-	if (!topts.slow_ring)
-		topts.slow_ring = 1U << 20;
-	slow_printer.f = stdout;
-	slow_printer.json = o.json;
-	slow_printer.units = o.units;
-	slow_printer.cgroup_root = o.slow_ms >= 0 ? ts_cgroup2_root() : NULL;
-	topts.on_slow = ts_slow_print;
-	topts.on_slow_ctx = &slow_printer;
-	topts.verbose = o.verbose;
-	/* for tests of the error path: the verifier rejects one program */
-	topts.test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
-	/* a smaller request table, so that tests fill it */
-	topts.test_rq_slots = test_knob("TRUESTAT_TEST_RQ_SLOTS", 4, TS_RQ_SLOTS,
-					true, "a power of two, 4 to 16384");
-	/* drop one completion in N, as the platform does (README) */
-	topts.test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
-					  false, "a number, 2 to 1000000");
-	/* ... of one disk only: its number as major << 20 | minor */
-	topts.test_miss_dev = test_knob("TRUESTAT_TEST_MISS_DEV", 1,
-					(1UL << 32) - 1, false,
-					"a device number, major << 20 | minor");
-	/* depth histogram counters that wrap after N completions a bucket */
-	topts.test_depth_wrap = test_knob("TRUESTAT_TEST_DEPTH_WRAP", 1,
-					  1U << 31, false,
-					  "a number, 1 to 2147483648");
-	/* the depth words' 44-bit clock wraps N seconds after the start */
-	topts.test_clock_wrap_s = test_knob("TRUESTAT_TEST_CLOCK_WRAP", 1, 3600,
-					    false, "a number, 1 to 3600");
-	if (getenv("TRUESTAT_TEST_JSON") &&
-	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
-		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");
-	/* fewer disks at once, so that tests reach the limit */
-	topts.max_devs = test_knob("TRUESTAT_TEST_MAX_DEVS", 1, TS_MAX_DEVS,
-				   false, "a number, 1 to 256");
-	if (topts.max_devs)
-		max_devs = topts.max_devs;
-	/* queue ids from this one on are looked up in the hash */
-	topts.qid_near = test_knob("TRUESTAT_TEST_QID_NEAR", 1, TS_QID_NEAR,
-				   false, "a number, 1 to 4096");
-	verbose = o.verbose;
-	/* for bench/overhead.sh: the cost of programs that do nothing */
-	topts.bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
-	/* the object for kernels before 5.12, on any kernel */
-	topts.test_locked = getenv("TRUESTAT_TEST_LOCKED");
-
+	tracer_opts(&o, kdevs, &topts);
+	test_opts(&topts);
 	if (o.heatmap && !(hm = ts_heatmap_open(o.heatmap, o.interval_s, err,
 						sizeof(err))))
 		die(EXIT_FAILURE, err);
-	first = calloc(1, sizeof(*first));
-	prev = calloc(1, sizeof(*prev));
-	cur = calloc(1, sizeof(*cur));
-	gone = calloc(1, sizeof(*gone));
-	report = calloc(1, sizeof(*report));
-	if (!first || !prev || !cur || !gone || !report)
-		die(EXIT_FAILURE, "out of memory");
+	run_alloc(&run);
 	install_signals();
 	tracer = ts_tracer_open(&topts, err, sizeof(err));
 	if (!tracer)
@@ -571,54 +665,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "truestat: attached with %s\n",
 			ts_tracer_kind(tracer));
 	if (o.prometheus)
-		open_exporter(&o, tracer, first);
+		open_exporter(&o, tracer, run.first);
 	if (topts.slow)
 		slow_tracer = tracer;
 	if (o.by)
 		fold_tracer = tracer;
 	who_tracer = tracer;
-
-	/*
-	 * The maps start at zero: the baseline is an empty snapshot taken at
-	 * attach time, so that what happened before the first report (e.g. the
-	 * completions of requests already in flight) is in the figures.
-	 */
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	first->ndev = 0;
-	first->lost_events = 0;
-	first->mono_ns = next.tv_sec * 1000000000ULL + next.tv_nsec;
-	*prev = *first;
-	while (!stop_signal && out_ok && o.interval_s > 0 &&
-	       (!o.count || n < o.count)) {
-		advance(&next, o.interval_s);
-		if (!sleep_until(&next))
-			break;
-		take(tracer, first, prev, cur, gone);
-		out_ok = emit(&o, prev, cur, false, report);
-		if (hm)
-			ts_heatmap_add(hm, report);
-		tmp = prev, prev = cur, cur = tmp;
-		n++;
-	}
-	/* without an interval: keep the depth repaired, once a second */
-	while (!stop_signal && o.interval_s == 0) {
-		advance(&next, 1.0);
-		if (!sleep_until(&next))
-			break;
-		take(tracer, first, prev, cur, gone);
-		tmp = prev, prev = cur, cur = tmp;
-	}
-	if (out_ok) {
-		ts_tracer_read_slow(tracer);
-		take(tracer, first, prev, cur, gone);
-		/* disks that went away during the run keep their row */
-		for (int i = 0; i < gone->ndev && cur->ndev < TS_MAX_DEVS; i++)
-			cur->dev[cur->ndev++] = gone->dev[i];
-		emit(&o, first, cur, true, report);
-		if (o.verbose)
-			say_span(ts_tracer_start_ns(tracer), first->mono_ns,
-				 cur->mono_ns);
-	}
+	if (run_intervals(&o, tracer, &run, hm))
+		run_totals(&o, tracer, &run);
 	if (hm && ts_heatmap_close(hm, err, sizeof(err))) {
 		fprintf(stderr, "truestat: %s\n", err);
 		rc = EXIT_FAILURE;
@@ -627,6 +681,6 @@ int main(int argc, char **argv)
 	ts_web_close(exporter.web);
 	free(exporter.now), free(exporter.report), free(exporter.printed);
 	ts_tracer_close(tracer);
-	free(first), free(prev), free(cur), free(gone), free(report);
+	run_free(&run);
 	return rc;
 }
