@@ -48,7 +48,7 @@ LIB_OBJS := units json devices histogram depth bounds names \
 	curve pattern slow who \
 	kload report \
 	output prom heatmap heatmap_svg \
-	httpd webconfig webauth \
+	webconfig webauth httpd \
 	opts
 USER_H := $(wildcard $(addprefix user/,$(addsuffix /*.h,$(USER_DIRS))))
 vpath %.c $(addprefix user/,$(USER_DIRS))
