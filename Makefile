@@ -44,7 +44,7 @@ endif
 # Userspace objects, split so that unit tests link what they test, by
 # folder (doc/building.md): each uses only those above it in this list.
 USER_DIRS := lib features core output exporter cli
-LIB_OBJS := units json devices histogram depth bounds names \
+LIB_OBJS := units json devices histogram depth bounds claim names \
 	curve pattern slow who \
 	kload report \
 	output prom heatmap heatmap_svg \

@@ -19,6 +19,7 @@
 #include "truestat.skel.h"
 #include "truestat-locked.skel.h"
 #include "lib/bounds.h"
+#include "lib/claim.h"
 #include "kload.h"
 #include "lib/depth.h"
 #include "tracer.h"
@@ -973,15 +974,12 @@ static void read_levels(const volatile struct ts_dev_state *st,
 }
 
 /*
- * Depth histogram slot @slot of disk @st, widened to 64 bits into @out.
+ * Depth histogram slot @slot of the disk claimed at @claim, widened to 64 bits into @out.
  * A new disk in the slot (the BPF side emptied it) counts from zero.
  */
-static void read_depth(struct ts_tracer *t,
-		       const volatile struct ts_dev_state *st, unsigned int slot,
+static void read_depth(struct ts_tracer *t, __u64 claim, unsigned int slot,
 		       struct ts_depth_counts *out)
 {
-	__u64 claim = st->claimed_ns;
-
 	if (t->depth_claim[slot] && t->depth_claim[slot] != claim) {
 		memset(&t->depth_total[slot], 0, sizeof(t->depth_total[0]));
 		memset(&t->depth_seen[slot], 0, sizeof(t->depth_seen[0]));
@@ -990,6 +988,65 @@ static void read_depth(struct ts_tracer *t,
 	ts_depth_widen(&t->depth_total[slot], &t->depth_seen[slot],
 		       &t->depth_hists[slot]);
 	*out = t->depth_total[slot];
+}
+
+/* Slot @qid, of claim @c, as snapshot @s's next device. */
+static void fill_slot(struct ts_tracer *t, unsigned int qid,
+		      const struct ts_claim *c, unsigned int durable,
+		      struct ts_snapshot *s)
+{
+	const volatile struct ts_dev_state *st = &t->state[qid];
+	struct ts_dev_snap *d = &s->dev[s->ndev];
+
+	d->qid = qid;
+	d->queue = c->queue;
+	d->queue_id = st->queue_id;
+	d->kdev = st->dev;
+	d->claimed_ns = c->claimed_ns;
+	d->layer = st->layer;
+	read_levels(st, d);
+	sum_stats(t, qid, &d->stats);
+	d->sync_in_flight = durable;
+	read_pattern(t, qid, &d->pattern);
+	read_bounds(t, st, d, d->levels_ns);
+	d->oldest_issue_ns = oldest_issue(t, qid);
+	d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
+	if (d->hist_slot) {
+		memcpy(s->hist[d->hist_slot - 1],
+		       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS],
+		       sizeof(s->hist[0]));
+		read_depth(t, c->claimed_ns, d->hist_slot - 1,
+			   &s->depth[d->hist_slot - 1]);
+	}
+}
+
+/*
+ * Slot @qid into snapshot @s when a disk is traced in it: the claim it
+ * holds once any under way has ended, read again when a claim began while
+ * it was read (lib/claim.h). A slot left out of one report would have its
+ * next report count it from its start.
+ */
+static bool read_slot(struct ts_tracer *t, unsigned int qid,
+		      unsigned int durable, struct ts_snapshot *s)
+{
+	const volatile struct ts_dev_state *st = &t->state[qid];
+	struct ts_claim c;
+	bool traced;
+
+	for (;;) {
+		if (!ts_claim_settled(st, &c, TS_CLAIM_WAIT_US)) {
+			fprintf(stderr, "truestat: device slot %u still being "
+				"claimed after %u s: left out of this report, "
+				"counted from its start in the next\n", qid,
+				TS_CLAIM_WAIT_US / 1000000);
+			return false;
+		}
+		traced = c.queue && st->mode == TS_DEV_TRACED;
+		if (traced)
+			fill_slot(t, qid, &c, durable, s);
+		if (ts_claim_held(st, &c))
+			return traced;
+	}
 }
 
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
@@ -1003,34 +1060,9 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	read_repairs(t);
 	durable_in_flight(t, durable);
 	s->ndev = 0;
-	for (qid = 0; qid < TS_MAX_DEVS; qid++) {
-		const volatile struct ts_dev_state *st = &t->state[qid];
-		struct ts_dev_snap *d = &s->dev[s->ndev];
-
-		if (!st->queue || (st->queue & 1) || st->mode != TS_DEV_TRACED)
-			continue;
-		d->qid = qid;
-		d->queue = st->queue;
-		d->queue_id = st->queue_id;
-		d->kdev = st->dev;
-		d->claimed_ns = st->claimed_ns;
-		d->layer = st->layer;
-		read_levels(st, d);
-		sum_stats(t, qid, &d->stats);
-		d->sync_in_flight = durable[qid];
-		read_pattern(t, qid, &d->pattern);
-		read_bounds(t, st, d, d->levels_ns);
-		d->oldest_issue_ns = oldest_issue(t, qid);
-		d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
-		if (d->hist_slot) {
-			memcpy(s->hist[d->hist_slot - 1],
-			       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS],
-			       sizeof(s->hist[0]));
-			read_depth(t, st, d->hist_slot - 1,
-				   &s->depth[d->hist_slot - 1]);
-		}
-		s->ndev++;
-	}
+	for (qid = 0; qid < TS_MAX_DEVS; qid++)
+		if (read_slot(t, qid, durable[qid], s))
+			s->ndev++;
 	s->mono_ns = mono_ns();
 	s->lost_events = lost_events(t);
 	s->seq = 0;

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ts_claim_settled and ts_claim_held on a slot claimed by another thread. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/claim.h"
+
+#define QUEUE_A 0xffff888100a00000ULL
+#define QUEUE_B 0xffff888100b00000ULL
+
+static struct ts_dev_state st;
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* A claim as bpf/devices.bpf.h makes it: bit 0 set, reset, published. */
+static void claim_begin(__u64 queue, __u64 claimed_ns)
+{
+	__atomic_store_n(&st.queue, queue + 1, __ATOMIC_SEQ_CST);
+	st.claimed_ns = claimed_ns;
+}
+
+static void *publish_b_later(void *arg)
+{
+	usleep(20000);
+	__atomic_store_n(&st.queue, QUEUE_B, __ATOMIC_RELEASE);
+	return arg;
+}
+
+static void test_published(void **state)
+{
+	struct ts_claim c;
+
+	st.queue = QUEUE_A;
+	st.claimed_ns = 5;
+	assert_true(ts_claim_settled(&st, &c, 0));
+	assert_int_equal(c.queue, QUEUE_A);
+	assert_int_equal(c.claimed_ns, 5);
+	assert_true(ts_claim_held(&st, &c));
+}
+
+/* The report that lands inside a claim takes the new disk, not none. */
+static void test_waits_out_a_claim(void **state)
+{
+	struct ts_claim c;
+	pthread_t publisher;
+	__u64 t0;
+
+	st.queue = QUEUE_A;
+	st.claimed_ns = 5;
+	claim_begin(QUEUE_B, 9);
+	t0 = now_ns();
+	assert_int_equal(pthread_create(&publisher, NULL, publish_b_later, NULL),
+			 0);
+	assert_true(ts_claim_settled(&st, &c, 1000000));
+	assert_true(now_ns() - t0 >= 20000000ULL);
+	assert_int_equal(c.queue, QUEUE_B);
+	assert_int_equal(c.claimed_ns, 9);
+	pthread_join(publisher, NULL);
+}
+
+static void test_claim_never_ends(void **state)
+{
+	struct ts_claim c;
+	__u64 t0 = now_ns();
+
+	claim_begin(QUEUE_A, 7);
+	assert_false(ts_claim_settled(&st, &c, 2000));
+	assert_true(now_ns() - t0 >= 2000000ULL);
+}
+
+/* A claim that began, or came and went, while the slot was read. */
+static void test_held_sees_a_new_claim(void **state)
+{
+	struct ts_claim c;
+
+	st.queue = QUEUE_A;
+	st.claimed_ns = 5;
+	assert_true(ts_claim_settled(&st, &c, 0));
+	claim_begin(QUEUE_B, 9);
+	assert_false(ts_claim_held(&st, &c));
+	st.queue = QUEUE_A; /* the same queue claimed again */
+	assert_false(ts_claim_held(&st, &c));
+	st.claimed_ns = 5;
+	assert_true(ts_claim_held(&st, &c));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_published),
+		cmocka_unit_test(test_waits_out_a_claim),
+		cmocka_unit_test(test_claim_never_ends),
+		cmocka_unit_test(test_held_sees_a_new_claim),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

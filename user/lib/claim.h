@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reading a device slot (struct ts_dev_state) that a BPF program may claim
+ * for another disk meanwhile: the claim sets bit 0 of the slot's queue,
+ * resets the slot and publishes the new queue last (bpf/devices.bpf.h).
+ * A reader takes the claim it sees once any claim under way has ended,
+ * reads the slot, and reads it again if the claim changed in between, as
+ * with a sequence lock: a report never leaves a traced disk out for being
+ * claimed at that moment, nor mixes two claims in one row.
+ */
+#ifndef TS_CLAIM_H
+#define TS_CLAIM_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "truestat.h"
+
+/* A claim of a slot: its queue (0: never claimed) and when it began. */
+struct ts_claim {
+	__u64 queue;
+	__u64 claimed_ns;
+};
+
+/*
+ * A claim of a BPF program is a few hundred instructions; one still under
+ * way after this long was cut off by something else entirely.
+ */
+#define TS_CLAIM_WAIT_US 1000000
+
+/*
+ * The published claim of @st into @c, once one under way has ended: false
+ * when none ended within @wait_us microseconds.
+ */
+bool ts_claim_settled(const volatile struct ts_dev_state *st,
+		      struct ts_claim *c, unsigned int wait_us);
+
+/* Whether @st still holds claim @c (read after what was read of it). */
+bool ts_claim_held(const volatile struct ts_dev_state *st,
+		   const struct ts_claim *c);
+
+#endif
