@@ -184,7 +184,8 @@ static void say_new_disks(const struct ts_snapshot *s)
 	for (i = 0; i < s->ndev; i++) {
 		const struct ts_dev_snap *d = &s->dev[i];
 
-		if (d->qid >= TS_MAX_DEVS || said[d->qid] == d->claimed_ns)
+		if (d->untraced || d->qid >= TS_MAX_DEVS ||
+		    said[d->qid] == d->claimed_ns)
 			continue;
 		said[d->qid] = d->claimed_ns;
 		ts_disk_name("/sys", d->kdev >> 20, d->kdev & 0xfffff, name,
@@ -319,6 +320,8 @@ static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
 	for (i = 0; i < b->ndev; i++) {
 		const struct ts_dev_snap *d = &b->dev[i], *p = NULL;
 
+		if (d->untraced)
+			continue;
 		for (j = 0; j < a->ndev; j++)
 			if (a->dev[j].qid == d->qid && a->dev[j].queue == d->queue)
 				p = &a->dev[j];

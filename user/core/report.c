@@ -328,10 +328,21 @@ static void keep_gone(struct ts_snapshot *gone, const struct ts_dev_snap *p,
 		gone->dev[gone->ndev++] = g;
 }
 
+/* Gone disk @p with its counters as untraced @d holds them now, in @until. */
+static const struct ts_dev_snap *gone_until(struct ts_dev_snap *until,
+					    const struct ts_dev_snap *p,
+					    const struct ts_dev_snap *d)
+{
+	*until = *p;
+	until->stats = d->stats;
+	until->pattern = d->pattern;
+	return until;
+}
+
 int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		       const struct ts_snapshot *cur, struct ts_snapshot *gone)
 {
-	struct ts_dev_snap *b;
+	struct ts_dev_snap *b, until;
 	const struct ts_dev_snap *d, *p;
 	int i, j, n = 0;
 
@@ -345,8 +356,12 @@ int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 		if (!p)
 			continue; /* a queue id first seen: counters from zero */
 		n++;
+		/* a disk not traced counts nothing: the gone one's figures
+		 * run up to now, and the next traced disk starts from now */
+		if (d->untraced && !p->untraced)
+			p = gone_until(&until, p, d);
 		b = find_qid(base, d->qid);
-		if (gone)
+		if (gone && !p->untraced)
 			keep_gone(gone, p, b);
 		if (!b && base->ndev < TS_MAX_DEVS)
 			b = &base->dev[base->ndev++];
@@ -356,6 +371,7 @@ int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
 			b->stats = p->stats;
 			b->pattern = p->pattern;
 		}
+		b->untraced = d->untraced;
 		b->qid = d->qid;
 		b->queue = d->queue;
 		b->kdev = d->kdev;
@@ -379,9 +395,12 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 	r->span_s = span_ns / 1e9;
 	r->lost_events = b->lost_events - a->lost_events;
 	for (i = 0; i < b->ndev; i++) {
-		struct ts_dev_report *d = &r->dev[r->ndev++];
 		const struct ts_dev_snap *cur = &b->dev[i];
+		struct ts_dev_report *d;
 
+		if (cur->untraced)
+			continue;
+		d = &r->dev[r->ndev++];
 		d->qid = cur->qid;
 		d->major = cur->kdev >> 20;
 		d->minor = cur->kdev & 0xfffff;

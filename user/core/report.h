@@ -39,6 +39,9 @@ struct ts_dev_snap {
 	/* the true maximum depth since the last span end, and since the start */
 	struct ts_depth_range device_span, device_run;
 	__s64 os_peak, os_peak_run; /* highest OS queue depths, likewise */
+	/* its slot held by a disk not traced (-d): its claim and counters
+	 * only, the start of the slot's next traced disk; never reported */
+	bool untraced;
 };
 
 struct ts_snapshot {
@@ -149,7 +152,9 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
  * the counters as they stood at @prev and no depth time, and the old disk's
  * own figures (at @prev, less its start in @base) are added to @gone
  * (unless NULL), one entry per device number, so that the totals can still
- * show it. Exact when the old disk did nothing after @prev. A disk is its
+ * show it. Exact when the old disk did nothing after @prev. A disk not
+ * traced that took the id (-d: untraced) counts nothing: the old disk's
+ * figures run to @cur, and it is the next traced disk's start. A disk is its
  * slot, queue, number and claim time (a disk made again can get the same
  * queue back). Returns how many disks took over a queue id.
  */

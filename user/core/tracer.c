@@ -998,12 +998,19 @@ static void fill_slot(struct ts_tracer *t, unsigned int qid,
 	const volatile struct ts_dev_state *st = &t->state[qid];
 	struct ts_dev_snap *d = &s->dev[s->ndev];
 
+	memset(d, 0, sizeof(*d));
 	d->qid = qid;
 	d->queue = c->queue;
 	d->queue_id = st->queue_id;
 	d->kdev = st->dev;
 	d->claimed_ns = c->claimed_ns;
 	d->layer = st->layer;
+	if (st->mode != TS_DEV_TRACED) {
+		d->untraced = true;
+		sum_stats(t, qid, &d->stats);
+		read_pattern(t, qid, &d->pattern);
+		return;
+	}
 	read_levels(st, d);
 	sum_stats(t, qid, &d->stats);
 	d->sync_in_flight = durable;
@@ -1021,19 +1028,18 @@ static void fill_slot(struct ts_tracer *t, unsigned int qid,
 }
 
 /*
- * Slot @qid into snapshot @s when a disk is traced in it: the claim it
- * holds once any under way has ended, read again when a claim began while
- * it was read (lib/claim.h). A slot left out of one report would have its
- * next report count it from its start.
+ * Slot @qid into snapshot @s once claimed: the claim it holds once any
+ * under way has ended, read again when a claim began while it was read
+ * (lib/claim.h). A slot left out of one report would have its next report
+ * count its disk from the slot's start.
  */
 static bool read_slot(struct ts_tracer *t, unsigned int qid,
 		      unsigned int durable, struct ts_snapshot *s)
 {
 	const volatile struct ts_dev_state *st = &t->state[qid];
 	struct ts_claim c;
-	bool traced;
 
-	for (;;) {
+	do {
 		if (!ts_claim_settled(st, &c, TS_CLAIM_WAIT_US)) {
 			fprintf(stderr, "truestat: device slot %u still being "
 				"claimed after %u s: left out of this report, "
@@ -1041,12 +1047,11 @@ static bool read_slot(struct ts_tracer *t, unsigned int qid,
 				TS_CLAIM_WAIT_US / 1000000);
 			return false;
 		}
-		traced = c.queue && st->mode == TS_DEV_TRACED;
-		if (traced)
-			fill_slot(t, qid, &c, durable, s);
-		if (ts_claim_held(st, &c))
-			return traced;
-	}
+		if (!c.queue)
+			return false;
+		fill_slot(t, qid, &c, durable, s);
+	} while (!ts_claim_held(st, &c));
+	return true;
 }
 
 void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
