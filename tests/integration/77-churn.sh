@@ -31,23 +31,15 @@ file=$(mktemp /var/tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$file'"
 truncate -s 16M "$file"
 # a number no loop device has: added and removed by this test only
-n=$(python3 -c "
-import fcntl, os
-fd = os.open('/dev/loop-control', os.O_RDWR)
-n = 900
-while os.path.exists('/sys/block/loop%d' % n):
-    n += 1
-print(n)")
+loop_numbers 1
+n=$LOOP_NUMBERS
 dev=loop$n
-loop_ctl() { python3 -c "import fcntl, os; fcntl.ioctl(os.open('/dev/loop-control', os.O_RDWR), $1, $n)"; }
-gone() { losetup -d "/dev/$dev" 2>/dev/null; loop_ctl 0x4C81 2>/dev/null || true; }
-on_exit gone
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$TS_PID/status"; }
 
 ts_start "$out" 0.5
 : >"$tmp/reads"
 for ((i = 1; i <= CYCLES; i++)); do
-	loop_ctl 0x4C80 # LOOP_CTL_ADD
+	loop_ctl add "$n"
 	losetup --direct-io=on "/dev/$dev" "$file"
 	dd if="/dev/$dev" of=/dev/null bs=4k count=64 iflag=direct status=none
 	# udev reads a new disk too: its reads are the disk's, counted once
@@ -56,7 +48,7 @@ for ((i = 1; i <= CYCLES; i++)); do
 	loop_gone "$dev" || true
 	udevadm settle 2>/dev/null || sleep 0.1
 	diskstats "$dev" | cut -d' ' -f1 >>"$tmp/reads"
-	loop_ctl 0x4C81 # LOOP_CTL_REMOVE
+	loop_ctl remove "$n"
 	((i != CYCLES / 4)) || rss_early=$(rss)
 done
 rss_late=$(rss)

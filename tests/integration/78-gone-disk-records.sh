@@ -41,15 +41,9 @@ file=$(mktemp /var/tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$file'"
 truncate -s 64M "$file"
 # two numbers no loop device has, made and removed by this test only
-read -r na nb < <(python3 -c "
-import os
-n = [x for x in range(900, 2000) if not os.path.exists('/sys/block/loop%d' % x)]
-print(n[0], n[1])")
+loop_numbers 2
+read -r na nb <<<"$LOOP_NUMBERS"
 a=loop$na b=loop$nb
-loop_ctl() { python3 -c "import fcntl, os; fcntl.ioctl(os.open('/dev/loop-control', os.O_RDWR), $1, $2)"; }
-gone() { losetup -d "/dev/loop$1" 2>/dev/null; loop_ctl 0x4C81 "$1" 2>/dev/null || true; }
-on_exit "gone $na"
-on_exit "gone $nb"
 io() { # DEV RW: 1 s of 4 KiB random I/O at depth 16
 	fio --name=gone --filename="/dev/$1" --direct=1 --rw="$2" --bs=4k \
 		--ioengine=libaio --iodepth=16 --runtime=1 --time_based \
@@ -57,7 +51,7 @@ io() { # DEV RW: 1 s of 4 KiB random I/O at depth 16
 }
 devt() { IFS=: read -r maj min <"/sys/block/$1/dev" && echo $(((maj << 20) | min)); }
 
-loop_ctl 0x4C80 "$na" # LOOP_CTL_ADD: A's new queue takes the lowest free id
+loop_ctl add "$na" # A's new queue takes the lowest free id
 losetup --direct-io=on "/dev/$a" "$file"
 udevadm settle 2>/dev/null || sleep 0.5
 mm_a=$(cat "/sys/block/$a/dev")
@@ -72,9 +66,9 @@ losetup -d "/dev/$a"
 loop_gone "$a" || true
 udevadm settle 2>/dev/null || sleep 0.5
 ds_a=$(diskstats "$a")
-loop_ctl 0x4C81 "$na" # LOOP_CTL_REMOVE: the id is free once udev let go
+loop_ctl remove "$na" # the id is free once udev let go
 udevadm settle 2>/dev/null || sleep 0.5
-loop_ctl 0x4C80 "$nb"
+loop_ctl add "$nb"
 losetup --direct-io=on "/dev/$b" "$file"
 udevadm settle 2>/dev/null || sleep 0.5
 mm_b=$(cat "/sys/block/$b/dev")

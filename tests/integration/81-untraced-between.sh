@@ -23,27 +23,14 @@ file=$(mktemp /var/tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$file'"
 truncate -s 16M "$file"
 # two numbers no loop device has: added and removed by this test only
-n=$(python3 -c "
-import os
-n = 900
-while any(os.path.exists('/sys/block/loop%d' % (n + i)) for i in (0, 1)):
-    n += 1
-print(n)")
-loop_ctl() { python3 -c "import fcntl, os; fcntl.ioctl(os.open('/dev/loop-control', os.O_RDWR), $1, $2)"; }
-gone() {
-	local m
-	for m in $n $((n + 1)); do
-		losetup -d "/dev/loop$m" 2>/dev/null
-		loop_ctl 0x4C81 "$m" 2>/dev/null || true
-	done
-}
-on_exit gone
+loop_numbers 2
+read -r n n2 <<<"$LOOP_NUMBERS"
 
 # loop number $1 made, read ($2 blocks), in a report, and removed; its
 # reads in diskstats once detached (udev's too) appended to $tmp/reads$3
 disk_life() {
 	local dev=loop$1
-	[[ -e /sys/block/$dev ]] || loop_ctl 0x4C80 "$1"
+	[[ -e /sys/block/$dev ]] || loop_ctl add "$1"
 	losetup --direct-io=on "/dev/$dev" "$file"
 	dd if="/dev/$dev" of=/dev/null bs=4k count="$2" iflag=direct status=none
 	ts_reports_after "$out"
@@ -51,14 +38,14 @@ disk_life() {
 	loop_gone "$dev" || true
 	udevadm settle 2>/dev/null || sleep 0.1
 	diskstats "$dev" | cut -d' ' -f1 >>"$tmp/reads$3"
-	loop_ctl 0x4C81 "$1"
+	loop_ctl remove "$1"
 }
 
-loop_ctl 0x4C80 "$n" # -d names a disk that is there
+loop_ctl add "$n" # -d names a disk that is there
 ts_start "$out" 0.5 -d "loop$n"
 : >"$tmp/reads"
 disk_life "$n" 100 ""
-disk_life $((n + 1)) 50 "-untraced"
+disk_life "$n2" 50 "-untraced"
 disk_life "$n" 30 ""
 ts_reports_after "$out"
 ts_stop INT
@@ -74,7 +61,7 @@ rows, got = reads([x for x in d if x['type'] == 'interval'], $n)
 print('intervals', int(got != want), '%d interval rows of loop$n: reads + missed %d, diskstats of its two disks %d (exact)' % (rows, got, want))
 rows, got = reads([totals('$out')], $n)
 print('totals', int(got != want), '%d rows of loop$n in the totals: reads + missed %d, diskstats %d (exact)' % (rows, got, want))
-rows, got = reads(d, $n + 1)
-print('untraced', int(rows != 0), 'rows of loop$((n + 1)) (not traced, %s reads in diskstats): %d (none)' % (open('$tmp/reads-untraced').read().strip(), rows))
+rows, got = reads(d, $n2)
+print('untraced', int(rows != 0), 'rows of loop$n2 (not traced, %s reads in diskstats): %d (none)' % (open('$tmp/reads-untraced').read().strip(), rows))
 ")
 finish

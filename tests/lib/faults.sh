@@ -13,6 +13,10 @@
 #				still backed by FILE: a number this test gave up
 #				may belong to someone else by then.
 #	loop_gone DEV		wait (up to 5 s) until DEV has no backing file
+#	loop_numbers K		K loop numbers from 900 up that no device has,
+#				in $LOOP_NUMBERS; each detached and removed at
+#				exit
+#	loop_ctl add|remove N	make or remove loop device N (/dev/loop-control)
 #	COUNTS_PY		python: counts(row, before, after) compares a
 #				device's ios + missed per direction with the
 #				/proc/diskstats delta (agrees(row) for each);
@@ -76,6 +80,29 @@ _loop_free() {
 
 loop_gone() {
 	wait_for "" 5 _loop_free "$1"
+}
+
+loop_numbers() {
+	local n
+	LOOP_NUMBERS=$(python3 -c "
+import os
+n = [x for x in range(900, 4000) if not os.path.exists('/sys/block/loop%d' % x)]
+print(*n[:$1])")
+	for n in $LOOP_NUMBERS; do
+		on_exit "_loop_number_gone $n"
+	done
+}
+
+_loop_number_gone() {
+	losetup -d "/dev/loop$1" 2>/dev/null
+	loop_ctl remove "$1" 2>/dev/null || true
+}
+
+loop_ctl() {
+	local op=0x4C80 # LOOP_CTL_ADD
+	[[ $1 == add ]] || op=0x4C81 # LOOP_CTL_REMOVE
+	python3 -c "import fcntl, os
+fcntl.ioctl(os.open('/dev/loop-control', os.O_RDWR), $op, $2)"
 }
 
 # shellcheck disable=SC2034 # used by the tests
