@@ -5,7 +5,9 @@
 # Counts their checks ("ok"/"FAIL" lines); a script that fails without a
 # FAIL line counts as one failure, exit 77 as skipped. After each script it
 # checks that nothing was left behind (loop devices on test files, truestat
-# programs, the blk tracer). Ends with "N passed, N failed, N skipped".
+# programs, the blk tracer). A failed test's files are kept in
+# .output/failed-tests (TS_KEEP_FAILED). Ends with "N passed, N failed,
+# N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -19,6 +21,9 @@ tests=("$@")
 ((${#tests[@]})) || tests=(tests/integration/*.sh)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# a failed test's files (tests/lib/common.sh), of this run only
+export TS_KEEP_FAILED=${TS_KEEP_FAILED:-$PWD/.output/failed-tests}
+rm -rf "$TS_KEEP_FAILED"
 
 passed=0 failed=0 skipped=0
 leftovers() {

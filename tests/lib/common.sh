@@ -31,7 +31,10 @@
 #
 # Every test sources this with `set -euo pipefail`; cleanup() runs on any exit
 # and undoes everything in reverse order: truestat and fio killed, loop
-# devices detached, files removed, queue settings restored.
+# devices detached, files removed, queue settings restored. With
+# TS_KEEP_FAILED=DIR (tests/run-integration.sh sets it), a test that failed
+# has the files its cleanup removes (up to 8 MB each) copied first to
+# DIR/TEST.PID/, so that a failure seen once can still be read.
 
 TS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # die, stop_pid, wait_for, ...: what the scripts share with the tests
@@ -49,11 +52,26 @@ on_exit() {
 }
 
 cleanup() {
-	local i
+	local rc=$? i
+	((rc == 0 || rc == 77)) && ((_FAILED == 0)) || _keep_failed
 	for ((i = ${#_CLEANUP[@]} - 1; i >= 0; i--)); do
 		eval "${_CLEANUP[i]}" >/dev/null 2>&1 || true
 	done
 	_CLEANUP=()
+}
+# The files that on_exit's "rm -rf PATH" / "rm -f 'PATH'" would remove.
+_keep_failed() {
+	local c path dest
+	[[ -n ${TS_KEEP_FAILED:-} ]] || return 0
+	dest=$TS_KEEP_FAILED/$(basename "$0" .sh).$$
+	for c in "${_CLEANUP[@]}"; do
+		[[ $c =~ ^rm\ -r?f\ \'?([^\' ]+)\'?$ ]] || continue
+		path=${BASH_REMATCH[1]}
+		mkdir -p "$dest" || return 0
+		(cd "${path%/*}" && find "${path##*/}" -type f -size -8M \
+			-exec cp -p --parents {} "$dest" \;) 2>/dev/null
+	done
+	echo "  # the failed test's files are in $dest"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
