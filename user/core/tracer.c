@@ -974,8 +974,9 @@ static void read_levels(const volatile struct ts_dev_state *st,
 }
 
 /*
- * Depth histogram slot @slot of the disk claimed at @claim, widened to 64 bits into @out.
- * A new disk in the slot (the BPF side emptied it) counts from zero.
+ * Depth histogram slot @slot of the disk claimed at @claim, widened to 64
+ * bits into @out. A new disk in the slot (the BPF side emptied it) counts
+ * from zero.
  */
 static void read_depth(struct ts_tracer *t, __u64 claim, unsigned int slot,
 		       struct ts_depth_counts *out)
