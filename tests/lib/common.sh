@@ -311,7 +311,7 @@ free_port() {
 # the ARGs in sys.argv[1:]. A script that dies prints the failed check
 # py_script (with the error), so that check_lines never sees fewer checks.
 py() {
-	python3 -c "
+	python3 -B -c "
 import json, sys, traceback
 def _failed(kind, value, tb):
     # a script that dies is a failed check, never fewer checks
@@ -319,20 +319,15 @@ def _failed(kind, value, tb):
     print('py_script 1 the check script failed: %s: %s' % (kind.__name__, value), flush=True)
     sys.exit(1)
 sys.excepthook = _failed
-def docs(path):
-    return [json.loads(l) for l in open(path) if l.strip()]
-def totals(path):
-    d = [x for x in docs(path) if x['type'] == 'totals']
-    assert len(d) == 1, 'expected one totals object'
-    return d[0]
+sys.path.insert(0, '$TS_ROOT/scripts')
+import truestat_json as tj
+from truestat_json import docs, totals
 def dev(doc, name):
-    for x in doc['devices']:
-        if x['device'] == name:
-            return x
-    raise LookupError('device %s not in report' % name)
-# the events that make a report's depth in the device not exact (doc/json.md)
-DEPTH_CAUSES = ('missed_completions', 'unmatched_completions', 'rq_table_full', 'claim_races',
-                'contended_depth_updates', 'depth_below_zero', 'unordered_depth_changes')
+    x = tj.device(doc, name)
+    if x is None:
+        raise LookupError('device %s not in report' % name)
+    return x
+DEPTH_CAUSES = tuple(tj.DEPTH_CAUSES)
 def within(a, b, rel):
     return abs(a - b) <= rel * abs(b)
 def little(name, depth, span_ms, summed, n, unseen, slowest, what='service'):

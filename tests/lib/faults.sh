@@ -120,24 +120,16 @@ def add_rows(rows):
     return s
 def counts(t, before, after):
     """[(what, truestat, diskstats, slack)]: ios + missed + unissued per
-    direction (unissued: completed without an issue seen, the empty preflush
-    write of an fsync, or one whose issue was dropped while the device was
-    claimed), bytes + missed_bytes (the size of an unseen completion is known
-    from its issue; that of an unissued one is not, at most max_sectors_kb
-    each: diskstats may be above by that slack)."""
-    b = [int(x) for x in before.split()] if before.strip() else [0] * 17
+    direction, then bytes + missed_bytes (unissued: completed without an
+    issue seen, the empty preflush write of an fsync, or one whose issue
+    was dropped while the device was claimed; tj.against_diskstats)"""
+    b = [int(x) for x in before.split()]
     a = [int(x) for x in after.split()]
-    g = lambda op, k: t["ops"].get(op, {}).get(k, 0)
-    ios = lambda op: g(op, "ios") + g(op, "missed") + g(op, "unissued")
-    r = [("reads", ios("read"), a[0] - b[0], 0),
-         ("writes", ios("write"), a[4] - b[4], 0),
-         ("discards", ios("discard"), a[11] - b[11], 0),
-         ("flushes", ios("flush"), a[15] - b[15], 0)]
-    def by(op, sectors):
-        n = g(op, "unissued")
-        top = int(open("/sys/block/%s/queue/max_sectors_kb" % t["device"]).read()) * 1024 if n else 0
-        return ("%s_bytes" % op, g(op, "bytes") + g(op, "missed_bytes"), sectors * 512, n * top)
-    return r + [by("read", a[2] - b[2]), by("write", a[6] - b[6])]
+    kb = lambda: int(open("/sys/block/%s/queue/max_sectors_kb" % t["device"]).read())
+    r = tj.against_diskstats(t["ops"], b, a, kb)
+    plural = {"read": "reads", "write": "writes", "discard": "discards", "flush": "flushes"}
+    return ([(plural[op], got, n, 0) for op, got, n, _, _, _ in r] +
+            [(op + "_bytes", got, n, top) for op, _, _, got, n, top in r if n is not None])
 def agrees(row):
     return 0 <= row[2] - row[1] <= row[3]
 def verdict(name, t, before, after):

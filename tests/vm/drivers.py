@@ -63,9 +63,14 @@ an NCQ error only when its backing file's I/O fails: a blkdebug backend
 that injects EIO might do that, untried).
 """
 import json
+import os
+import sys
 
 import stacked as st
 from stacked import check, note, dev
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../scripts'))
+import truestat_json as tj  # noqa: E402
 
 P = st.P
 RUNS = {
@@ -77,8 +82,6 @@ RUNS = {
     'scsi': ['scsi', 'scsi_busy', 'scsi_retry', 'scsi_error'],
     'ahci': ['ncq', 'ncq1'],
 }
-# diskstats (0-based after the name): I/Os and sectors per direction
-DS = {'read': (0, 2), 'write': (4, 6), 'discard': (11, 13), 'flush': (15, None)}
 
 
 # runs on more disks than this print one line per kind of check (folded)
@@ -130,7 +133,7 @@ def irq_deltas(c):
 
 def counts(tag, c, d):
     """ios + missed + unissued and bytes + missed_bytes per direction against
-    diskstats"""
+    diskstats (tj.against_diskstats)"""
     b, a = diskstats(c, 'before', d['device']), diskstats(c, 'after', d['device'])
     ev = d['events']
     # the events that could explain a difference: completions the
@@ -138,22 +141,13 @@ def counts(tag, c, d):
     # another CPU set the device's entry up (claim_races)
     why = 'missed_completions %d, requeues %d, unmatched %d, claim_races %d' % (
         ev['missed_completions'], ev['requeues'], ev['unmatched_completions'], ev['claim_races'])
-    for op, (i, s) in DS.items():
-        n = a[i] - b[i] if len(a) > i else 0
-        o = d['ops'].get(op)
-        if not n and o is None:
-            continue
-        o = o or {}
-        un = o.get('unissued', 0)
-        got = o.get('ios', 0) + o.get('missed', 0) + un
+    kb = lambda: int(one(c, 'max_sectors_kb', '0'))
+    for op, got, n, gotb, nb, top in tj.against_diskstats(d['ops'], b, a, kb):
+        o = d['ops'].get(op) or {}
         msg = '%s: truestat %d + %d missed + %d unissued, diskstats %d' % (
-            op, o.get('ios', 0), o.get('missed', 0), un, n)
+            op, o.get('ios', 0), o.get('missed', 0), o.get('unissued', 0), n)
         bad = got != n
-        if s is not None:
-            # an unissued request's size is not known: at most max_sectors_kb
-            nb = (a[s] - b[s]) * 512
-            gotb = o.get('bytes', 0) + o.get('missed_bytes', 0)
-            top = un * int(one(c, 'max_sectors_kb', '0')) * 1024
+        if nb is not None:
             msg += '; bytes %d + %d missed, diskstats %d' % (o.get('bytes', 0), o.get('missed_bytes', 0), nb)
             msg += ' (up to +%d: unissued)' % top if top else ''
             bad = bad or not 0 <= nb - gotb <= top
@@ -434,7 +428,7 @@ def wide(tag, c, disk, requeues):
     issued = dict(v.split()[:2] for v in c.get('issues_on_cpu', []) if len(v.split()) >= 2)
     busy = sorted(int(k) for k, n in issued.items() if int(n) > 0)
     b, a = diskstats(c, 'before', disk), diskstats(c, 'after', disk)
-    ios = sum(a[i] - b[i] for i, _ in DS.values() if len(a) > i)
+    ios = sum(a[i] - b[i] for i, _ in tj.DISKSTATS.values() if len(a) > i)
     total = sum(int(n) for n in issued.values())
     check(tag + '_cpus', ncpu != 8 or len(cpus) != 8 or busy != list(range(8)) or total != ios + max(requeues, 0),
           '%d vCPUs; %d hardware queues serve one CPU each, %d CPUs among them (8); issues per CPU (ftrace): %s '
