@@ -205,6 +205,22 @@ static void size_maps(struct truestat_bpf *skel,
 	skel->rodata->rq_mask = (o->test_rq_slots ?: n.rq) - 1;
 	bpf_map__set_max_entries(skel->maps.bio_slots, n.bio);
 	skel->rodata->bio_mask = n.bio - 1;
+	/* a feature's maps that are never written: one entry each */
+	if (!o->by)
+		bpf_map__set_max_entries(skel->maps.by_who, 1);
+	bpf_map__set_max_entries(skel->maps.slow_events,
+				 o->slow ? o->slow_ring : 4096);
+	if (!o->slow && !o->by) {
+		bpf_map__set_max_entries(skel->maps.bio_who, 1);
+		bpf_map__set_max_entries(skel->maps.rq_extra, 1);
+	} else {
+		bpf_map__set_max_entries(skel->maps.rq_extra, n.rq);
+		bpf_map__set_max_entries(skel->maps.bio_who, n.bio);
+	}
+	if (!plan.locked && !o->test_locked)
+		bpf_map__set_max_entries(skel->maps.word_locks, 1);
+	if (!o->pattern) /* not 400 KB */
+		bpf_map__set_max_entries(skel->maps.patterns, 1);
 }
 
 /*
@@ -245,25 +261,13 @@ static struct truestat_bpf *open_object(const struct bpf_object_open_opts *opts,
 	return obj;
 }
 
-/* Loads only the programs of set @set ("btf" or "raw"), the tables @n
- * long. */
-static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
-				     const char *set, struct table_sizes n,
-				     int *error)
+/* Loads, of the hooks planned, the programs of set @set ("btf" or "raw"). */
+static void choose_programs(struct truestat_bpf *skel, const char *set)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct bpf_program *prog;
-	struct truestat_bpf *skel;
 	char suffix[16];
 	size_t len, slen;
 
-	if (strcmp(o->btf_path, TS_DEFAULT_BTF))
-		open_opts.btf_custom_path = o->btf_path;
-	skel = open_object(&open_opts, plan.locked || o->test_locked);
-	if (!skel) {
-		*error = errno;
-		return NULL;
-	}
 	snprintf(suffix, sizeof(suffix), "_%s", set);
 	slen = strlen(suffix);
 	bpf_object__for_each_program(prog, skel->obj) {
@@ -275,13 +279,18 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 				 hook_of(prog) < TS_TP_COUNT &&
 				 plan.load[hook_of(prog)]));
 	}
+}
+
+/* The programs' settings (.rodata) from the options @o. */
+static void set_globals(struct truestat_bpf *skel,
+			const struct ts_tracer_opts *o)
+{
 	memcpy((void *)skel->rodata->tp_shift, plan.tp_shift,
 	       sizeof(plan.tp_shift));
 	skel->rodata->light = o->light;
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	skel->rodata->bench_empty = o->bench_empty;
-	size_maps(skel, o, n);
 	skel->rodata->test_miss_every = o->test_miss_every;
 	skel->rodata->test_miss_dev = o->test_miss_dev;
 	skel->rodata->test_clock_offset = clock_offset;
@@ -294,22 +303,28 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	skel->rodata->slow = o->slow;
 	skel->rodata->by = o->by;
 	skel->rodata->keep_who = o->slow || o->by;
-	if (!o->by)
-		bpf_map__set_max_entries(skel->maps.by_who, 1);
 	skel->rodata->slow_ns = o->slow_ns;
-	bpf_map__set_max_entries(skel->maps.slow_events,
-				 o->slow ? o->slow_ring : 4096);
-	if (!o->slow && !o->by) { /* never written: one entry each */
-		bpf_map__set_max_entries(skel->maps.bio_who, 1);
-		bpf_map__set_max_entries(skel->maps.rq_extra, 1);
-	} else {
-		bpf_map__set_max_entries(skel->maps.rq_extra, n.rq);
-		bpf_map__set_max_entries(skel->maps.bio_who, n.bio);
+}
+
+/* Loads only the programs of set @set ("btf" or "raw"), the tables @n
+ * long. */
+static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
+				     const char *set, struct table_sizes n,
+				     int *error)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct truestat_bpf *skel;
+
+	if (strcmp(o->btf_path, TS_DEFAULT_BTF))
+		open_opts.btf_custom_path = o->btf_path;
+	skel = open_object(&open_opts, plan.locked || o->test_locked);
+	if (!skel) {
+		*error = errno;
+		return NULL;
 	}
-	if (!plan.locked && !o->test_locked) /* never used */
-		bpf_map__set_max_entries(skel->maps.word_locks, 1);
-	if (!o->pattern) /* never written: one entry, not 400 KB */
-		bpf_map__set_max_entries(skel->maps.patterns, 1);
+	choose_programs(skel, set);
+	set_globals(skel, o);
+	size_maps(skel, o, n);
 	*error = -truestat_bpf__load(skel);
 	/* the filter must be in place before the first event claims a disk */
 	if (!*error && set_filter(skel, o))
@@ -640,24 +655,14 @@ static int preset_depth(struct ts_tracer *t, unsigned int n)
 	return 0;
 }
 
-struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
-				 size_t errlen)
+/* The programs loaded for @o: tp_btf's, else raw_tp's. */
+static int load_programs(struct ts_tracer *t, const struct ts_tracer_opts *o,
+			 char *err, size_t errlen)
 {
-	struct ts_tracer *t = calloc(1, sizeof(*t));
-	struct table_sizes sizes;
+	struct table_sizes sizes = size_tables(o);
 	int error = 0;
 
-	verbose = o->verbose;
-	libbpf_set_print(print_libbpf);
-	clock_offset = wrap_offset(o->test_clock_wrap_s);
-	if (!t || open_btf(o, err, errlen))
-		goto fail;
 	t->kind = "tp_btf";
-	t->pattern = o->pattern;
-	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
-	if (t->nkdevs)
-		memcpy(t->kdevs, o->kdevs, t->nkdevs * sizeof(*t->kdevs));
-	sizes = size_tables(o);
 	t->rq_slots = sizes.rq;
 	if (!o->raw_tp)
 		t->skel = load_set(o, "btf", sizes, &error);
@@ -668,11 +673,49 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		t->kind = "raw_tp";
 		t->skel = load_set(o, "raw", sizes, &error);
 	}
-	if (!t->skel) {
-		fail(err, errlen, "cannot load the BPF programs: %s%s",
-		     strerror(error), verbose ? "" : " (-v shows the verifier log)");
+	if (!t->skel)
+		return fail(err, errlen, "cannot load the BPF programs: %s%s",
+			    strerror(error),
+			    verbose ? "" : " (-v shows the verifier log)");
+	return 0;
+}
+
+/* The maps userspace reads in place, and room for the per-CPU ones. */
+static int map_state(struct ts_tracer *t, char *err, size_t errlen)
+{
+	t->state = map_shared(t->skel->maps.dev_state, &t->state_len);
+	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
+	t->depth_hists = map_shared(t->skel->maps.depth_hists,
+				    &t->depth_hists_len);
+	t->repairs = map_shared(t->skel->maps.repairs, &t->repairs_len);
+	if (!t->state || !t->hists || !t->depth_hists || !t->repairs ||
+	    !t->skel->bss)
+		return fail(err, errlen, "cannot map the device state: %s",
+			    strerror(errno));
+	t->ncpus = libbpf_num_possible_cpus();
+	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
+	if (t->ncpus <= 0 || !t->percpu)
+		return fail(err, errlen, "cannot size the per-CPU maps");
+	return 0;
+}
+
+struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
+				 size_t errlen)
+{
+	struct ts_tracer *t = calloc(1, sizeof(*t));
+	int error;
+
+	verbose = o->verbose;
+	libbpf_set_print(print_libbpf);
+	clock_offset = wrap_offset(o->test_clock_wrap_s);
+	if (!t || open_btf(o, err, errlen))
 		goto fail;
-	}
+	t->pattern = o->pattern;
+	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
+	if (t->nkdevs)
+		memcpy(t->kdevs, o->kdevs, t->nkdevs * sizeof(*t->kdevs));
+	if (load_programs(t, o, err, errlen))
+		goto fail;
 	error = preset_depth(t, o->test_depth_wrap);
 	t->skel->bss->trace_start_ns = mono_ns();
 	if (!error)
@@ -686,23 +729,8 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	if (verbose && !t->remap && plan.load[TS_TP_REMAP])
 		fprintf(stderr, "truestat: block_bio_remap not followed: "
 			"no traced disk is stacked (md, dm)\n");
-	t->state = map_shared(t->skel->maps.dev_state, &t->state_len);
-	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
-	t->depth_hists = map_shared(t->skel->maps.depth_hists,
-				    &t->depth_hists_len);
-	t->repairs = map_shared(t->skel->maps.repairs, &t->repairs_len);
-	if (!t->state || !t->hists || !t->depth_hists || !t->repairs ||
-	    !t->skel->bss) {
-		fail(err, errlen, "cannot map the device state: %s",
-		     strerror(errno));
+	if (map_state(t, err, errlen))
 		goto fail;
-	}
-	t->ncpus = libbpf_num_possible_cpus();
-	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
-	if (t->ncpus <= 0 || !t->percpu) {
-		fail(err, errlen, "cannot size the per-CPU maps");
-		goto fail;
-	}
 	if (o->slow && open_slow(t, o, err, errlen))
 		goto fail;
 	return t;

@@ -593,11 +593,59 @@ static void put_main_header(FILE *f, const struct ts_tfmt *t)
 		"BUSY%", head(sv, sizeof(sv), "SVCTM", t));
 }
 
+/* Device @d's rows: each direction with I/O, "all" when more than one. */
+static void put_device_rows(FILE *f, const struct ts_tfmt *t,
+			    const struct ts_report *r,
+			    const struct ts_dev_report *d)
+{
+	int op;
+
+	for (op = 0; op < TS_NR_OPS; op++) {
+		if (!op_shown(&d->op[op]))
+			continue;
+		put_op_row(f, t, d->name, ts_op_names[op], &d->op[op]);
+		if (d->nops_active == 1) {
+			put_device_columns(f, t, d, r->light);
+			break;
+		}
+		put_blank_device_columns(f);
+	}
+	if (d->nops_active != 1) {
+		put_op_row(f, t, d->name, "all", &d->all);
+		put_device_columns(f, t, d, r->light);
+	}
+	if (has_sync(d))
+		put_sync_row(f, t, d);
+	if (d->stack.nmembers)
+		put_stack(f, t, r, d);
+}
+
+/* What follows the table: the options' sections, per device. */
+static void put_sections(FILE *f, const struct ts_report *r)
+{
+	int i;
+
+	put_stuck(f, r);
+	put_percentiles(f, r);
+	if (r->show_hist)
+		put_histograms(f, r);
+	if (r->show_curve)
+		put_curves(f, r);
+	for (i = 0; r->show_pattern && i < r->ndev; i++)
+		if (r->dev[i].active)
+			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern);
+	for (i = 0; r->who && i < r->ndev; i++)
+		if (r->dev[i].active)
+			ts_who_print(f, r->who, r->units, r->dev[i].qid,
+				     r->dev[i].name,
+				     r->dev[i].events[TS_EV_WHO_FULL]);
+}
+
 void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 {
 	struct ts_tfmt t;
 	char stamp[32];
-	int i, op, shown = 0;
+	int i, shown = 0;
 
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&when));
 	for (i = 0; i < r->ndev; i++)
@@ -620,44 +668,10 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 	}
 	t = main_fmt(r);
 	put_main_header(f, &t);
-	for (i = 0; i < r->ndev; i++) {
-		const struct ts_dev_report *d = &r->dev[i];
-
-		if (!d->active)
-			continue;
-		for (op = 0; op < TS_NR_OPS; op++) {
-			if (!op_shown(&d->op[op]))
-				continue;
-			put_op_row(f, &t, d->name, ts_op_names[op], &d->op[op]);
-			if (d->nops_active == 1) {
-				put_device_columns(f, &t, d, r->light);
-				break;
-			}
-			put_blank_device_columns(f);
-		}
-		if (d->nops_active != 1) {
-			put_op_row(f, &t, d->name, "all", &d->all);
-			put_device_columns(f, &t, d, r->light);
-		}
-		if (has_sync(d))
-			put_sync_row(f, &t, d);
-		if (d->stack.nmembers)
-			put_stack(f, &t, r, d);
-	}
-	put_stuck(f, r);
-	put_percentiles(f, r);
-	if (r->show_hist)
-		put_histograms(f, r);
-	if (r->show_curve)
-		put_curves(f, r);
-	for (i = 0; r->show_pattern && i < r->ndev; i++)
+	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
-			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern);
-	for (i = 0; r->who && i < r->ndev; i++)
-		if (r->dev[i].active)
-			ts_who_print(f, r->who, r->units, r->dev[i].qid,
-				     r->dev[i].name,
-				     r->dev[i].events[TS_EV_WHO_FULL]);
+			put_device_rows(f, &t, r, &r->dev[i]);
+	put_sections(f, r);
 	put_notes(f, r);
 }
 
