@@ -148,7 +148,29 @@ $(OUTPUT)/witness $(OUTPUT)/spans: $(OUTPUT)/%: tests/tools/%.c $(OUTPUT)/%.skel
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
-$(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildcard include/*.h include/*.def)
+# Test programs over truestat's own BPF code (tests/tools/checks.bpf.c),
+# built as truestat.bpf.o is, with and without the locks of old kernels.
+CHECKS_DEPS := tests/tools/checks.bpf.c $(wildcard bpf/*.h include/*.h include/*.def) $(OUTPUT)/vmlinux.h
+
+$(OUTPUT)/checks.bpf.o: $(CHECKS_DEPS)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/checks-locked.bpf.o: $(CHECKS_DEPS)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -DTS_LOCKED_ATOMICS -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/checks.skel.h: $(OUTPUT)/checks.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name checks_bpf > $@
+
+$(OUTPUT)/checks-locked.skel.h: $(OUTPUT)/checks-locked.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name checks_locked_bpf > $@
+
+$(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/checks.skel.h $(wildcard include/*.h include/*.def)
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
@@ -156,7 +178,7 @@ $(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/truestat.skel.h $(wildc
 # issue "Exact or flagged").
 TEST_TOOLS += $(OUTPUT)/depth-race
 
-$(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h $(OUTPUT)/depth.o $(wildcard include/*.h include/*.def)
+$(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/checks.skel.h $(OUTPUT)/checks-locked.skel.h $(OUTPUT)/depth.o $(wildcard include/*.h include/*.def)
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(OUTPUT)/depth.o $(LDFLAGS) $(LIBBPF_LIBS) -lm -pthread -o $@
 

@@ -4,29 +4,9 @@
  * per disk and direction. Each handler exists twice: tp_btf (direct loads)
  * and raw_tp (bpf_probe_read_kernel), chosen by the loader.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "truestat.h"
-
-/* struct bvec_iter is packed; the reads of its fields are of whole fields */
-#pragma clang diagnostic ignored "-Waddress-of-packed-member"
+#include "truestat.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#include "maps.bpf.h"
-#include "atomics.bpf.h"
-#include "compat.bpf.h"
-#include "depth.bpf.h"
-#include "devices.bpf.h"
-#include "slow.bpf.h"
-#include "records.bpf.h"
-#include "pattern.bpf.h"
-#include "account.bpf.h"
-#include "layer.bpf.h"
-#include "sweep.bpf.h"
-#include "durable.bpf.h"
 
 static __always_inline int on_issue(struct request *rq, bool direct)
 {
@@ -371,74 +351,6 @@ int ts_sweep(u64 *ctx)
 		for (i = 0; i < TS_SWEEP_KEYS && i < from; i++)
 			ts_sweep_durable(i, now);
 	}
-	return 0;
-}
-
-/*
- * For tests/tools/hist-check: the bucket functions of include/hist.h as the
- * BPF compiler built them, run (BPF_PROG_TEST_RUN) over hist_check_in.
- * Never loaded by truestat itself.
- */
-__u64 hist_check_in[TS_HIST_CHECK_N];
-__u32 hist_check_bucket[TS_HIST_CHECK_N];
-__u32 hist_check_size[TS_HIST_CHECK_N];
-
-static long hist_check_one(u32 i, void *unused)
-{
-	if (i >= TS_HIST_CHECK_N)
-		return 1;
-	hist_check_bucket[i] = ts_hist_bucket(hist_check_in[i]);
-	hist_check_size[i] = ts_size_bucket(hist_check_in[i]);
-	return 0;
-}
-
-SEC("raw_tp")
-int ts_hist_check(void *ctx)
-{
-	bpf_loop(TS_HIST_CHECK_N, hist_check_one, NULL, 0);
-	return 0;
-}
-
-/*
- * For tests/tools/depth-race: depth_check_rounds up-and-down pairs on one
- * test entry through depth_step, run on every CPU at once. Never loaded by
- * truestat itself.
- */
-struct ts_dev_state depth_check_state;
-__u32 depth_check_rounds;
-
-static long depth_check_one(u32 i, void *unused)
-{
-	struct ts_dev_state *st = &depth_check_state;
-
-	device_up(st, 0, bpf_ktime_get_ns());
-	device_down(st, 0, bpf_ktime_get_ns(), false);
-	return 0;
-}
-
-/*
- * With depth_check_below set, instead: two departures counted twice, then
- * an issue into depth_check_slot, which record_fill must file at depth 1
- * and count (TS_EV_DEPTH_BELOW, slot 0), not under the deepest class.
- */
-__u32 depth_check_below;
-struct ts_rq_slot depth_check_slot;
-__s64 depth_check_depth;
-
-SEC("raw_tp")
-int ts_depth_check(void *ctx)
-{
-	struct ts_dev_state *st = &depth_check_state;
-	u64 now = bpf_ktime_get_ns();
-
-	if (depth_check_below) {
-		device_down(st, 0, now, false);
-		device_down(st, 0, now, false);
-		depth_check_depth =
-			record_fill(st, 0, &depth_check_slot, now, 4096, 0, now);
-		return 0;
-	}
-	bpf_loop(depth_check_rounds, depth_check_one, NULL, 0);
 	return 0;
 }
 

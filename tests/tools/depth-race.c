@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * depth-race: the depth updates of bpf/truestat.bpf.c (program
+ * depth-race: the depth updates of tests/tools/checks.bpf.c (program
  * ts_depth_check: depth_step's compare-and-swap of depth and stamp) run
  * from every CPU at once on one test entry, ROUNDS up-and-down pairs per
  * run, RUNS runs per CPU, so that the swaps lose races and retry; then the
@@ -26,8 +26,8 @@
 #include <bpf/libbpf.h>
 
 #include "truestat.h"
-#include "truestat.skel.h"
-#include "truestat-locked.skel.h"
+#include "checks.skel.h"
+#include "checks-locked.skel.h"
 #include "lib/depth.h"
 
 #define ROUNDS 100000
@@ -81,26 +81,26 @@ static __u64 early_clock_offset(void)
 }
 
 /* The object, the locked one (@locked) opened through the same skeleton. */
-static struct truestat_bpf *open_object(bool locked)
+static struct checks_bpf *open_object(bool locked)
 {
-	struct truestat_bpf *obj;
+	struct checks_bpf *obj;
 
 	if (!locked)
-		return truestat_bpf__open();
+		return checks_bpf__open();
 	obj = calloc(1, sizeof(*obj));
-	if (!obj || truestat_bpf__create_skeleton(obj))
+	if (!obj || checks_bpf__create_skeleton(obj))
 		return NULL;
 	obj->skeleton->data =
-		(void *)truestat_locked_bpf__elf_bytes(&obj->skeleton->data_sz);
+		(void *)checks_locked_bpf__elf_bytes(&obj->skeleton->data_sz);
 	if (bpf_object__open_skeleton(obj->skeleton, NULL)) {
-		truestat_bpf__destroy(obj);
+		checks_bpf__destroy(obj);
 		return NULL;
 	}
 	return obj;
 }
 
 /* The test entry: a global, or slot 0 of dev_state in the locked object. */
-static void entry_of(struct truestat_bpf *skel, bool locked,
+static void entry_of(struct checks_bpf *skel, bool locked,
 		     struct ts_dev_state *st)
 {
 	__u32 zero = 0;
@@ -114,7 +114,7 @@ static void entry_of(struct truestat_bpf *skel, bool locked,
 static int race(const char *tag, bool locked)
 {
 	struct bpf_program *prog;
-	struct truestat_bpf *skel;
+	struct checks_bpf *skel;
 	struct ts_dev_state st;
 	pthread_t th[64];
 	int ncpu = sysconf(_SC_NPROCESSORS_ONLN), i, bad, err;
@@ -130,7 +130,7 @@ static int race(const char *tag, bool locked)
 	/* the clock as in a kernel's first second: below 2^40 ns, where a
 	 * change's count read without its clock reading once passed as late */
 	skel->rodata->test_clock_offset = early_clock_offset();
-	err = truestat_bpf__load(skel);
+	err = checks_bpf__load(skel);
 	if (err) {
 		printf("%s_load 1 %s\n", tag, strerror(-err));
 		return 1;
@@ -161,7 +161,7 @@ static int race(const char *tag, bool locked)
 		       (unsigned long long)st.device_deferred[2],
 		       (unsigned long long)st.device_deferred[1],
 		       (unsigned long long)st.device_deferred[3]);
-	truestat_bpf__destroy(skel);
+	checks_bpf__destroy(skel);
 	return bad != 0;
 }
 
@@ -175,7 +175,7 @@ static int below_zero(void)
 	int ncpu = libbpf_num_possible_cpus();
 	struct ts_dev_stats *stats = calloc(ncpu > 0 ? ncpu : 1, sizeof(*stats));
 	struct bpf_program *prog;
-	struct truestat_bpf *skel;
+	struct checks_bpf *skel;
 	__u64 below = 0;
 	__u32 zero = 0;
 	int i, bad;
@@ -188,9 +188,9 @@ static int below_zero(void)
 	}
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, prog == skel->progs.ts_depth_check);
-	if (truestat_bpf__load(skel)) {
+	if (checks_bpf__load(skel)) {
 		printf("depth_below_load 1 cannot load the BPF object\n");
-		truestat_bpf__destroy(skel);
+		checks_bpf__destroy(skel);
 		free(stats);
 		return 1;
 	}
@@ -206,7 +206,7 @@ static int below_zero(void)
 	       bad, (long long)skel->bss->depth_check_depth,
 	       skel->bss->depth_check_slot.depth_class, ts_depth_class(1),
 	       (unsigned long long)below);
-	truestat_bpf__destroy(skel);
+	checks_bpf__destroy(skel);
 	free(stats);
 	return bad;
 }

@@ -14,7 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "truestat.h"
-#include "truestat.skel.h"
+#include "checks.skel.h"
 
 static int fill(__u64 *in)
 {
@@ -40,21 +40,21 @@ int main(void)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, run);
 	struct bpf_program *prog;
-	struct truestat_bpf *skel;
+	struct checks_bpf *skel;
 	int n, i, bad_bucket = 0, bad_size = 0, err;
 
 	if (geteuid()) {
 		printf("hist_bpf_root 1 needs root (loads a BPF program)\n");
 		return 1;
 	}
-	skel = truestat_bpf__open();
+	skel = checks_bpf__open();
 	if (!skel) {
 		printf("hist_bpf_open 1 cannot open the BPF object\n");
 		return 1;
 	}
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, prog == skel->progs.ts_hist_check);
-	err = truestat_bpf__load(skel);
+	err = checks_bpf__load(skel);
 	if (err) {
 		printf("hist_bpf_load 1 %s\n", strerror(-err));
 		return 1;
@@ -83,6 +83,6 @@ int main(void)
 	       !!bad_bucket, n, bad_bucket);
 	printf("hist_bpf_sizes %d %d values, %d differ\n", !!bad_size, n,
 	       bad_size);
-	truestat_bpf__destroy(skel);
+	checks_bpf__destroy(skel);
 	return bad_bucket || bad_size;
 }
