@@ -1,78 +1,35 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What a completion adds: the histograms, the requests that completed
- * untimed, a record taken at its end, and a request's figures.
+ * What a completion adds: a request's figures and histograms, or what a
+ * completion without a record was (unissued, a flush, missed, in flight
+ * before tracing began).
  */
 #ifndef TS_ACCOUNT_BPF_H
 #define TS_ACCOUNT_BPF_H
 
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "compat.bpf.h"
+#include "hists.bpf.h"
+#include "devices.bpf.h"
+#include "bios.bpf.h"
+
+/* When the loader began attaching (bpf_ktime_get_ns' clock): a request
+ * allocated before was in flight when tracing began. */
+__u64 trace_start_ns;
+
 /*
- * Array indexes: left alone, clang checks one copy of a bucket number and
- * indexes with another, made by a 32-bit move; the 6.1 verifier (tests/vm)
- * does not carry the bound across that move and rejects the program.
- * barrier_var() makes the index a 64-bit value of unknown range that is
- * checked and used as such.
+ * TRUESTAT_TEST_MISS_EVERY: the completion program ignores one completion
+ * of a traced disk in this many, as if the platform had dropped it, so that
+ * tests prove the repair path in every run. 0 (always, outside tests): the
+ * verifier removes the branch.
  */
-static __always_inline void hist_count(u64 *counts, u64 ns)
-{
-	u64 b = ts_hist_bucket(ns);
+const volatile __u32 test_miss_every = 0;
 
-	barrier_var(b);
-	if (b < TS_HIST_SLOTS)
-		__sync_fetch_and_add(&counts[b], 1);
-}
+/* TRUESTAT_TEST_MISS_DEV: only this disk's (major << 20 | minor); 0: all */
+const volatile __u32 test_miss_dev = 0;
 
-/* Histograms of device slot @slot (1 + index), set @set (an op or
- * TS_HIST_SYNC), or NULL: none. */
-static __always_inline struct ts_hist *hist_of(u32 slot, u8 set)
-{
-	u32 idx = (slot - 1) * TS_HIST_SETS + set;
-
-	if (!slot)
-		return NULL;
-	return bpf_map_lookup_elem(&hists, &idx);
-}
-
-static __always_inline void size_count(struct ts_hist *h, u32 bytes)
-{
-	u64 b = ts_size_bucket(bytes);
-
-	barrier_var(b);
-	if (b < TS_SIZE_SLOTS)
-		__sync_fetch_and_add(&h->size[b], 1);
-}
-
-/* One completion into its device's histograms; false when it has none. */
-static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
-				     u64 queued_ns, u64 now, u32 bytes)
-{
-	struct ts_hist *h = hist_of(slot, op);
-
-	if (!h)
-		return false;
-	hist_count(h->service, now - issue_ns);
-	if (queued_ns) {
-		hist_count(h->queue, issue_ns - queued_ns);
-		hist_count(h->total, now - queued_ns);
-	}
-	size_count(h, bytes);
-	return true;
-}
-
-/* Service time by the depth the request was issued at. */
-static __always_inline void depth_hist_add(u32 slot, u8 depth_class,
-					   u64 service_ns)
-{
-	u32 idx = slot - 1;
-	struct ts_depth_hist *h = bpf_map_lookup_elem(&depth_hists, &idx);
-	u64 b = ts_hist_bucket(service_ns), c = depth_class;
-
-	barrier_var(b);
-	barrier_var(c);
-	if (!h || c >= TS_DEPTH_CLASSES || b >= TS_HIST_SLOTS)
-		return;
-	__sync_fetch_and_add(&h->service[c][b], 1);
-}
+__u64 test_miss_tick;
 
 /* A request completed straight from the OS queue: counted by direction. */
 static __always_inline void count_unissued(struct request *rq, u32 qid,
@@ -192,15 +149,6 @@ static __always_inline bool record_is_older(struct ts_rq_slot *s,
 	return alloc_ns > s->issue_ns || (!data_len && s->bytes);
 }
 
-/* Record @s of @rq ended unseen: held, forgotten, freed. */
-static __always_inline void forget_held(struct ts_rq_slot *s, u64 rq, u64 now)
-{
-	if (!rq_take(s, rq, rq + 1))
-		return;
-	forget_request(s, now);
-	ts_release(&s->rq, rq + 1, 0);
-}
-
 /* TRUESTAT_TEST_MISS_EVERY: true for the completions of @st to drop. */
 static __always_inline bool test_drop(const struct ts_dev_state *st)
 {
@@ -213,67 +161,6 @@ static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
 							  bool direct)
 {
 	return bio_queue(bio, direct);
-}
-
-/*
- * Copies record @s (index @at) to @rec, and its layer_recs entry to @mem
- * when not NULL (a bio layer's), then takes it for @addr's completion.
- */
-static __always_inline bool record_copy_take(u64 addr, struct ts_rq_slot *s,
-					     u32 at, struct ts_rq_slot *rec,
-					     struct ts_layer_rec *mem)
-{
-	struct ts_layer_rec *m;
-
-	*rec = *s;
-	m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
-	if (m)
-		*mem = *m;
-	return rq_take(s, addr, addr + 1);
-}
-
-/*
- * Takes the record of @addr, found at slot @s (index @at), for its
- * completion (record_copy_take): its slot, held until the caller took the
- * request out of the depth (record_free), so that no other request can
- * fill the slot and enter the depth first; NULL when there is none. A
- * record that the sweep held and ended meanwhile was of an older life;
- * this one's may be in another slot (its issue found that one held):
- * looked for once more. Written out, not a loop of two: clang made that a
- * flag spilled as 32 bits, which 5.13's verifier does not follow (an
- * "infinite loop").
- */
-static __always_inline struct ts_rq_slot *
-record_end(u64 addr, struct ts_rq_slot *s, u32 at, struct ts_rq_slot *rec,
-	   struct ts_layer_rec *mem)
-{
-	if (!s)
-		return NULL;
-	if (record_copy_take(addr, s, at, rec, mem))
-		return s;
-	s = rq_find(addr, &at);
-	if (s && record_copy_take(addr, s, at, rec, mem))
-		return s;
-	return NULL;
-}
-
-/* Frees slot @s, held by record_end or a requeue. */
-static __always_inline void record_free(struct ts_rq_slot *s)
-{
-	*(volatile u64 *)&s->rq = 0;
-}
-
-/* Direction @op's figures in @ds, or NULL (no @ds, or no such op). */
-static __always_inline struct ts_op_stats *op_stats(struct ts_dev_stats *ds,
-						    u8 op)
-{
-	u64 i = op;
-
-	/* one register checked and used: see hist_count */
-	barrier_var(i);
-	if (!ds || i >= TS_NR_OPS)
-		return NULL;
-	return &ds->op[i];
 }
 
 /*

@@ -18,6 +18,8 @@
 #ifndef TS_ATOMICS_BPF_H
 #define TS_ATOMICS_BPF_H
 
+#include "core.bpf.h"
+
 /*
  * Low 32 bits of a kernel address as a plain number: a 32-bit move is the
  * one way the verifier lets a (privileged) program turn a typed pointer

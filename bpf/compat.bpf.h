@@ -8,6 +8,8 @@
 #ifndef TS_COMPAT_BPF_H
 #define TS_COMPAT_BPF_H
 
+#include "core.bpf.h"
+
 #include "kfeatures.h"
 
 /*
@@ -171,5 +173,14 @@ static __always_inline void zero_value(void *dst, u32 size)
 	if (z)
 		bpf_probe_read_kernel(dst, size, z);
 }
+
+/*
+ * The bit of bio->bi_flags that the kernel sets at Q and clears when it
+ * traces the bio's C (BIO_TRACE_COMPLETION: its value differs between
+ * kernels, so the loader reads it from the kernel's BTF). The sweep takes a
+ * bio-layer record whose bio has it clear for a completion it did not see.
+ * 0xff: unknown, never repaired that way.
+ */
+const volatile __u32 bio_traced_bit = 0xff;
 
 #endif

@@ -1,87 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Event counters, and the time-weighted depth: one word per device changed
- * by compare-and-swap (under a lock in the object for old kernels), with a
- * register per level.
+ * The time-weighted depth, in the device and in the OS queue: one word per
+ * device changed by compare-and-swap (under a lock in the object for old
+ * kernels, bpf/depth_locked.bpf.h), with a register per level
+ * (bpf/depth_levels.bpf.h).
  */
 #ifndef TS_DEPTH_BPF_H
 #define TS_DEPTH_BPF_H
 
-/*
- * Counters that more than one program updates (an issue interrupted by a
- * completion on the same CPU, the sweep) are added to atomically, per-CPU
- * or not: a read-modify-write interrupted there would lose an update.
- */
-static __always_inline void count_events(u32 qid, enum ts_event ev, u64 n)
-{
-	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
-
-	if (ds)
-		__sync_fetch_and_add(&ds->events[ev], n);
-}
-
-static __always_inline void count_event(u32 qid, enum ts_event ev)
-{
-	count_events(qid, ev, 1);
-}
+#include "core.bpf.h"
+#include "depth_levels.bpf.h"
 
 /*
- * A request that completed untimed, by direction: its completion was never
- * seen (TS_EV_MISSED_C), or the request table had no slot for it.
+ * Recent mean service time per device, written by the loader: a request
+ * whose completion was never seen is taken out of the depth at its issue
+ * time plus this, not at the (later) moment it is found.
  */
-static __always_inline void count_missed(u32 qid, enum ts_event ev, u8 op,
-					 u32 bytes)
-{
-	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
-	u64 i = op;
-
-	if (!ds)
-		return;
-	__sync_fetch_and_add(&ds->events[ev], 1);
-	barrier_var(i); /* see hist_count */
-	if (i >= TS_NR_OPS)
-		return;
-	__sync_fetch_and_add(&ds->op[i].missed, 1);
-	__sync_fetch_and_add(&ds->op[i].missed_bytes, bytes);
-}
-
-static __always_inline void level_add(u64 *levels, s64 depth, u64 delta)
-{
-	int slot = ts_level_slot(depth < 0 ? 0 : (u32)depth);
-
-	if (slot < 0 || slot >= TS_LEVEL_SLOTS)
-		return;
-	__sync_fetch_and_add(&levels[slot], delta);
-}
-
-/*
- * The area above TS_LEVEL_EXACT (levels[TS_LEVEL_ABOVE]) for the change of
- * the depth word from @old to @new at @t (include/truestat.h).
- */
-static __always_inline void above_add(u64 *levels, u64 old, u64 new, u64 t)
-{
-	u64 a_old = ts_above_exact(ts_depth_of(old));
-	u64 a_new = ts_above_exact(ts_depth_of(new));
-
-	if (!a_old && !a_new)
-		return;
-	__sync_fetch_and_add(&levels[TS_LEVEL_ABOVE],
-			     a_old * ts_stamp_since(old, t) -
-				     a_new * ts_stamp_since(new, t));
-}
-
-/* Change of depth @os (else in the device) of @qid stamped @ns late. */
-static __always_inline void count_reordered(u32 qid, bool os, u64 ns)
-{
-	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
-
-	if (!ds)
-		return;
-	if (os)
-		__sync_fetch_and_add(&ds->os_reordered_ns, ns);
-	else
-		__sync_fetch_and_add(&ds->device_reordered_ns, ns);
-}
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_MAX_DEVS);
+	__type(key, u32);
+	__type(value, u64);
+} service_hint SEC(".maps");
 
 #ifdef TS_LOCKED_ATOMICS
 #include "depth_locked.bpf.h"

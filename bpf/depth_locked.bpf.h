@@ -28,6 +28,14 @@
 #ifndef TS_DEPTH_LOCKED_BPF_H
 #define TS_DEPTH_LOCKED_BPF_H
 
+#ifndef TS_LOCKED_ATOMICS
+#error "the depth of the object for kernels before 5.12 only"
+#endif
+
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "depth_levels.bpf.h"
+
 /*
  * Level registers of the thresholds in (@lo, @hi] get @delta each. Whether
  * a threshold is in is worked out without a comparison the verifier would

@@ -6,6 +6,61 @@
 #ifndef TS_DEVICES_BPF_H
 #define TS_DEVICES_BPF_H
 
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "compat.bpf.h"
+#include "hists.bpf.h"
+
+/* -d: only the disks in dev_filter are traced. */
+const volatile bool filter_devices = false;
+
+/*
+ * Slots handed out at most (TS_MAX_DEVS), and queue ids below this read
+ * qid_near (TS_QID_NEAR); tests lower both (TRUESTAT_TEST_MAX_DEVS,
+ * TRUESTAT_TEST_QID_NEAR) to reach the limit and qid_far here.
+ */
+const volatile __u32 max_devs = TS_MAX_DEVS;
+const volatile __u32 qid_near_ids = TS_QID_NEAR;
+
+/* Queue id -> slot (include/truestat.h, struct ts_qid_slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_QID_NEAR);
+	__type(key, u32);
+	__type(value, struct ts_qid_slot);
+} qid_near SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_QID_FAR);
+	__type(key, u32);
+	__type(value, struct ts_qid_slot);
+} qid_far SEC(".maps");
+
+/* Disks not traced for want of room: dev_t -> enum ts_untraced. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_UNTRACED_MAX);
+	__type(key, u32);
+	__type(value, u32);
+} untraced SEC(".maps");
+
+/* Disks refused beyond those untraced holds. */
+__u64 untraced_lost;
+
+/* Whole-disk dev_t values chosen with -d (consulted once per device). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_MAX_DEVS);
+	__type(key, u32);
+	__type(value, u8);
+} dev_filter SEC(".maps");
+
+/* Kernels before 5.16 kept the disk in the request. */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
 /* The disk of @q, from the request or bio at hand before 5.16. */
 static __always_inline struct gendisk *disk_of(struct request_queue *q,
 					       struct request *rq,
@@ -22,35 +77,6 @@ static __always_inline struct gendisk *disk_of(struct request_queue *q,
 		disk = bio_disk(bio, direct);
 	}
 	return disk;
-}
-
-/*
- * Histograms for a device just claimed: the entry's old slot, emptied (the
- * queue id was reused), or a new one while there are any left.
- */
-static __always_inline void claim_hists(struct ts_dev_state *st)
-{
-	u32 slot = st->hist_slot, idx;
-	struct ts_depth_hist *dh;
-	struct ts_hist *h;
-	int set;
-
-	if (!slot) {
-		slot = ts_fetch_add(&hist_next, 1);
-		if (slot < TS_HIST_DEVS)
-			st->hist_slot = slot + 1;
-		return;
-	}
-	for (set = 0; set < TS_HIST_SETS; set++) {
-		idx = (slot - 1) * TS_HIST_SETS + set;
-		h = bpf_map_lookup_elem(&hists, &idx);
-		if (h)
-			zero_value(h, sizeof(*h));
-	}
-	idx = slot - 1;
-	dh = bpf_map_lookup_elem(&depth_hists, &idx);
-	if (dh)
-		zero_value(dh, sizeof(*dh));
 }
 
 /*
@@ -287,20 +313,6 @@ state_of(struct request_queue *q, bool direct, u32 *qid)
 		return NULL;
 	*qid = qid_of(e);
 	return bpf_map_lookup_elem(&dev_state, qid);
-}
-
-/*
- * Whether record @s is of an earlier claim of its slot: issued before the
- * slot's present disk was claimed (the disk it was of went, and another took
- * its queue id). A record is filled after its disk's claim, so its issue
- * time says which claim it is of.
- */
-static __always_inline bool record_stale(const struct ts_rq_slot *s)
-{
-	u32 qid = s->qid;
-	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
-
-	return st && s->issue_ns < st->claimed_ns;
 }
 
 /*

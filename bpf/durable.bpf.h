@@ -7,6 +7,11 @@
 #ifndef TS_DURABLE_BPF_H
 #define TS_DURABLE_BPF_H
 
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "compat.bpf.h"
+#include "hists.bpf.h"
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TS_DURABLE_BIOS);

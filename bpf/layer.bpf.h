@@ -6,6 +6,44 @@
 #ifndef TS_LAYER_BPF_H
 #define TS_LAYER_BPF_H
 
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "depth.bpf.h"
+#include "hists.bpf.h"
+#include "slow.bpf.h"
+#include "pattern.bpf.h"
+#include "bios.bpf.h"
+#include "records.bpf.h"
+#include "account.bpf.h"
+
+/* Bio layer links (include/truestat.h, struct ts_layer_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TS_LINK_SLOTS);
+	__type(key, struct ts_layer_key);
+	__type(value, u64);
+} layer_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TS_LINK_SLOTS);
+	__type(key, u64);
+	__type(value, u64);
+} member_links SEC(".maps");
+
+/*
+ * dev_t of the stacked devices a remap came from: only their bios go in
+ * layer_index (an LRU update costs a bio layer such as zram, which sends
+ * nothing on, about 2/3 of its BPF time). A stack's first bios have no
+ * layer time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_MAX_DEVS);
+	__type(key, u32);
+	__type(value, u8);
+} stacked SEC(".maps");
+
 /*
  * Bio layer (md, dm, zram). A bio is in the layer from Q to C: its record
  * is kept in the request table under the bio's address, with Q as both

@@ -7,6 +7,9 @@
 #ifndef TS_PATTERN_BPF_H
 #define TS_PATTERN_BPF_H
 
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+
 /* Set by the loader for --pattern; false: the verifier drops the code. */
 const volatile bool pattern = false;
 

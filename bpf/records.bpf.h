@@ -1,20 +1,90 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The records of requests and bios in flight: the request table (one
- * compare-and-swap ends a record), the bios waiting in the OS queue, and a
- * record opened at issue.
+ * The request table: a record per request (or bio of a bio layer) from its
+ * issue to its completion, and the protocol that lets exactly one program
+ * end each record.
+ *
+ * A slot's rq word is 0 (free), the address of the request it records
+ * (published), or that address + 1 (held: one CPU is writing or ending the
+ * record). Every move out of free or published is one compare-and-swap on
+ * rq, so two programs never hold one record; a record is published only
+ * once filled, so that nobody reads a half-written one.
+ *
+ *            issue: record_open                issue: record_publish
+ *   free (0) ------------------> held (rq + 1) ---------------------> rq
+ *      ^      (claim a free slot)   |   ^   ^  (filled, then released)  |
+ *      |                            |   |   |                           |
+ *      +----------------------------+   |   +---------------------------+
+ *       completion, requeue:            |   completion: record_end,
+ *       record_free (out of the depth   |   requeue: rq_take; sweep,
+ *       first); sweep, forget_held:     |   forget_held: a compare-and-
+ *       ended unseen, forgotten         |   swap; re-issue: record_open
+ *                                       |
+ *       sweep: another life refilled ---+ (released back to rq)
+ *
+ * A re-issue of a published record means its completion went unseen:
+ * record_open takes it, forgets it (forget_request) and fills it anew.
  */
 #ifndef TS_RECORDS_BPF_H
 #define TS_RECORDS_BPF_H
 
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "depth.bpf.h"
+
 /*
- * Request table. A slot's rq is 0 (free), the request's address, or the
- * address + 1 while a writer holds the record (an issue filling it, a
- * re-issue rewriting it, the sweep checking it). A record is taken away by
- * one compare-and-swap on rq, so exactly one of the completion, a re-issue
- * and the sweep ends it; and it is published (held -> address) only once
- * filled, so that the sweep never reads a half-written record.
+ * Slots of the request table in use, minus one (the loader sizes it; tests
+ * shrink it to fill it).
  */
+const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
+
+/*
+ * How far from its hash the request table's records may be: TS_RQ_PROBES
+ * until a claim had to go further (rq_claim), then as far as it went. Only
+ * grows, at most to TS_RQ_PROBES_MAX.
+ */
+__u32 rq_reach = TS_RQ_PROBES;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_RQ_SLOTS);
+	__type(key, u32);
+	__type(value, struct ts_rq_slot);
+} rq_slots SEC(".maps");
+
+/* A bio layer's record's link to its member bio, by the record's slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_RQ_SLOTS);
+	__type(key, u32);
+	__type(value, struct ts_layer_rec);
+} layer_recs SEC(".maps");
+
+/* Each record ended unseen: the span its completion lies in (ts_repair). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TS_REPAIR_SLOTS);
+	__type(key, u32);
+	__type(value, struct ts_repair);
+} repairs SEC(".maps");
+
+__u64 repair_count;
+
+/*
+ * Whether record @s is of an earlier claim of its slot: issued before the
+ * slot's present disk was claimed (the disk it was of went, and another took
+ * its queue id). A record is filled after its disk's claim, so its issue
+ * time says which claim it is of.
+ */
+static __always_inline bool record_stale(const struct ts_rq_slot *s)
+{
+	u32 qid = s->qid;
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	return st && s->issue_ns < st->claimed_ns;
+}
+
 /*
  * Lookups go @n slots from a hash from now on: 1 once they do. Each
  * compare-and-swap lost is another CPU's raise (rq_reach only grows, at
@@ -171,140 +241,6 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 	return rq_slot_at(rq_claim_far(ptr_value((void *)rq), h), at);
 }
 
-/* Bio table: the record of @bio, or (claim) a free slot for it (in *@at). */
-static __always_inline struct ts_bio_slot *bio_slot(u64 bio, bool claim,
-						    u32 *at)
-{
-	struct ts_bio_slot *s;
-	u32 h = ts_ptr_hash(addr_lo(bio), TS_BIO_BITS_MAX), idx;
-	int i;
-
-	for (i = 0; i < TS_BIO_PROBES; i++) {
-		idx = (h ^ i) & bio_mask & (TS_BIO_SLOTS_MAX - 1);
-		s = bpf_map_lookup_elem(&bio_slots, &idx);
-		if (s && s->bio == bio) {
-			*at = idx;
-			return s;
-		}
-	}
-	if (!claim)
-		return NULL;
-	for (i = 0; i < TS_BIO_PROBES; i++) {
-		idx = (h ^ i) & bio_mask & (TS_BIO_SLOTS_MAX - 1);
-		s = bpf_map_lookup_elem(&bio_slots, &idx);
-		if (s && !s->bio &&
-		    ts_cmpxchg(&s->bio, 0, bio) == 0) {
-			*at = idx;
-			return s;
-		}
-	}
-	return NULL;
-}
-
-/*
- * The bio of slot @s leaves the OS queue of the device it was counted in,
- * which need not be the device at hand when its departure went unseen and
- * its address came back on another device. @ev, if any, is counted there.
- */
-static __always_inline void os_leave(struct ts_bio_slot *s, int ev, u64 now)
-{
-	u32 qid = s->qid;
-	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
-
-	if (ev >= 0)
-		count_event(qid, ev);
-	if (st)
-		os_down(st, qid, now);
-}
-
-/*
- * @bio enters the OS queue of @st with Q time @queued_ns, submitted by
- * @who (NULL: the current task).
- */
-static __always_inline void bio_enter(struct ts_dev_state *st, u32 qid,
-				      u64 bio, u64 queued_ns, u64 now,
-				      const struct ts_submitter *who)
-{
-	u32 at = 0;
-	struct ts_bio_slot *s = bio_slot(bio, true, &at);
-
-	if (!s) {
-		count_event(qid, TS_EV_BIO_FULL);
-		return;
-	}
-	if (s->queued_ns) /* same address Q'd again: the old bio left unseen */
-		os_leave(s, TS_EV_STALE_BIO, now);
-	s->queued_ns = queued_ns;
-	s->qid = qid;
-	bio_who_set(at, who);
-	os_up(st, qid, now);
-}
-
-/*
- * @bio leaves the OS queue of device @qid: its Q time, or 0 when it was not
- * recorded there (a record from another device is a bio that left unseen).
- */
-static __always_inline u64 bio_leave(u32 qid, u64 bio, u64 now,
-				     struct ts_submitter *who)
-{
-	u32 at = 0;
-	struct ts_bio_slot *s = bio_slot(bio, false, &at);
-	u64 queued_ns;
-
-	if (!s)
-		return 0;
-	queued_ns = s->qid == qid ? s->queued_ns : 0;
-	if (queued_ns)
-		bio_who_take(at, who);
-	os_leave(s, queued_ns ? -1 : TS_EV_STALE_BIO, now);
-	s->queued_ns = 0;
-	s->bio = 0;
-	return queued_ns;
-}
-
-/*
- * The bios of a request being issued, from @bio (its first), leave the OS
- * queue; returns the earliest Q among them. Stops at the first recorded
- * one, unless @all: a front merge puts the new bio first, and its record
- * left at the merge, so the request's own Q is behind it; a discard merge
- * has no event at all, so a discard's bios all leave here.
- */
-#define TS_BIO_WALK 8
-
-static __always_inline u64 bios_leave(u32 qid, struct bio *bio, bool all,
-				      bool direct, u64 now,
-				      struct ts_submitter *who)
-{
-	u64 queued_ns = 0, q;
-	u64 i; /* 64 bits: a 32-bit spill lost its value before 5.16's verifier */
-
-	/* the submitter is that of the first bio with a Q */
-	for (i = 0; i < TS_BIO_WALK && bio; i++) {
-		q = bio_leave(qid, (u64)bio, now, queued_ns ? NULL : who);
-		if (q && (!queued_ns || q < queued_ns))
-			queued_ns = q;
-		if (queued_ns && !all)
-			break;
-		LOAD(direct, bio, bio->bi_next);
-	}
-	return queued_ns;
-}
-
-static __always_inline u8 op_of(u32 cmd_flags)
-{
-	switch (cmd_flags & REQ_OP_MASK_) {
-	case REQ_OP_READ:
-		return TS_OP_READ;
-	case REQ_OP_WRITE:
-		return TS_OP_WRITE;
-	case REQ_OP_DISCARD:
-		return TS_OP_DISCARD;
-	case REQ_OP_FLUSH:
-		return TS_OP_FLUSH;
-	}
-	return TS_OP_OTHER;
-}
-
 /*
  * The record in @s ended unseen: its request leaves the depth of the
  * device it was issued on (with a tag set shared between queues, the same
@@ -334,40 +270,6 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u64 now)
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
 	if (st)
 		device_down(st, qid, estimated_end(qid, s->issue_ns, now), true);
-}
-
-/*
- * --light: the kernel's own Q, when the request was allocated (after its
- * tag). 0 when the kernel did not stamp it (no I/O accounting, no
- * scheduler), or when it is not a time before @now.
- */
-static __always_inline u64 queued_at_alloc(struct request *rq, bool direct,
-					   u64 now)
-{
-	u64 start_ns = 0;
-
-	LOAD(direct, start_ns, rq->start_time_ns);
-	return start_ns <= now ? start_ns : 0;
-}
-
-/* Q of a request being issued; its bios leave the OS queue. */
-static __always_inline u64 request_queued_ns(struct request *rq,
-					     struct bio *bio, u32 qid, u8 op,
-					     bool direct, u64 now,
-					     struct ts_submitter *who)
-{
-	u64 queued_ns;
-
-	if (light)
-		queued_ns = queued_at_alloc(rq, direct, now);
-	else if (!bio) /* flush commands carry no bio: they never had a Q */
-		return 0;
-	else
-		queued_ns = bios_leave(qid, bio, op == TS_OP_DISCARD, direct,
-				       now, who);
-	if (!queued_ns)
-		count_event(qid, TS_EV_NO_QUEUE_TIME);
-	return queued_ns;
 }
 
 /*
@@ -426,6 +328,63 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 		count_event(qid, TS_EV_DEPTH_BELOW);
 	s->depth_class = ts_depth_class(depth < 1 ? 1 : depth);
 	return depth;
+}
+
+/* Record @s of @rq ended unseen: held, forgotten, freed. */
+static __always_inline void forget_held(struct ts_rq_slot *s, u64 rq, u64 now)
+{
+	if (!rq_take(s, rq, rq + 1))
+		return;
+	forget_request(s, now);
+	ts_release(&s->rq, rq + 1, 0);
+}
+
+/*
+ * Copies record @s (index @at) to @rec, and its layer_recs entry to @mem
+ * when not NULL (a bio layer's), then takes it for @addr's completion.
+ */
+static __always_inline bool record_copy_take(u64 addr, struct ts_rq_slot *s,
+					     u32 at, struct ts_rq_slot *rec,
+					     struct ts_layer_rec *mem)
+{
+	struct ts_layer_rec *m;
+
+	*rec = *s;
+	m = mem ? bpf_map_lookup_elem(&layer_recs, &at) : NULL;
+	if (m)
+		*mem = *m;
+	return rq_take(s, addr, addr + 1);
+}
+
+/*
+ * Takes the record of @addr, found at slot @s (index @at), for its
+ * completion (record_copy_take): its slot, held until the caller took the
+ * request out of the depth (record_free), so that no other request can
+ * fill the slot and enter the depth first; NULL when there is none. A
+ * record that the sweep held and ended meanwhile was of an older life;
+ * this one's may be in another slot (its issue found that one held):
+ * looked for once more. Written out, not a loop of two: clang made that a
+ * flag spilled as 32 bits, which 5.13's verifier does not follow (an
+ * "infinite loop").
+ */
+static __always_inline struct ts_rq_slot *
+record_end(u64 addr, struct ts_rq_slot *s, u32 at, struct ts_rq_slot *rec,
+	   struct ts_layer_rec *mem)
+{
+	if (!s)
+		return NULL;
+	if (record_copy_take(addr, s, at, rec, mem))
+		return s;
+	s = rq_find(addr, &at);
+	if (s && record_copy_take(addr, s, at, rec, mem))
+		return s;
+	return NULL;
+}
+
+/* Frees slot @s, held by record_end or a requeue. */
+static __always_inline void record_free(struct ts_rq_slot *s)
+{
+	*(volatile u64 *)&s->rq = 0;
 }
 
 #endif

@@ -8,6 +8,8 @@
 #ifndef TS_SLOW_BPF_H
 #define TS_SLOW_BPF_H
 
+#include "core.bpf.h"
+
 const volatile bool slow = false;
 const volatile __u64 slow_ns = 0;
 /* the submitter is kept from Q to C: for --slow or --by */

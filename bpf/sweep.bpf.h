@@ -6,6 +6,23 @@
 #ifndef TS_SWEEP_BPF_H
 #define TS_SWEEP_BPF_H
 
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "compat.bpf.h"
+#include "depth.bpf.h"
+#include "records.bpf.h"
+
+/*
+ * Per device, the issue time of the oldest request seen in flight by the
+ * last sweep (U64_MAX: none), so that stuck I/O shows with its age.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_MAX_DEVS);
+	__type(key, u32);
+	__type(value, u64);
+} oldest_issue SEC(".maps");
+
 /*
  * The sweep: run by the loader at every snapshot (BPF_PROG_TEST_RUN), never
  * attached. A tracked request whose struct request is idle again completed

@@ -4,9 +4,31 @@
  * per disk and direction. Each handler exists twice: tp_btf (direct loads)
  * and raw_tp (bpf_probe_read_kernel), chosen by the loader.
  */
-#include "truestat.bpf.h"
+#include "core.bpf.h"
+#include "atomics.bpf.h"
+#include "compat.bpf.h"
+#include "devices.bpf.h"
+#include "depth.bpf.h"
+#include "slow.bpf.h"
+#include "pattern.bpf.h"
+#include "bios.bpf.h"
+#include "records.bpf.h"
+#include "account.bpf.h"
+#include "layer.bpf.h"
+#include "sweep.bpf.h"
+#include "durable.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* Makes the verifier reject ts_sweep: tests the load-failure path only. */
+const volatile bool test_verifier_failure = false;
+
+/*
+ * bench/overhead.sh: every handler returns at once, so that bpf_stats shows
+ * what an empty program costs here (the floor of its measurement). Frozen
+ * in .rodata: when false, the verifier removes the branch.
+ */
+const volatile bool bench_empty = false;
 
 static __always_inline int on_issue(struct request *rq, bool direct)
 {

@@ -5,7 +5,9 @@
  * for tests/tools/depth-race. Built like bpf/truestat.bpf.c, with and
  * without TS_LOCKED_ATOMICS.
  */
-#include "truestat.bpf.h"
+#include "core.bpf.h"
+#include "depth.bpf.h"
+#include "records.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
