@@ -6,7 +6,7 @@
 # make install puts the six files where they belong.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
-need groff fio sfdisk partx make llvm-readelf
+need groff fio sfdisk partx make llvm-readelf clang
 
 tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
@@ -84,6 +84,22 @@ for kind in tp_btf raw_tp; do
 	check "hooks_$kind" "$([[ -s $tmp/hooks ]] && cmp -s "$tmp/hooks" "$tmp/$kind" && echo 0 || echo 1)" \
 		"$(wc -l <"$tmp/hooks") hooks in hooks.def, $(wc -l <"$tmp/$kind") $kind programs in truestat.bpf.o; only in hooks.def: $(comm -23 "$tmp/hooks" "$tmp/$kind" | xargs) ; only in the object: $(comm -13 "$tmp/hooks" "$tmp/$kind" | xargs)"
 done
+
+# Each header of bpf/ includes what it uses: it compiles on its own, in
+# both objects (as .output/truestat.bpf.o and truestat-locked.bpf.o are;
+# a *_locked header only in the second)
+alone=()
+arch=$(uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+for h in "$TS_ROOT"/bpf/*.bpf.h; do
+	for v in "" -DTS_LOCKED_ATOMICS; do
+		[[ $h == *_locked.bpf.h && -z $v ]] && continue
+		echo "#include \"${h##*/}\"" | clang -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$arch $v -Wall -Werror \
+			-Wno-unused-function -I"$TS_ROOT/include" -I"$TS_ROOT/.output" -I"$TS_ROOT/bpf" \
+			-fsyntax-only -x c - 2>"$tmp/alone.err" || alone+=("${h##*/}${v:+ $v}: $(grep -m1 error "$tmp/alone.err")")
+	done
+done
+check bpf_headers_alone ${#alone[@]} \
+	"$(ls "$TS_ROOT"/bpf/*.bpf.h | wc -l) headers of bpf/, each compiled alone with and without TS_LOCKED_ATOMICS; failed: ${alone[*]:-none}"
 
 # --- --version ----------------------------------------------------------------
 
