@@ -86,6 +86,11 @@ static void test_tables(void **state)
 	     TS_RQ_SLOTS * sizeof(struct ts_layer_rec) / KIB,
 	     sizeof(struct ts_rq_slot),
 	     TS_BIO_SLOTS * sizeof(struct ts_bio_slot) / KIB);
+	/* the tables' range: a request's slot with its layer record, a bio's */
+	says("%u to %u slots of %zu bytes", TS_RQ_SLOTS, TS_RQ_SLOTS_MAX,
+	     sizeof(struct ts_rq_slot) + sizeof(struct ts_layer_rec));
+	says("%u to %u slots of %zu bytes", TS_BIO_SLOTS, TS_BIO_SLOTS_MAX,
+	     sizeof(struct ts_bio_slot));
 	says("%.0f KiB for the log of repairs (%d of them)",
 	     TS_REPAIR_SLOTS * sizeof(struct ts_repair) / KIB, TS_REPAIR_SLOTS);
 }
