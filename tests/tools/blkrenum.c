@@ -144,85 +144,125 @@ static int usage(void)
 	return 2;
 }
 
-int main(int argc, char **argv)
+/* What one run counts, and what it keeps (a device, a window). */
+struct run {
+	int64_t dev; /* kernel dev_t: major << 20 | minor; -1: all */
+	unsigned long long from_ns, to_ns;
+	unsigned long long records, garbage, other_devs, outside, same_sector;
+	int ncpus, bad_version, truncated, write_failed;
+	struct counts c;
+};
+
+/*
+ * The record at @p (@left bytes on, at offset @off): written out
+ * renumbered, or dropped (another device, outside the window). Returns the
+ * bytes it took, 0 when @p holds no record, -1 to stop (a version not
+ * known, a record cut short, a failed write).
+ */
+static long one_record(struct run *r, unsigned char *p, size_t left, size_t off)
 {
 	static uint32_t seq[MAX_CPUS];
-	unsigned long long records = 0, garbage = 0, other_devs = 0, outside = 0;
-	unsigned long long same_sector = 0;
-	unsigned long long from_ns = 0, to_ns = UINT64_MAX;
-	unsigned int major, minor;
-	int64_t dev = -1;	/* kernel dev_t: major << 20 | minor */
-	int ncpus = 0, bad_version = 0, truncated = 0;
-	struct counts c = { 0 };
-	size_t len, off = 0, l;
-	unsigned char *buf = slurp(&len);
 	struct blk_io_trace t;
+	size_t size;
+
+	if (left < HDR)
+		return 0;
+	memcpy(&t, p, HDR);
+	if ((t.magic & 0xffffff00u) == MAGIC && (t.magic & 0xff) != VERSION) {
+		fprintf(stderr, "blkrenum: record version %u at offset %zu, "
+			"only %u is known\n", t.magic & 0xff, off, VERSION);
+		r->bad_version = 1;
+		return -1;
+	}
+	if (t.magic != (MAGIC | VERSION) || t.cpu >= MAX_CPUS ||
+	    t.pdu_len > MAX_PDU)
+		return 0;
+	size = HDR + (size_t)t.pdu_len;
+	if (left < size) {
+		r->truncated = 1;
+		return -1;
+	}
+	if (r->dev >= 0 && t.device != r->dev) {
+		r->other_devs++;
+		return size;
+	}
+	if (t.time < r->from_ns || t.time > r->to_ns) {
+		r->outside++;
+		return size;
+	}
+	if ((t.action & 0xffff) == TA_QUEUE)
+		r->same_sector += in_flight_at(t.sector, 1);
+	else if ((t.action & 0xffff) == TA_COMPLETE)
+		in_flight_at(t.sector, -1);
+	if (!seq[t.cpu])
+		r->ncpus++;
+	t.sequence = ++seq[t.cpu];
+	memcpy(p, &t, HDR);
+	if (fwrite(p, size, 1, stdout) != 1) {
+		perror("blkrenum: write");
+		r->write_failed = 1;
+		return -1;
+	}
+	r->records++;
+	return size;
+}
+
+/*
+ * What is at @p when it is not a record: a text line, counted, or a byte of
+ * garbage. -1: the stream ends in a record cut short.
+ */
+static long not_record(struct run *r, const unsigned char *p, size_t left)
+{
+	size_t l = text_line(p, left, &r->c);
+
+	if (l)
+		return l;
+	if (left < HDR && !memchr(p, '\n', left)) {
+		r->truncated = 1;
+		return -1;
+	}
+	r->garbage++;
+	return 1;
+}
+
+/* MAJOR:MINOR [FROM_NS TO_NS] into @r: 0, or -1 when malformed. */
+static int parse_args(struct run *r, int argc, char **argv)
+{
+	unsigned int major, minor;
 
 	if (argc != 1 && argc != 2 && argc != 4)
-		return usage();
+		return -1;
 	if (argc > 1) {
 		if (sscanf(argv[1], "%u:%u", &major, &minor) != 2)
-			return usage();
-		dev = (int64_t)major << 20 | minor;
+			return -1;
+		r->dev = (int64_t)major << 20 | minor;
 	}
-	if (argc > 3 && (sscanf(argv[2], "%llu", &from_ns) != 1 ||
-			 sscanf(argv[3], "%llu", &to_ns) != 1))
+	if (argc > 3 && (sscanf(argv[2], "%llu", &r->from_ns) != 1 ||
+			 sscanf(argv[3], "%llu", &r->to_ns) != 1))
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = { .dev = -1, .to_ns = UINT64_MAX };
+	size_t len, off = 0;
+	unsigned char *buf;
+	long n;
+
+	if (parse_args(&r, argc, argv))
 		return usage();
+	buf = slurp(&len);
 	while (off < len) {
-		if (len - off >= HDR) {
-			memcpy(&t, buf + off, HDR);
-			if ((t.magic & 0xffffff00u) == MAGIC &&
-			    (t.magic & 0xff) != VERSION) {
-				fprintf(stderr, "blkrenum: record version %u at offset %zu, "
-					"only %u is known\n", t.magic & 0xff, off, VERSION);
-				bad_version = 1;
-				break;
-			}
-			if (t.magic == (MAGIC | VERSION) && t.cpu < MAX_CPUS &&
-			    t.pdu_len <= MAX_PDU) {
-				if (len - off < HDR + (size_t)t.pdu_len) {
-					truncated = 1;
-					break;
-				}
-				if (dev >= 0 && t.device != dev) {
-					off += HDR + t.pdu_len;
-					other_devs++;
-					continue;
-				}
-				if (t.time < from_ns || t.time > to_ns) {
-					off += HDR + t.pdu_len;
-					outside++;
-					continue;
-				}
-				if ((t.action & 0xffff) == TA_QUEUE)
-					same_sector += in_flight_at(t.sector, 1);
-				else if ((t.action & 0xffff) == TA_COMPLETE)
-					in_flight_at(t.sector, -1);
-				if (!seq[t.cpu])
-					ncpus++;
-				t.sequence = ++seq[t.cpu];
-				memcpy(buf + off, &t, HDR);
-				if (fwrite(buf + off, HDR + t.pdu_len, 1, stdout) != 1) {
-					perror("blkrenum: write");
-					return 1;
-				}
-				off += HDR + t.pdu_len;
-				records++;
-				continue;
-			}
-		}
-		l = text_line(buf + off, len - off, &c);
-		if (l) {
-			off += l;
-			continue;
-		}
-		if (len - off < HDR && !memchr(buf + off, '\n', len - off)) {
-			truncated = 1;
+		n = one_record(&r, buf + off, len - off, off);
+		if (!n)
+			n = not_record(&r, buf + off, len - off);
+		if (n < 0)
 			break;
-		}
-		off++;
-		garbage++;
+		off += n;
 	}
+	if (r.write_failed)
+		return 1;
 	if (fflush(stdout)) {
 		perror("blkrenum: write");
 		return 1;
@@ -230,8 +270,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "records=%llu\ncpus=%d\nlost_events=%llu\nlost_lines=%llu\n"
 		"lost_unknown=%llu\nother_events=%llu\nother_devices=%llu\n"
 		"outside_window=%llu\nsame_sector=%llu\ngarbage_bytes=%llu\n"
-		"truncated=%d\n", records, ncpus, c.lost, c.lost_lines,
-		c.lost_unknown, c.other, other_devs, outside, same_sector, garbage,
-		truncated);
-	return bad_version;
+		"truncated=%d\n", r.records, r.ncpus, r.c.lost, r.c.lost_lines,
+		r.c.lost_unknown, r.c.other, r.other_devs, r.outside,
+		r.same_sector, r.garbage, r.truncated);
+	return r.bad_version;
 }
