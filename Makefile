@@ -184,7 +184,7 @@ $(OUTPUT)/depth-race: tests/tools/depth-race.c $(OUTPUT)/checks.skel.h $(OUTPUT)
 
 $(SIMDISK): tests/simdisk/simdisk.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(FUSE_CFLAGS) $< $(LDFLAGS) $(FUSE_LIBS) -pthread -o $@
+	$(Q)$(CC) $(CFLAGS) $(FUSE_CFLAGS) $< $(LDFLAGS) $(FUSE_LIBS) -lm -pthread -o $@
 
 # libFuzzer targets for the parsers that take outside input (tests/fuzz).
 FUZZERS := $(OUTPUT)/fuzz_http $(OUTPUT)/fuzz_args

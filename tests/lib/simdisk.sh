@@ -31,7 +31,10 @@
 # bucket of SIMDISK_BURST tokens (default 1), as simdisk -i and -B;
 # SIMDISK_SLOW=N:US makes every Nth request US microseconds slower (-x);
 # SIMDISK_FSYNC=US makes a flush a request of US microseconds, logged as
-# op F (-f; without it a flush is answered at once and not logged).
+# op F (-f; without it a flush is answered at once and not logged);
+# SIMDISK_SEEK=MIN_US:MAX_US gives each unit an arm that seeks (-S);
+# SIMDISK_STORE=1 makes the disk hold what is written (-m), so that a file
+# system lives on it.
 #
 # What the daemon logged is what the tests measure truestat against: per
 # request its arrival A and reply R (CLOCK_MONOTONIC, as truestat's), which
@@ -40,7 +43,7 @@
 # helpers (simdisk_py):
 #	sd_read(path, skip, upto)	the log's requests [skip:upto] as tuples
 #					(A, start, finish, R, op, offset, bytes,
-#					unit, sent, seq, token)
+#					unit, sent, seq, token, seek)
 #	sd_params(path)			the parameters the daemon logged in its
 #					first line (units, service_ns, iops,
 #					interval_ns, burst, ...), as a dict
@@ -91,6 +94,7 @@ simdisk_up() {
 	"$SIMDISK_BIN" -k "$k" -s "$s" -z "$size" ${SIMDISK_BW:+-b "$SIMDISK_BW"} \
 		${SIMDISK_IOPS:+-i "$SIMDISK_IOPS"} ${SIMDISK_BURST:+-B "$SIMDISK_BURST"} \
 		${SIMDISK_SLOW:+-x "$SIMDISK_SLOW"} ${SIMDISK_FSYNC:+-f "$SIMDISK_FSYNC"} \
+		${SIMDISK_SEEK:+-S "$SIMDISK_SEEK"} ${SIMDISK_STORE:+-m} \
 		-l "$SIMDISK_LOG" "$SIMDISK_MNT" 2>"$SIMDISK_DIR/stderr" &
 	SIMDISK_PID=$!
 	wait_for "$SIMDISK_PID" 5 mountpoint -q "$SIMDISK_MNT" || true
@@ -176,7 +180,8 @@ def sd_read(path, skip=0, upto=None):
         x = l.split()
         out.append((int(x[0]), int(x[1]), int(x[2]), int(x[3]), x[4], int(x[5]),
                     int(x[6]), int(x[7]), int(x[8]), int(x[9]),
-                    int(x[10]) if len(x) > 10 else int(x[0])))
+                    int(x[10]) if len(x) > 10 else int(x[0]),
+                    int(x[11]) if len(x) > 11 else 0))
     return out[skip:upto]
 
 def sd_sweep_min_age_ns():
@@ -213,19 +218,26 @@ def sd_params(path):
 def sd_replay(path, K, S, Bps=0):
     # the model: in arrival order, the unit free first (the lowest on a tie)
     # starts the request at max(token, free), for S (+ bytes / Bps; a
-    # flush, op F, for the log's fsync_ns); the
+    # flush, op F, for the log's fsync_ns; + the seek from the end of the
+    # unit's last request, with the log's seek_min_ns and seek_max_ns); the
     # token is the arrival, or with a bucket (its parameters from the log)
     # TAT - (burst - 1) x interval if later, and TAT = max(TAT, start) +
     # interval after
     prm = sd_params(path)
     iv, burst = prm.get('interval_ns', 0) if prm.get('iops') else 0, prm.get('burst', 1)
-    free, bad, tat = [0] * K, set(), 0
+    free, head, bad, tat = [0] * K, [0] * K, set(), 0
     for x in sorted(sd_read(path), key=lambda x: x[9]):
         u = min(range(K), key=lambda i: (free[i], i))
         tok = max(x[0], tat - (burst - 1) * iv) if iv else x[0]
         st = max(tok, free[u])
-        fin = st + (prm['fsync_ns'] if x[4] == 'F' else S) + (x[6] * 1000000000 // Bps if Bps else 0)
-        if (x[7], x[1], x[2], x[10]) != (u, st, fin, tok) or x[3] < x[2]:
+        seek = 0
+        if prm.get('seek_max_ns') and x[4] != 'F':
+            d = abs(x[5] - head[u])
+            head[u] = x[5] + x[6]
+            lo, hi = prm['seek_min_ns'], prm['seek_max_ns']
+            seek = lo + int((hi - lo) * math.sqrt(d / prm['size'])) if d else 0
+        fin = st + seek + (prm['fsync_ns'] if x[4] == 'F' else S) + (x[6] * 1000000000 // Bps if Bps else 0)
+        if (x[7], x[1], x[2], x[10], x[11]) != (u, st, fin, tok, seek) or x[3] < x[2]:
             bad.add(x[9])
         free[u] = fin
         if iv:

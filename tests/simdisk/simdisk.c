@@ -4,9 +4,21 @@
  *
  * Each read or write is served by the first of K units to become free, in
  * arrival order, and completes S microseconds after it starts (plus
- * size / bandwidth when -b is given). Reads return zeros; writes are
- * discarded. A loop device with --direct-io=on on the file makes a block
- * device of it (tests/lib/simdisk.sh).
+ * size / bandwidth when -b is given). Reads return zeros and writes are
+ * discarded, unless -m: then the disk holds what is written (in memory,
+ * pages taken as they are first written: a disk of some GiB that holds a
+ * file system costs what the file system wrote), and a read returns it. A
+ * loop device with --direct-io=on on the file makes a block device of it
+ * (tests/lib/simdisk.sh).
+ *
+ * With -S MIN_US:MAX_US each unit is a disk arm: a request that does not
+ * begin where the unit's previous request ended (its head, 0 at first)
+ * seeks first, for
+ *	seek = MIN + (MAX - MIN) x sqrt(distance / disk size)
+ * (distance in bytes: MIN for the nearest track, MAX across the whole
+ * disk; the square root of a seek's acceleration and coasting), and its
+ * service is S + seek (+ size / bandwidth): S stands for settling and
+ * rotation. A flush does not move the head.
  *
  * With -i N the disk is also capped at N requests per second, as a cloud
  * volume with provisioned IOPS is: a token bucket of -B tokens (default 1)
@@ -33,11 +45,12 @@
  * known cost. Without -f an fsync is answered at once and not logged.
  *
  * usage: simdisk [-k UNITS] [-s SERVICE_US] [-b MB_PER_S] [-i IOPS [-B BURST]]
- *                [-x N:US] [-f FSYNC_US] [-z SIZE_MB] [-l LOG] MOUNTPOINT
+ *                [-x N:US] [-f FSYNC_US] [-S MIN_US:MAX_US] [-m] [-z SIZE_MB]
+ *                [-l LOG] MOUNTPOINT
  *
  * The log has one line per request, in CLOCK_MONOTONIC ns (the clock of
  * bpf_ktime_get_ns), written within about 20 ms of its reply:
- *	arrival start finish reply op offset bytes unit sent seq token
+ *	arrival start finish reply op offset bytes unit sent seq token seek
  * arrival: the daemon received it; start/finish: the model's times;
  * reply: when the reply began (finish plus the timer's lateness), before
  * the write to /dev/fuse that lets the kernel complete the request;
@@ -46,8 +59,10 @@
  * request is missing (the lines are in reply order); token: when the
  * bucket let it start, so token - arrival is how long it waited for a
  * token and start - token how long for a unit (token is the arrival
- * without -i). The first line gives the parameters, the bucket's interval
- * and burst among them, and fsync_ns (-1: no -f). So the log holds what
+ * without -i); seek: the ns of the request's seek (0 without -S). The
+ * first line gives the parameters, the bucket's interval and burst among
+ * them, fsync_ns (-1: no -f), seek_min_ns and seek_max_ns (0: no -S),
+ * store (1: -m) and size (bytes). So the log holds what
  * the device did, and the tests take their tolerances from it:
  * arrival..reply lies inside the block layer's issue..completion.
  */
@@ -56,11 +71,13 @@
 #include <errno.h>
 #include <fuse_lowlevel.h>
 #include <pthread.h>
+#include <math.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,6 +99,7 @@ struct pending {
 	uint64_t off;
 	uint64_t seq;
 	uint64_t token;
+	uint64_t seek;
 	uint32_t bytes;
 	uint16_t unit;
 	char op;
@@ -103,6 +121,9 @@ static struct {
 	uint64_t slow_every;	/* -x: every Nth request, 0: none */
 	uint64_t slow_extra_ns;	/* takes this much more */
 	int64_t fsync_ns;	/* -f: a flush's service, -1: answered at once */
+	uint64_t seek_min_ns;	/* -S: the nearest seek, 0: no seeks */
+	uint64_t seek_max_ns;	/* the seek across the whole disk */
+	int store;		/* -m: the disk holds what is written */
 	uint64_t size;
 	const char *log_path;
 	const char *mountpoint;
@@ -110,6 +131,8 @@ static struct {
 	    .fsync_ns = -1 };
 
 static uint64_t *unit_free;	/* when each unit is next free */
+static uint64_t *unit_head;	/* where each unit's last request ended */
+static unsigned char *data;	/* -m: the disk's bytes */
 static uint64_t next_seq;
 static uint64_t tat;		/* the bucket: when its next token is due */
 static struct vec heap;		/* pending replies, earliest finish first */
@@ -118,7 +141,7 @@ static pthread_mutex_t lock;	/* priority inheritance: see init_state */
 static pthread_cond_t wake;
 static pthread_cond_t log_wake;
 static int stopping;
-static FILE *logf;
+static FILE *log_file;
 static char zeros[ZERO_BYTES];
 
 static uint64_t now_ns(void)
@@ -208,6 +231,21 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* -S: the seek of @p from the head of unit @u, which moves to its end. */
+static uint64_t seek_ns(const struct pending *p, unsigned int u)
+{
+	uint64_t from = unit_head[u], d;
+
+	if (!cfg.seek_max_ns || p->op == 'F')
+		return 0;
+	unit_head[u] = p->off + p->bytes;
+	d = p->off > from ? p->off - from : from - p->off;
+	if (!d)
+		return 0;
+	return cfg.seek_min_ns + (uint64_t)((double)(cfg.seek_max_ns - cfg.seek_min_ns) *
+					    sqrt((double)d / (double)cfg.size));
+}
+
 /*
  * The first unit to become free (the lowest on a tie) takes the request,
  * once its token is ready.
@@ -230,7 +268,9 @@ static void schedule(struct pending *p)
 	p->start = max_u64(p->token, unit_free[best]);
 	if (cfg.iops)
 		tat = max_u64(tat, p->start) + cfg.interval_ns;
-	p->finish = p->start + (p->op == 'F' ? (uint64_t)cfg.fsync_ns : cfg.service_ns);
+	p->seek = seek_ns(p, best);
+	p->finish = p->start + p->seek +
+		    (p->op == 'F' ? (uint64_t)cfg.fsync_ns : cfg.service_ns);
 	if (cfg.slow_every && p->seq % cfg.slow_every == cfg.slow_every - 1)
 		p->finish += cfg.slow_extra_ns;
 	if (cfg.bytes_per_s)
@@ -238,7 +278,8 @@ static void schedule(struct pending *p)
 	unit_free[best] = p->finish;
 }
 
-static void submit(fuse_req_t req, char op, size_t size, off_t off)
+static void submit(fuse_req_t req, char op, const char *buf, size_t size,
+		   off_t off)
 {
 	struct pending p = { .req = req, .op = op, .off = off };
 
@@ -250,6 +291,8 @@ static void submit(fuse_req_t req, char op, size_t size, off_t off)
 	if (op == 'R' && size > ZERO_BYTES)
 		size = ZERO_BYTES;
 	p.bytes = size;
+	if (op == 'W' && data)
+		memcpy(data + off, buf, size);
 	pthread_mutex_lock(&lock);
 	p.seq = next_seq++;
 	schedule(&p);
@@ -263,7 +306,8 @@ static void reply(struct pending *p)
 {
 	p->reply = now_ns();
 	if (p->op == 'R')
-		fuse_reply_buf(p->req, zeros, p->bytes);
+		fuse_reply_buf(p->req, data ? (char *)data + p->off : zeros,
+			       p->bytes);
 	else if (p->op == 'F')
 		fuse_reply_err(p->req, 0);
 	else
@@ -320,7 +364,7 @@ static void write_log(const struct vec *q)
 	for (i = 0; i < q->n; i++) {
 		const struct pending *p = &q->v[i];
 
-		fprintf(logf, "%llu %llu %llu %llu %c %llu %u %u %llu %llu %llu\n",
+		fprintf(log_file, "%llu %llu %llu %llu %c %llu %u %u %llu %llu %llu %llu\n",
 			(unsigned long long)p->arrival,
 			(unsigned long long)p->start,
 			(unsigned long long)p->finish,
@@ -328,9 +372,10 @@ static void write_log(const struct vec *q)
 			(unsigned long long)p->off, p->bytes, p->unit,
 			(unsigned long long)p->sent,
 			(unsigned long long)p->seq,
-			(unsigned long long)p->token);
+			(unsigned long long)p->token,
+			(unsigned long long)p->seek);
 	}
-	fflush(logf);
+	fflush(log_file);
 }
 
 /* Writes the log every 20 ms, away from the timer thread. */
@@ -424,13 +469,13 @@ static void sd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void sd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	submit(req, 'R', size, off);
+	submit(req, 'R', NULL, size, off);
 }
 
 static void sd_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	submit(req, 'W', size, off);
+	submit(req, 'W', buf, size, off);
 }
 
 static void sd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
@@ -439,7 +484,7 @@ static void sd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	if (cfg.fsync_ns < 0)
 		fuse_reply_err(req, 0);
 	else
-		submit(req, 'F', 0, 0);
+		submit(req, 'F', NULL, 0, 0);
 }
 
 static const struct fuse_lowlevel_ops sd_ops = {
@@ -456,7 +501,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: simdisk [-k UNITS] [-s SERVICE_US] "
 			"[-b MB_PER_S] [-i IOPS [-B BURST]] [-x N:US] [-f FSYNC_US] "
-			"[-z SIZE_MB] [-l LOG] MOUNTPOINT\n");
+			"[-S MIN_US:MAX_US] [-m] [-z SIZE_MB] [-l LOG] MOUNTPOINT\n");
 	exit(2);
 }
 
@@ -472,23 +517,23 @@ static uint64_t number(const char *s, uint64_t min)
 	return v;
 }
 
-/* -x N:US */
-static void slow_every(char *arg)
+/* A:B (-x N:US, -S MIN_US:MAX_US): A at least @min_a, B at least 1. */
+static void pair(char *arg, uint64_t min_a, uint64_t *a, uint64_t *b)
 {
 	char *colon = strchr(arg, ':');
 
 	if (!colon)
 		usage();
 	*colon = 0;
-	cfg.slow_every = number(arg, 1);
-	cfg.slow_extra_ns = number(colon + 1, 1) * 1000;
+	*a = number(arg, min_a);
+	*b = number(colon + 1, 1);
 }
 
 static void parse(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "k:s:b:i:B:x:f:z:l:")) != -1) {
+	while ((c = getopt(argc, argv, "k:s:b:i:B:x:f:S:mz:l:")) != -1) {
 		switch (c) {
 		case 'k':
 			cfg.units = number(optarg, 1);
@@ -506,10 +551,19 @@ static void parse(int argc, char **argv)
 			cfg.burst = number(optarg, 1);
 			break;
 		case 'x':
-			slow_every(optarg);
+			pair(optarg, 1, &cfg.slow_every, &cfg.slow_extra_ns);
+			cfg.slow_extra_ns *= 1000;
 			break;
 		case 'f':
 			cfg.fsync_ns = number(optarg, 0) * 1000;
+			break;
+		case 'S':
+			pair(optarg, 0, &cfg.seek_min_ns, &cfg.seek_max_ns);
+			cfg.seek_min_ns *= 1000;
+			cfg.seek_max_ns *= 1000;
+			break;
+		case 'm':
+			cfg.store = 1;
 			break;
 		case 'z':
 			cfg.size = number(optarg, 1) << 20;
@@ -522,7 +576,8 @@ static void parse(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || cfg.units > 65535 ||
-	    cfg.iops > 1000000000 || cfg.burst > 1000000)
+	    cfg.iops > 1000000000 || cfg.burst > 1000000 ||
+	    cfg.seek_min_ns > cfg.seek_max_ns)
 		usage();
 	if (cfg.iops)
 		cfg.interval_ns = 1000000000ull / cfg.iops;
@@ -535,12 +590,20 @@ static int init_state(void)
 	pthread_mutexattr_t ma;
 
 	unit_free = calloc(cfg.units, sizeof(*unit_free));
-	logf = fopen(cfg.log_path ? cfg.log_path : "/dev/null", "w");
-	if (!unit_free || !logf) {
+	unit_head = calloc(cfg.units, sizeof(*unit_head));
+	log_file = fopen(cfg.log_path ? cfg.log_path : "/dev/null", "w");
+	if (cfg.store) {
+		/* anonymous: zeros until written, memory only where written */
+		data = mmap(NULL, cfg.size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (data == MAP_FAILED)
+			data = NULL;
+	}
+	if (!unit_free || !unit_head || !log_file || (cfg.store && !data)) {
 		perror("simdisk");
 		return -1;
 	}
-	fprintf(logf, "# units %u service_ns %llu bytes_per_s %llu iops %llu interval_ns %llu burst %llu slow_every %llu slow_extra_ns %llu fsync_ns %lld\n",
+	fprintf(log_file, "# units %u service_ns %llu bytes_per_s %llu iops %llu interval_ns %llu burst %llu slow_every %llu slow_extra_ns %llu fsync_ns %lld seek_min_ns %llu seek_max_ns %llu store %d size %llu\n",
 		cfg.units, (unsigned long long)cfg.service_ns,
 		(unsigned long long)cfg.bytes_per_s,
 		(unsigned long long)cfg.iops,
@@ -548,9 +611,12 @@ static int init_state(void)
 		(unsigned long long)cfg.burst,
 		(unsigned long long)cfg.slow_every,
 		(unsigned long long)cfg.slow_extra_ns,
-		(long long)cfg.fsync_ns);
-	fprintf(logf, "# arrival start finish reply op offset bytes unit sent seq token\n");
-	fflush(logf);
+		(long long)cfg.fsync_ns,
+		(unsigned long long)cfg.seek_min_ns,
+		(unsigned long long)cfg.seek_max_ns, cfg.store,
+		(unsigned long long)cfg.size);
+	fprintf(log_file, "# arrival start finish reply op offset bytes unit sent seq token seek\n");
+	fflush(log_file);
 	/* the log thread runs at normal priority and must not hold up the
 	 * timer thread when it is preempted holding the lock */
 	pthread_mutexattr_init(&ma);
@@ -583,7 +649,7 @@ static int serve(struct fuse_session *se)
 	pthread_mutex_unlock(&lock);
 	pthread_join(timer, NULL);
 	pthread_join(logger, NULL);
-	fclose(logf);
+	fclose(log_file);
 	return ret;
 }
 
