@@ -62,11 +62,7 @@ done
 }
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
-[[ -c /dev/fuse ]] || die 1 "no FUSE: /dev/fuse is missing (modprobe fuse; a container needs --device /dev/fuse)"
-[[ -c /dev/loop-control ]] || compgen -G '/dev/loop[0-9]*' >/dev/null ||
-	die 1 "cannot create loop devices: no /dev/loop-control and no /dev/loopN (modprobe loop)"
-# a free one (made now if need be): the one error FUSE cannot explain later
-err=$(losetup -f 2>&1 >/dev/null) || die 1 "cannot create loop devices: ${err:-losetup -f failed}"
+need_fuse_and_loop
 
 "$ROOT/scripts/deps.sh" --demo
 sd_make=${SIMDISK:-.output/simdisk}	# make demo passes its own

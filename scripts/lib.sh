@@ -12,6 +12,8 @@
 #	opt_decimal OPT VALUE TEXT	a decimal number (5, 0.5), or exit 2
 #	need_cmd CMD [WHERE]	CMD on PATH, or exit 1 saying where it is from
 #	need_root WHY		root, or exit 1 saying why it is needed
+#	need_fuse_and_loop	FUSE and a free loop device, or exit 1 saying
+#				which is missing (the simulated disk's needs)
 #	find_truestat		$TRUESTAT: the one built beside scripts/, else
 #				$TRUESTAT, else the one on PATH; or exit 1
 #	last_error FILE...	the last line that says something (not blank,
@@ -67,6 +69,15 @@ need_cmd() {
 
 need_root() {
 	((EUID == 0)) || die 1 "needs root ($1)"
+}
+
+need_fuse_and_loop() {
+	local err
+	[[ -c /dev/fuse ]] || die 1 "no FUSE: /dev/fuse is missing (modprobe fuse; a container needs --device /dev/fuse)"
+	[[ -c /dev/loop-control ]] || compgen -G '/dev/loop[0-9]*' >/dev/null ||
+		die 1 "cannot create loop devices: no /dev/loop-control and no /dev/loopN (modprobe loop)"
+	# a free one (made now if need be): the one error FUSE cannot explain later
+	err=$(losetup -f 2>&1 >/dev/null) || die 1 "cannot create loop devices: ${err:-losetup -f failed}"
 }
 
 # find_truestat: a script run from the source tree measures the truestat

@@ -34,39 +34,7 @@ need fio python3 fusermount3 setpriv unshare bpftool
 
 keep=$(mktemp -d /tmp/truestat-test.demo.XXXXXX)
 on_exit "rm -rf '$keep'"
-ts_progs_before=$(bpftool prog show 2>/dev/null | awk '/ name ts_/ { print $1 }' | tr -d : | paste -sd ' ')
-
-# left_behind WHERE: what a demo run that wrote WHERE (--keep) left
-left_behind() {
-	local -A w
-	local k v ids i
-	while IFS='=' read -r k v; do w[$k]=$v; done <"$1"
-	[[ ! -e ${w[tmp]} ]] || echo "its temporary directory ${w[tmp]}"
-	[[ ! -e ${w[simdisk_dir]} ]] || echo "the simulated disk's directory ${w[simdisk_dir]}"
-	! grep -qs " ${w[simdisk_mnt]} " /proc/mounts || echo "the FUSE mount ${w[simdisk_mnt]}"
-	! losetup -l -n -O BACK-FILE 2>/dev/null | grep -qF "${w[simdisk_dir]}" ||
-		echo "a loop device on ${w[simdisk_dir]}/mnt/disk"
-	[[ $(cat "/proc/${w[simdisk_pid]}/comm" 2>/dev/null) != simdisk ]] ||
-		echo "the simdisk daemon (pid ${w[simdisk_pid]})"
-	[[ $(cat "/proc/${w[truestat_pid]}/comm" 2>/dev/null) != truestat ]] ||
-		echo "truestat (pid ${w[truestat_pid]})"
-	! pgrep -f "filename=/dev/${w[loop]} " >/dev/null || echo "fio on ${w[loop]}"
-	# ts_ programs that were not there before and that no running process
-	# holds (a truestat of someone else's holds its own); the kernel frees
-	# a program after an RCU grace period once its last holder is gone
-	for ((i = 0; i < $(rcu_freed_within) * 10; i++)); do
-		ids=$(bpftool -j prog show 2>/dev/null | python3 -c "
-import json, sys
-before = set('$ts_progs_before'.split())
-print(' '.join(str(p['id']) for p in json.load(sys.stdin)
-               if p.get('name', '').startswith('ts_') and str(p['id']) not in before
-               and not [x for x in p.get('pids', []) if x['pid'] != ${w[truestat_pid]}]))")
-		[[ -n $ids ]] || break
-		sleep 0.1
-	done
-	[[ -z $ids ]] || echo "BPF programs $ids"
-	return 0
-}
+simdisk_left_before
 
 # 1. the whole demo, through make
 t0=$EPOCHREALTIME
@@ -79,7 +47,7 @@ secs=$(python3 -c "print('%.1f' % ($t1 - $t0))")
 check demo_exit "$rc" "make demo ended with status $rc"
 # how long it took depends on the host: a figure, not a check
 echo "# make demo took $secs s (the README promises under a minute)"
-left=$(left_behind "$keep/where" 2>&1 || true)
+left=$(simdisk_left_behind "$keep/where" 2>&1 || true)
 check demo_left "$([[ -z $left ]]; echo $?)" "nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
 ((rc == 0)) || { finish; exit 1; }
 
@@ -218,48 +186,20 @@ print('verdict', int(not ok), '-D: effective parallelism %s, the disk has %d uni
 
 # 2. Ctrl-C during the first run: status 130 (or make's), nothing left
 kc=$keep/ctrl-c
-set -m
-make -s -C "$TS_ROOT" demo DEMO_ARGS="--keep $kc" >"$keep.c.out" 2>&1 &
-pid=$!
-set +m
-on_exit "kill -9 -- -$pid"
-on_exit "rm -f '$keep.c.out'"
-for ((i = 0; i < 1200; i++)); do
-	grep -q '^ *1 |' "$keep.c.out" && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-kill -INT -- "-$pid"
-rc=0
-wait "$pid" || rc=$?
-left=$(left_behind "$kc/where" 2>&1 || true)
+interrupt_at '^ *1 |' "$keep.c.out" make -s -C "$TS_ROOT" demo DEMO_ARGS="--keep $kc"
+rc=$INT_RC
+left=$(simdisk_left_behind "$kc/where" 2>&1 || true)
 check ctrl_c "$( ((rc != 0)) && [[ -z $left ]]; echo $?)" \
 	"Ctrl-C after the first row: status $rc (non-zero), nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
 
 # 3. bad input: one line on stderr, none on stdout, status 1
-# bad NAME WHAT CMD...: CMD must refuse with one line that names WHAT
-bad() {
-	local name=$1 what=$2 rc=0 o e
-	shift 2
-	o=$(mktemp /tmp/truestat-test.XXXXXX)
-	e=$(mktemp /tmp/truestat-test.XXXXXX)
-	on_exit "rm -f $o $e"
-	"$@" >"$o" 2>"$e" || rc=$?
-	check "$name" "$( ((rc == 1)) && [[ ! -s $o && $(wc -l <"$e") == 1 ]] && grep -q "$what" "$e"; echo $?)" \
-		"status $rc, $(wc -l <"$e") line: $(head -1 "$e")"
-}
 # not root: a copy anyone can read, as this tree may not be
-pub=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf '$pub'"
-mkdir "$pub/scripts"
-cp "$TS_ROOT/scripts/demo.sh" "$pub/scripts/"
-chmod -R a+rX "$pub"
-bad not_root "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups "$pub/scripts/demo.sh"
-rm -rf "$pub"
+public_copy demo.sh
+check_refuses not_root "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups "$PUBLIC"
 # no FUSE, no loop devices: hidden in a mount namespace of its own
 empty=$(mktemp /tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$empty'"
-bad no_fuse "FUSE" unshare -m sh -c "mount --bind $empty /dev/fuse && exec $TS_ROOT/scripts/demo.sh"
-bad no_loop "loop devices" unshare -m sh -c \
+check_refuses no_fuse "FUSE" unshare -m sh -c "mount --bind $empty /dev/fuse && exec $TS_ROOT/scripts/demo.sh"
+check_refuses no_loop "loop devices" unshare -m sh -c \
 	"for f in /dev/loop-control /dev/loop[0-9]*; do mount --bind $empty \$f || exit 9; done; exec $TS_ROOT/scripts/demo.sh"
 finish

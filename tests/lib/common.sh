@@ -27,6 +27,15 @@
 #	check_cmd NAME MSG CMD	the same, passing when CMD succeeds
 #	check_lines		"NAME RC MSG" lines on stdin, each a check; a
 #				line starting with # is printed, a figure
+#	check_refuses NAME WHAT CMD...	CMD refuses: status 1, nothing on
+#				stdout, one line on stderr that names WHAT
+#	public_copy SCRIPT	a copy of scripts/SCRIPT anyone can read (this
+#				tree may not be), for a run as nobody: its path
+#				in $PUBLIC (not in $(...): cleanup is registered)
+#	interrupt_at PATTERN OUT CMD...	CMD in a process group of its own,
+#				its output to OUT; once OUT holds PATTERN (or
+#				CMD ended), SIGINT to the group: its status in
+#				INT_RC
 #	finish			print the verdict; exit 0 only if every check passed
 #
 # Every test sources this with `set -euo pipefail`; cleanup() runs on any exit
@@ -343,6 +352,46 @@ def little(name, depth, span_ms, summed, n, unseen, slowest, what='service'):
     print(name, int(not lo <= area <= hi), 'depth x time %.3f ms in [%.3f, %.3f]: %s summed %.3f ms (%d), '
           'reordered %.3f ms, %d unseen x the slowest' % (area, lo, hi, what, summed, n, depth['reordered_ms'], unseen))
 $1" "${@:2}"
+}
+
+check_refuses() {
+	local name=$1 what=$2 rc=0 o e
+	shift 2
+	o=$(mktemp /tmp/truestat-test.XXXXXX)
+	e=$(mktemp /tmp/truestat-test.XXXXXX)
+	on_exit "rm -f $o $e"
+	"$@" >"$o" 2>"$e" || rc=$?
+	check "$name" "$( ((rc == 1)) && [[ ! -s $o && $(wc -l <"$e") == 1 ]] && grep -q "$what" "$e"; echo $?)" \
+		"status $rc, $(wc -l <"$e") line: $(head -1 "$e")"
+}
+
+public_copy() {
+	local pub
+	pub=$(mktemp -d /tmp/truestat-test.XXXXXX)
+	on_exit "rm -rf '$pub'"
+	mkdir "$pub/scripts"
+	cp "$TS_ROOT/scripts/$1" "$pub/scripts/"
+	chmod -R a+rX "$pub"
+	PUBLIC=$pub/scripts/$1
+}
+
+interrupt_at() {
+	local pattern=$1 out=$2 pid i
+	shift 2
+	set -m
+	"$@" >"$out" 2>&1 &
+	pid=$!
+	set +m
+	on_exit "kill -9 -- -$pid"
+	on_exit "rm -f '$out'"
+	for ((i = 0; i < 1200; i++)); do
+		grep -q -- "$pattern" "$out" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -INT -- "-$pid"
+	INT_RC=0
+	wait "$pid" || INT_RC=$?
 }
 
 finish() {

@@ -21,6 +21,10 @@
 #	simdisk_save PREFIX	simdisk_sync; the requests since simdisk_mark
 #				to PREFIX.log, the whole log (its first line
 #				the parameters) to PREFIX.full
+#	simdisk_left_before	remember the BPF programs there now, for:
+#	simdisk_left_behind WHERE	what a script that set up a simulated disk
+#				(make demo, scripts/investigate.sh) and wrote
+#				WHERE (--keep) left behind, a line each
 #	simdisk_py SCRIPT	py (common.sh) with the helpers below preloaded
 #	simdisk_judge NAME SCRIPT	its "NAME RC MESSAGE" lines as checks; a
 #				script that fails is a failed check
@@ -118,6 +122,47 @@ simdisk_up() {
 	echo none >"/sys/block/$SIMDISK_LOOP/queue/scheduler"
 	echo 127 >"/sys/block/$SIMDISK_LOOP/queue/nr_requests"
 	echo 128 >"/sys/block/$SIMDISK_LOOP/queue/nr_requests"
+}
+
+_LEFT_PROGS=
+simdisk_left_before() {
+	_LEFT_PROGS=$(bpftool prog show 2>/dev/null | awk '/ name ts_/ { print $1 }' | tr -d : | paste -sd ' ')
+}
+
+# WHERE holds tmp, simdisk_dir, simdisk_mnt, simdisk_pid, loop, and
+# truestat_pid when one truestat ran throughout
+simdisk_left_behind() {
+	local -A w
+	local k v ids i
+	while IFS='=' read -r k v; do w[$k]=$v; done <"$1"
+	[[ ! -e ${w[tmp]} ]] || echo "its temporary directory ${w[tmp]}"
+	! grep -qs " ${w[tmp]}/" /proc/mounts || echo "a mount under ${w[tmp]}"
+	[[ ! -e ${w[simdisk_dir]} ]] || echo "the simulated disk's directory ${w[simdisk_dir]}"
+	! grep -qs " ${w[simdisk_mnt]} " /proc/mounts || echo "the FUSE mount ${w[simdisk_mnt]}"
+	! losetup -l -n -O BACK-FILE 2>/dev/null | grep -qF "${w[simdisk_dir]}" ||
+		echo "a loop device on ${w[simdisk_dir]}/mnt/disk"
+	[[ $(cat "/proc/${w[simdisk_pid]}/comm" 2>/dev/null) != simdisk ]] ||
+		echo "the simdisk daemon (pid ${w[simdisk_pid]})"
+	[[ $(cat "/proc/${w[truestat_pid]:-0}/comm" 2>/dev/null) != truestat ]] ||
+		echo "truestat (pid ${w[truestat_pid]})"
+	! pgrep -f "truestat .*-d ${w[loop]}( |\$)" >/dev/null || echo "truestat on ${w[loop]}"
+	! pgrep -f "filename=/dev/${w[loop]} " >/dev/null || echo "fio on ${w[loop]}"
+	! pgrep -x sysbench >/dev/null || echo "sysbench"
+	# ts_ programs that were not there before and that no running process
+	# holds (a truestat of someone else's holds its own); the kernel frees
+	# a program after an RCU grace period once its last holder is gone
+	for ((i = 0; i < $(rcu_freed_within) * 10; i++)); do
+		ids=$(bpftool -j prog show 2>/dev/null | python3 -c "
+import json, sys
+before = set('$_LEFT_PROGS'.split())
+print(' '.join(str(p['id']) for p in json.load(sys.stdin)
+               if p.get('name', '').startswith('ts_') and str(p['id']) not in before
+               and not [x for x in p.get('pids', []) if x['pid'] != ${w[truestat_pid]:-0}]))")
+		[[ -n $ids ]] || break
+		sleep 0.1
+	done
+	[[ -z $ids ]] || echo "BPF programs $ids"
+	return 0
 }
 
 simdisk_sync() {
