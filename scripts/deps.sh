@@ -26,11 +26,12 @@ test_only() {
 	c=$(clang_major)
 	c=${c:-14}
 	# unit tests, fuzzers; the tools compared with (scripts/compare.sh,
-	# 12-witness, 68-compare); the exporter; schema, man page, SVG; disks
+	# 12-witness, 68-compare) and the investigation make test runs; the
+	# exporter; schema, man page, SVG; disks
 	# and file systems; the Debian package (89-package); bench/overhead.sh;
 	# the older kernels (tests/vm)
 	echo libcmocka-dev "libclang-rt-$c-dev" "libfuzzer-$c-dev" \
-		blktrace sysstat libbpf-tools \
+		blktrace sysstat libbpf-tools sysbench \
 		prometheus curl openssl \
 		python3-jsonschema groff-base libxml2-utils librsvg2-bin valgrind \
 		util-linux fdisk e2fsprogs dpkg-dev lintian \

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+"""scripts/investigate.sh's tables and conclusions, from what its steps kept.
+    investigate.py 004 TMP DEV THREADS...
+"""
+import json
+import re
+import sys
+
+import truestat_json as tj
+
+LIMIT_MS = 50.0
+
+
+def iostat(path, dev):
+    """iostat -dxy -o JSON's one report of DEV: r/s, w/s, await (both
+    directions, as sysstat 11 printed it), aqu-sz, %util."""
+    st = json.load(open(path))['sysstat']['hosts'][0]['statistics'][-1]
+    d = next(x for x in st['disk'] if x['disk_device'] == dev)
+    n = d['r/s'] + d['w/s']
+    wait = (d['r/s'] * d['r_await'] + d['w/s'] * d['w_await']) / n if n else 0.0
+    return dict(r=d['r/s'], w=d['w/s'], await_ms=wait, aqu=d['aqu-sz'], util=d['util'])
+
+
+def sysbench(path):
+    """sysbench fileio's latency: avg and 95th percentile (ms)."""
+    t = open(path).read()
+    avg = float(re.search(r'avg:\s+([0-9.]+)', t).group(1))
+    p95 = float(re.search(r'95th percentile:\s+([0-9.]+)', t).group(1))
+    return dict(avg_ms=avg, p95_ms=p95)
+
+
+def truestat(path, dev):
+    """truestat's totals of the step over reads and writes (as iostat's
+    r/s, w/s and await; flushes apart): IOPS, QUEUE, SERVICE and TOTAL
+    (means), and CONC."""
+    d = tj.device(tj.last_totals(path), dev)
+    rw = [d['ops'][k] for k in ('read', 'write') if k in d['ops']]
+    ios = sum(o['ios'] for o in rw)
+    queued = sum(o['queued_ios'] for o in rw)
+    mean = lambda key, n: sum(o[n] * (o[key] or 0) for o in rw) / max(sum(o[n] for o in rw), 1)
+    return dict(ios=ios, iops=sum(o['iops'] for o in rw), queue=mean('queue_ms', 'queued_ios'),
+                service=mean('service_ms', 'ios'), total=mean('total_ms', 'queued_ios'),
+                queued=queued, conc=d['concurrency']['mean'])
+
+
+def tipping(rows, key):
+    """The most threads whose KEY stays below LIMIT_MS there and at every
+    count below; None: not even one."""
+    best = None
+    for n, r in rows:
+        if r[key] >= LIMIT_MS:
+            break
+        best = n
+    return best
+
+
+def table_004(tmp, dev, threads):
+    rows = []
+    for n in threads:
+        s = 't%d' % n
+        rows.append((n, dict(sb=sysbench('%s/%s.out' % (tmp, s)),
+                             io=iostat('%s/%s.iostat' % (tmp, s), dev),
+                             ts=truestat('%s/%s.json' % (tmp, s), dev))))
+    print('         | sysbench     | iostat -x (sysstat)                  | truestat -j -H -D')
+    print('THREADS  | avg_ms p95_ms |    r/s    w/s  await  aqu-sz  %util | '
+          '  IOPS QUEUE_ms SERVICE_ms TOTAL_ms   CONC')
+    for n, r in rows:
+        sb, io, ts = r['sb'], r['io'], r['ts']
+        print('%7d  | %6.2f %6.2f | %6.1f %6.1f %6.2f %7.2f %6.1f | %6.1f %8.3f %10.3f %8.3f %6.2f'
+              % (n, sb['avg_ms'], sb['p95_ms'], io['r'], io['w'], io['await_ms'], io['aqu'],
+                 io['util'], ts['iops'], ts['queue'], ts['service'], ts['total'], ts['conc']))
+    return rows
+
+
+def knee_line(tmp):
+    """knee.sh's tipping point, as it printed it."""
+    for line in open(tmp + '/knee.out'):
+        if line.strip().startswith('tipping point:'):
+            return line.strip()
+    return 'tipping point: knee.sh printed none'
+
+
+def conclude_004(rows, knee):
+    one, last = rows[0][1], rows[-1]
+    busy = [(n, r['ts']) for n, r in rows if n >= 4]
+    ts_tip = tipping([(n, r['ts']) for n, r in rows], 'total')
+    io_tip = tipping([(n, r['io']) for n, r in rows], 'await_ms')
+    (n0, a), (n1, b) = busy[0], busy[-1]
+    slope = (b['total'] - a['total']) / (n1 - n0)
+    print()
+    print('knee.sh --max-latency 50 (fio random reads at depth 1, 2, 4, ..., then halving):')
+    print('  ' + knee)
+    print()
+    print('iostat: %%util %.0f%% from one thread on: the volume looks full before it is loaded;'
+          % one['io']['util'])
+    print('  await stays below %g ms up to %s threads.' % (LIMIT_MS, io_tip))
+    print('truestat: mean Q->C stays below %g ms up to %s threads (knee.sh: depth %s by p95).'
+          % (LIMIT_MS, ts_tip, re.sub(r'^tipping point: ([0-9]+).*', r'\1', knee.strip())))
+    print('  From %d threads on the volume completes %.0f to %.0f reads and writes a second, CONC'
+          % (n0, min(t['iops'] for _, t in busy), max(t['iops'] for _, t in busy)))
+    print('  follows the threads (%.1f at %d) and SERVICE with it, while QUEUE (the OS) stays below'
+          % (b['conc'], n1))
+    print('  %.3f ms: the requests wait inside the volume, each thread more adding %.2f ms.'
+          % (max(t['queue'] for _, t in busy), slope))
+    print('Conclusion: the limit is the volume\'s rate, about %.0f IOPS, not its 1 ms service time;'
+          % b['iops'])
+    print('  within %g ms it serves about %.0f clients; more only queue inside it.'
+          % (LIMIT_MS, LIMIT_MS / slope if slope > 0 else float('inf')))
+
+
+def main():
+    what, tmp, dev = sys.argv[1:4]
+    threads = [int(x) for x in sys.argv[4:]]
+    if what != '004':
+        sys.exit('investigate.py: no investigation %s' % what)
+    print('Investigation 004: a cloud volume\'s tipping point. A simulated volume capped at 1000 IOPS,')
+    print('4 units of 1 ms (tests/simdisk behind %s), ext4, sysbench fileio rndrw (2 reads to a write,' % dev)
+    print('4 KiB, direct I/O) with N threads; each row one step, iostat and truestat over it.')
+    print()
+    rows = table_004(tmp, dev, threads)
+    conclude_004(rows, knee_line(tmp))
+
+
+main()
