@@ -68,17 +68,18 @@ cleanup() {
 	done
 	_CLEANUP=()
 }
-# The files that on_exit's "rm -rf PATH" / "rm -f 'PATH'" would remove.
+# The files that on_exit's "rm -rf PATH..." / "rm -f 'PATH'" would remove.
 _keep_failed() {
 	local c path dest
 	[[ -n ${TS_KEEP_FAILED:-} ]] || return 0
 	dest=$TS_KEEP_FAILED/$(basename "$0" .sh).$$
 	for c in "${_CLEANUP[@]}"; do
-		[[ $c =~ ^rm\ -r?f\ \'?([^\' ]+)\'?$ ]] || continue
-		path=${BASH_REMATCH[1]}
-		mkdir -p "$dest" || return 0
-		(cd "${path%/*}" && find "${path##*/}" -type f -size -8M \
-			-exec cp -p --parents {} "$dest" \;) 2>/dev/null
+		[[ $c =~ ^rm\ -r?f\ ([^\;\&\|\$]+)$ ]] || continue
+		for path in ${BASH_REMATCH[1]//\'/}; do
+			mkdir -p "$dest" || return 0
+			(cd "${path%/*}" && find "${path##*/}" -type f -size -8M \
+				-exec cp -p --parents {} "$dest" \;) 2>/dev/null
+		done
 	done
 	echo "  # the failed test's files are in $dest"
 }
