@@ -14,9 +14,13 @@
 #include "devices.bpf.h"
 #include "bios.bpf.h"
 
-/* When the loader began attaching (bpf_ktime_get_ns' clock): a request
- * allocated before was in flight when tracing began. */
-__u64 trace_start_ns;
+/*
+ * When the issue program was attached (the loader stamps it, on
+ * bpf_ktime_get_ns' clock; never until then): a request allocated before
+ * it was in flight when tracing began, or issued while it attached, so its
+ * issue went unseen, and it was never counted in the depth.
+ */
+__u64 issue_traced_ns = ~0ULL;
 
 /*
  * TRUESTAT_TEST_MISS_EVERY: the completion program ignores one completion
@@ -50,12 +54,13 @@ static __always_inline void count_unissued(struct request *rq, u32 qid,
 }
 
 /*
- * A request allocated after tracing began and before device @st's claim
- * was done had its issue dropped (another CPU held the entry): its first
- * event found the claim under way, or raced the CPU that made it, so it may
- * even be older than the claim. One allocated before tracing began was in
- * flight then; one allocated after the claim was seen at its issue (or
- * counted there, the table full).
+ * A request allocated after the issue program was attached and before
+ * device @st's claim was done had its issue dropped (another CPU held the
+ * entry): its first event found the claim under way, or raced the CPU that
+ * made it, so it may even be older than the claim. One allocated before
+ * was in flight when tracing began or issued while it attached; one
+ * allocated after the claim was seen at its issue (or counted there, the
+ * table full).
  */
 static __always_inline bool issued_while_traced(struct request *rq,
 						const struct ts_dev_state *st,
@@ -68,7 +73,7 @@ static __always_inline bool issued_while_traced(struct request *rq,
 	 * yet (the claiming CPU can be held up between any two of its steps) */
 	if (claiming || done < st->claimed_ns)
 		done = ~0ULL;
-	return alloc_ns && alloc_ns >= trace_start_ns && alloc_ns <= done;
+	return alloc_ns && alloc_ns >= issue_traced_ns && alloc_ns <= done;
 }
 
 /* A request of a device being claimed elsewhere, missed: counted so. */

@@ -31,6 +31,7 @@ struct ts_tracer {
 	struct truestat_bpf *skel;
 	struct bpf_link *links[TS_MAX_LINKS];
 	int nlinks;
+	__u64 start_ns; /* when attaching began (CLOCK_MONOTONIC) */
 	struct bpf_link *remap; /* block_bio_remap, once stack_traced() */
 	unsigned int kdevs[TS_MAX_DEVS]; /* -d's disks and their stacks' */
 	int nkdevs;			 /* 0: every disk is traced */
@@ -427,6 +428,15 @@ static void add_name(char *buf, size_t len, const char *name)
 	snprintf(buf + used, len - used, " %s", name);
 }
 
+/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns, in ns. */
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 /*
  * Attaches the loaded programs in the order of include/hooks.def, all but
  * block_bio_remap's (follow_stacks).
@@ -452,6 +462,9 @@ static int attach_in_order(struct ts_tracer *t)
 			t->links[t->nlinks++] = link;
 			add_name(names, sizeof(names), bpf_program__name(prog));
 		}
+		/* requests allocated from now on have their issue traced */
+		if (tp == TS_TP_ISSUE)
+			t->skel->data->issue_traced_ns = mono_ns();
 	}
 	if (verbose)
 		fprintf(stderr, "truestat: programs attached:%s\n", names);
@@ -613,14 +626,6 @@ static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
 	return 0;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /*
  * Tests: the offset that makes the depth words' 44-bit stamps wrap @s
  * seconds from now (0: none).
@@ -717,7 +722,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	if (load_programs(t, o, err, errlen))
 		goto fail;
 	error = preset_depth(t, o->test_depth_wrap);
-	t->skel->bss->trace_start_ns = mono_ns();
+	t->start_ns = mono_ns();
 	if (!error)
 		error = attach_in_order(t);
 	if (error) {
@@ -753,7 +758,7 @@ const char *ts_tracer_kind(const struct ts_tracer *t)
 
 __u64 ts_tracer_start_ns(const struct ts_tracer *t)
 {
-	return t->skel->bss->trace_start_ns;
+	return t->start_ns;
 }
 
 static __u64 lost_events(struct ts_tracer *t)
