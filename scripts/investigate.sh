@@ -78,6 +78,8 @@ make -C "$ROOT" -s truestat .output/simdisk
 . "$ROOT/tests/lib/common.sh"
 # shellcheck source=tests/lib/simdisk.sh
 . "$ROOT/tests/lib/simdisk.sh"
+# a script ended early is not a failed test: its files are not kept
+unset TS_KEEP_FAILED
 tmp=$(mktemp -d /tmp/truestat-investigate.XXXXXX)
 on_exit "rm -rf '$tmp'"
 SB_PID='' IO_PID=''
