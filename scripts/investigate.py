@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """scripts/investigate.sh's tables and conclusions, from what its steps kept.
+    investigate.py 001 TMP DEV SETTINGS...
     investigate.py 004 TMP DEV THREADS...
 """
 import json
@@ -13,20 +14,38 @@ LIMIT_MS = 50.0
 
 def iostat(path, dev):
     """iostat -dxy -o JSON's one report of DEV: r/s, w/s, await (both
-    directions, as sysstat 11 printed it), aqu-sz, %util."""
+    directions, as sysstat 11 printed it), w_await, aqu-sz, %util."""
     st = json.load(open(path))['sysstat']['hosts'][0]['statistics'][-1]
     d = next(x for x in st['disk'] if x['disk_device'] == dev)
     n = d['r/s'] + d['w/s']
     wait = (d['r/s'] * d['r_await'] + d['w/s'] * d['w_await']) / n if n else 0.0
-    return dict(r=d['r/s'], w=d['w/s'], await_ms=wait, aqu=d['aqu-sz'], util=d['util'])
+    return dict(r=d['r/s'], w=d['w/s'], await_ms=wait, w_await=d['w_await'], aqu=d['aqu-sz'],
+                util=d['util'])
+
+
+def vmstat(path):
+    """vmstat -n 1's CPU columns (us, sy, id, wa), averaged over its reports
+    (the first, since boot, left out)."""
+    lines = open(path).read().split('\n')
+    head = next(l.split() for l in lines if l.split()[:2] == ['r', 'b'])
+    rows = [l.split() for l in lines if l.split() and l.split()[0].isdigit()][1:]
+    col = lambda k: sum(float(r[head.index(k)]) for r in rows) / max(len(rows), 1)
+    return dict(us=col('us'), sy=col('sy'), id=col('id'), wa=col('wa'))
+
+
+def status(path):
+    """SHOW GLOBAL STATUS lines, as a dict of ints."""
+    return dict((l.split()[0], int(l.split()[1])) for l in open(path) if l.strip())
 
 
 def sysbench(path):
-    """sysbench fileio's latency: avg and 95th percentile (ms)."""
+    """sysbench's latency: avg and 95th percentile (ms), and its
+    transactions a second (0 for fileio, which has none)."""
     t = open(path).read()
     avg = float(re.search(r'avg:\s+([0-9.]+)', t).group(1))
     p95 = float(re.search(r'95th percentile:\s+([0-9.]+)', t).group(1))
-    return dict(avg_ms=avg, p95_ms=p95)
+    tps = re.search(r'transactions:\s+[0-9]+\s+\(([0-9.]+) per sec', t)
+    return dict(avg_ms=avg, p95_ms=p95, tps=float(tps.group(1)) if tps else 0.0)
 
 
 def truestat(path, dev):
@@ -108,9 +127,67 @@ def conclude_004(rows, knee):
           % (LIMIT_MS, LIMIT_MS / slope if slope > 0 else float('inf')))
 
 
+def step_001(tmp, dev, trx):
+    s = '%s/trx%s' % (tmp, trx)
+    d = tj.device(tj.last_totals(s + '.json'), dev)
+    b, a = status(s + '.status'), status(s + '.status1')
+    span = tj.last_totals(s + '.json')['span_s']
+    return dict(sb=sysbench(s + '.out'), vm=vmstat(s + '.vmstat'), io=iostat(s + '.iostat', dev),
+                sync=d['sync'], fsyncs=innodb_fsyncs(b, a) / span)
+
+
+def innodb_fsyncs(before, after):
+    """InnoDB's fsyncs between two SHOW GLOBAL STATUS: of its data files and
+    of its redo log (MariaDB 10.11 counts both in Innodb_data_fsyncs, and
+    has no Innodb_os_log_fsyncs)."""
+    keys = ('Innodb_data_fsyncs', 'Innodb_os_log_fsyncs')
+    return sum(after[k] - before[k] for k in keys if k in after)
+
+
+def investigate_001(tmp, dev, settings):
+    print('Investigation 001: iowait and commits. MariaDB on ext4 over a simulated disk of one unit,')
+    print('2 ms a request, whose cache flush holds it 8 ms (tests/simdisk behind %s); sysbench' % dev)
+    print('oltp_write_only with 64 threads; each row one setting of innodb_flush_log_at_trx_commit.')
+    print()
+    rows = [(t, step_001(tmp, dev, t)) for t in settings]
+    print('           | sysbench            | vmstat          | iostat -x           | InnoDB  | truestat sync row')
+    print('TRX_COMMIT |   tps avg_ms p95_ms |  us  sy  id  wa |   w/s w_await %util | fsync/s | '
+          'sync/s TOTAL_ms FLUSH%')
+    for t, r in rows:
+        sb, vm, io, sy = r['sb'], r['vm'], r['io'], r['sync']
+        print('%10s | %5.0f %6.2f %6.2f | %3.0f %3.0f %3.0f %3.0f | %5.0f %7.2f %5.1f | %7.1f | '
+              '%6.1f %8.3f %5.0f%%'
+              % (t, sb['tps'], sb['avg_ms'], sb['p95_ms'], vm['us'], vm['sy'], vm['id'], vm['wa'],
+                 io['w'], io['w_await'], io['util'], r['fsyncs'],
+                 sy['iops'], sy['total_ms'] or 0, 100 * (sy['flush_share'] or 0)))
+    one, two = rows[0][1], rows[-1][1]
+    s1 = one['sync']
+    busy = s1['iops'] * (s1['total_ms'] or 0) / 10   # % of the time
+    print()
+    print('vmstat, =1: the CPUs idle %.0f%% and waiting on I/O %.0f%% of the time: by vmstat the host has'
+          % (one['vm']['id'], one['vm']['wa']))
+    print('  CPU to spare and is only partly I/O-bound.')
+    print('truestat, =1: %.1f durable writes a second (InnoDB: %.1f fsyncs), each %.2f ms from Q to the'
+          % (s1['iops'], one['fsyncs'], s1['total_ms'] or 0))
+    print('  end of its flush, %.0f%% of it in the disk\'s flush commands: a durable write is under way'
+          % (100 * (s1['flush_share'] or 0)))
+    print('  %.0f%% of the time, and every commit waits for one (InnoDB groups %.0f commits a flush).'
+          % (busy, one['sb']['tps'] / max(s1['iops'], 1e-9)))
+    print('  As the article explains, only the thread in fsync counts as iowait; those queued behind')
+    print('  it wait on InnoDB\'s group commit, which vmstat counts as idle.')
+    print('With =2 (the redo log flushed once a second): %.0f transactions a second, %.1f times as many,'
+          % (two['sb']['tps'], two['sb']['tps'] / max(one['sb']['tps'], 1)))
+    print('  %.1f durable writes a second, vmstat\'s iowait %.0f%%.' % (two['sync']['iops'], two['vm']['wa']))
+    print('Conclusion: the commits were bound by the disk\'s cache flush, far more than iowait said;')
+    print('  a disk with a protected write cache (a fast flush), or =2, is where the time is.')
+
+
 def main():
     what, tmp, dev = sys.argv[1:4]
     threads = [int(x) for x in sys.argv[4:]]
+    if what == '001':
+        investigate_001(tmp, dev, sys.argv[4:])
+        return
     if what != '004':
         sys.exit('investigate.py: no investigation %s' % what)
     print('Investigation 004: a cloud volume\'s tipping point. A simulated volume capped at 1000 IOPS,')

@@ -14,6 +14,15 @@ usage() {
 Usage: scripts/investigate.sh [--quick] [--keep DIR] INVESTIGATION
 
 INVESTIGATION:
+  001   iowait and commits ("Do not trust vmstat IOwait numbers"): MariaDB
+        (its own server, on ext4 over a simulated disk of one unit, 2 ms a
+        request, whose cache flush holds it 8 ms) under sysbench
+        oltp_write_only with 64 threads, with
+        innodb_flush_log_at_trx_commit=1, then 2. For each: sysbench's
+        transactions and latency, vmstat's us, sy, id and wa, iostat -x's
+        w/s, w_await and %util, InnoDB's own fsync counters, and
+        truestat's sync row (durable writes a second, their time, the
+        share of it in flush commands); then the conclusion.
   004   A cloud volume's tipping point (the method of the article on
         measuring a cloud provider's virtual disk from inside the VM, with
         sysbench and iostat). sysbench fileio (rndrw: two reads to a
@@ -58,9 +67,9 @@ while (($#)); do
 	esac
 done
 case $which in
-004) ;;
-'') echo "$ME: which investigation? 004 (--help for usage)" >&2; exit 2 ;;
-*) echo "$ME: no investigation '$which': 004 (--help for usage)" >&2; exit 2 ;;
+001 | 004) ;;
+'') echo "$ME: which investigation? 001 or 004 (--help for usage)" >&2; exit 2 ;;
+*) echo "$ME: no investigation '$which': 001 or 004 (--help for usage)" >&2; exit 2 ;;
 esac
 
 ((EUID == 0)) || {
@@ -70,8 +79,24 @@ esac
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 need_fuse_and_loop
+if [[ $which == 001 ]] && db=$(pgrep -x 'mariadbd|mysqld' | head -1); then
+	die 1 "a database server runs on this host already (pid $db, $(cat "/proc/$db/comm")): stop it first; the investigation starts one of its own"
+fi
 
-"$ROOT/scripts/deps.sh" --demo sysbench sysstat e2fsprogs
+pkgs=(sysbench sysstat e2fsprogs)
+[[ $which == 001 ]] && pkgs+=(mariadb-server mariadb-client procps)
+# a package's service is not started on install: the investigation runs
+# its own server, and leaves the host as it was
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	"$ROOT/scripts/deps.sh" --demo "${pkgs[@]}"
+	rm -f /usr/sbin/policy-rc.d
+	trap - EXIT
+else
+	"$ROOT/scripts/deps.sh" --demo "${pkgs[@]}"
+fi
 make -C "$ROOT" -s truestat .output/simdisk
 
 # shellcheck source=tests/lib/common.sh
@@ -82,12 +107,14 @@ make -C "$ROOT" -s truestat .output/simdisk
 unset TS_KEEP_FAILED
 tmp=$(mktemp -d /tmp/truestat-investigate.XXXXXX)
 on_exit "rm -rf '$tmp'"
-SB_PID='' IO_PID=''
+SB_PID='' IO_PID='' VM_PID=''
 # shellcheck disable=SC2016 # expanded at exit: the pids of then
-on_exit 'stop_pid "$SB_PID" 0 KILL; stop_pid "$IO_PID" 0 KILL'
+on_exit 'stop_pid "$SB_PID" 0 KILL; stop_pid "$IO_PID" 0 KILL; stop_pid "$VM_PID" 0 KILL'
 if [[ -n $keep ]]; then
 	mkdir -p "$keep" || die 1 "--keep: cannot create $keep"
 	keep=$(cd "$keep" && pwd)
+	# at exit, also after a failure: what the steps kept
+	on_exit "find '$tmp' -maxdepth 1 -type f -exec cp {} '$keep/' \\;"
 fi
 
 # volume K S_US [SIMDISK VARIABLES]: the simulated disk holding its data,
@@ -112,26 +139,90 @@ volume() {
 }
 
 # step NAME SECS CMD...: CMD on the volume for SECS, while truestat (-H -D),
-# iostat -x and /proc/diskstats watch it; the volume idle before and after
+# iostat -x, vmstat and /proc/diskstats watch it; STEP_BEFORE and
+# STEP_AFTER, if set, are run before and after with the step's name
 step() {
 	local name=$1 secs=$2
 	shift 2
 	sync
 	simdisk_mark
 	diskstats "$dev" >"$tmp/$name.ds0"
+	[[ -z ${STEP_BEFORE:-} ]] || "$STEP_BEFORE" "$name"
 	ts_start "$tmp/$name.json" -H -D -d "$dev" || die 1 "truestat did not start: $(last_error "$tmp/$name.json.err")"
 	iostat -dxy -o JSON "$dev" "$secs" 1 >"$tmp/$name.iostat" &
 	IO_PID=$!
+	vmstat -n 1 "$((secs + 1))" >"$tmp/$name.vmstat" &
+	VM_PID=$!
 	(cd "$tmp/mnt" && exec "$@") >"$tmp/$name.out" 2>&1 &
 	SB_PID=$!
 	wait "$SB_PID" || die 1 "$1 failed: $(tail -1 "$tmp/$name.out")"
 	SB_PID=
 	wait "$IO_PID" || true
 	IO_PID=
+	stop_pid "$VM_PID" 0 TERM
+	VM_PID=
 	ts_stop INT
 	((TS_RC == 0)) || die 1 "truestat ended with status $TS_RC: $(last_error "$tmp/$name.json.err")"
 	diskstats "$dev" >"$tmp/$name.ds1"
+	[[ -z ${STEP_AFTER:-} ]] || "$STEP_AFTER" "$name"
 	simdisk_save "$tmp/$name"
+}
+
+# mariadb_up: a MariaDB server of its own, its data on the volume, reached
+# by its socket only (stopped at exit, before the volume goes)
+DB_PID=
+mariadb_up() {
+	local d=$tmp/mnt/mysql
+	mariadb-install-db --no-defaults --user=root --datadir="$d" --skip-test-db \
+		--auth-root-authentication-method=socket >"$tmp/install.out" 2>&1 ||
+		die 1 "mariadb-install-db failed: $(tail -1 "$tmp/install.out")"
+	mariadbd --no-defaults --user=root --datadir="$d" --socket="$tmp/db.sock" \
+		--pid-file="$tmp/db.pid" --skip-networking --log-error="$tmp/db.err" \
+		--innodb-buffer-pool-size=64M --innodb-log-file-size=64M \
+		--innodb-flush-method=O_DIRECT >/dev/null 2>&1 &
+	DB_PID=$!
+	# shellcheck disable=SC2016 # expanded at exit: the pid of then
+	on_exit 'stop_pid "$DB_PID" 60 TERM'
+	wait_for "$DB_PID" 60 db_alive ||
+		die 1 "mariadbd did not start: $(last_error "$tmp/db.err")"
+	[[ -n $keep ]] && echo "db_pid=$DB_PID" >>"$keep/where"
+	return 0
+}
+
+sql() {
+	mariadb --no-defaults --socket="$tmp/db.sock" -uroot -N -B -e "$1"
+}
+
+db_alive() {
+	sql "SELECT 1" >/dev/null
+}
+
+# InnoDB's own counters, NAME.status (STEP_BEFORE) and NAME.status1 (AFTER)
+innodb_status() {
+	sql "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_os_log_fsyncs', 'Innodb_data_fsyncs',
+		'Innodb_os_log_written', 'Com_commit', 'Handler_commit')" >"$tmp/$1.status${2:-}"
+}
+status_before() { innodb_status "$1"; }
+status_after() { innodb_status "$1" 1; }
+
+# 001: sysbench oltp_write_only, 64 threads, with each flush_log_at_trx_commit
+investigate_001() {
+	local secs=10 trx
+	((quick)) && secs=5
+	local sb=(--db-driver=mysql --mysql-socket="$tmp/db.sock" --mysql-user=root
+		--mysql-db=sbtest --tables=4 --table-size=10000)
+	SIMDISK_FSYNC=8000 SIMDISK_STORE=1 volume 1 2000
+	mariadb_up
+	sql "CREATE DATABASE sbtest"
+	sysbench oltp_write_only "${sb[@]}" prepare >"$tmp/prepare.out" 2>&1 ||
+		die 1 "sysbench prepare failed: $(tail -1 "$tmp/prepare.out")"
+	for trx in 1 2; do
+		echo "$ME: innodb_flush_log_at_trx_commit=$trx, 64 threads, $secs s" >&2
+		sql "SET GLOBAL innodb_flush_log_at_trx_commit = $trx"
+		STEP_BEFORE=status_before STEP_AFTER=status_after step "trx$trx" "$secs" \
+			sysbench oltp_write_only "${sb[@]}" --threads=64 --time="$secs" --percentile=95 run
+	done
+	python3 -B "$HERE/investigate.py" 001 "$tmp" "$dev" 1 2
 }
 
 # 004: sysbench fileio at each thread count, then knee.sh
@@ -156,7 +247,3 @@ investigate_004() {
 }
 
 "investigate_$which"
-if [[ -n $keep ]]; then
-	simdisk_sync
-	find "$tmp" -maxdepth 1 -type f -exec cp {} "$keep/" \;
-fi

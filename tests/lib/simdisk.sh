@@ -130,7 +130,8 @@ simdisk_left_before() {
 }
 
 # WHERE holds tmp, simdisk_dir, simdisk_mnt, simdisk_pid, loop, and
-# truestat_pid when one truestat ran throughout
+# truestat_pid when one truestat ran throughout, db_pid when a database
+# server ran
 simdisk_left_behind() {
 	local -A w
 	local k v ids i
@@ -148,6 +149,8 @@ simdisk_left_behind() {
 	! pgrep -f "truestat .*-d ${w[loop]}( |\$)" >/dev/null || echo "truestat on ${w[loop]}"
 	! pgrep -f "filename=/dev/${w[loop]} " >/dev/null || echo "fio on ${w[loop]}"
 	! pgrep -x sysbench >/dev/null || echo "sysbench"
+	[[ $(cat "/proc/${w[db_pid]:-0}/comm" 2>/dev/null) != mariadbd ]] ||
+		echo "the database server (pid ${w[db_pid]})"
 	# ts_ programs that were not there before and that no running process
 	# holds (a truestat of someone else's holds its own); the kernel frees
 	# a program after an RCU grace period once its last holder is gone

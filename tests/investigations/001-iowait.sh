@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# scripts/investigate.sh 001 (iowait and commits: MariaDB under sysbench
+# oltp_write_only, 64 threads, innodb_flush_log_at_trx_commit=1 then 2, on
+# ext4 over a simulated disk of one unit whose cache flush holds it 8 ms),
+# --quick, judged against the disk's own log, /proc/diskstats and InnoDB's
+# own counters:
+#  - it ends with status 0, prints a row per setting and the conclusion,
+#    and leaves nothing behind (the database server included);
+#  - per setting, truestat's reads, writes (with the unissued: an fsync's
+#    empty preflush write, short only by the bios left unseen) and flushes
+#    equal /proc/diskstats', and its flush commands + missed equal the
+#    flushes the disk logged;
+#  - the flush commands' summed service holds the disk's summed
+#    arrival..reply of its flushes, each at least its 8 ms;
+#  - durable writes: at least one for each fsync InnoDB counted
+#    (Innodb_data_fsyncs, which in MariaDB 10.11 holds the redo log's
+#    too), as ext4 ends each fsync of a file with a preflush or FUA write;
+#  - with =1 more durable writes per transaction than with =2.
+# timeout: 900 s
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/simdisk.sh"
+need python3 fusermount3 sysbench iostat vmstat mkfs.ext4 bpftool mariadbd
+
+keep=$(mktemp -d /tmp/truestat-test.inv.XXXXXX)
+on_exit "rm -rf '$keep'"
+simdisk_left_before
+rc=0
+timeout -k 5 600 "$TS_ROOT/scripts/investigate.sh" --quick --keep "$keep" 001 >"$keep.out" 2>&1 || rc=$?
+on_exit "rm -f '$keep.out'"
+sed 's/^/# /' "$keep.out"
+check investigate_exit "$rc" "scripts/investigate.sh --quick 001 ended with status $rc"
+left=$(simdisk_left_behind "$keep/where" 2>&1 || true)
+check investigate_left "$([[ -z $left ]]; echo $?)" "nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
+((rc == 0)) || { finish; exit 1; }
+rows=$(grep -cE '^ +[12] \|' "$keep.out" || true)
+check investigate_printed "$( ((rows == 2)) && grep -q '^Conclusion:' "$keep.out"; echo $?)" \
+	"$rows rows of 2 and the conclusion printed"
+
+simdisk_judge inv "
+k = '$keep'
+loop = open(k + '/where').read().split('loop=')[1].split()[0]
+per_trx = {}
+for trx in (1, 2):
+    s = '%s/trx%d' % (k, trx)
+    t = totals(s + '.json')
+    d = dev(t, loop)
+    ds0 = [int(x) for x in open(s + '.ds0').read().split()]
+    ds1 = [int(x) for x in open(s + '.ds1').read().split()]
+    unseen = d['events'].get('stale_bios', 0) + d['os_queue']['now']
+    for op, got, nk, _, _, _ in tj.against_diskstats(d['ops'], ds0, ds1, lambda: 0):
+        slack = unseen if op == 'write' else 0
+        print('trx%d_%s_count' % (trx, op), int(not 0 <= nk - got <= slack),
+              '%s: truestat %d (ios + missed + unissued), diskstats %d (%d bios left unseen)'
+              % (op, got, nk, slack))
+    reqs = sd_read(s + '.log')
+    F = [x[3] - x[0] for x in reqs if x[4] == 'F']
+    fl = d['ops'].get('flush', dict(ios=0, missed=0, service_ms=0))
+    print('trx%d_flush_disk' % trx, int(fl['ios'] + fl['missed'] != len(F)),
+          'flush commands %d + missed %d, the disk served %d' % (fl['ios'], fl['missed'], len(F)))
+    D = sd_params(s + '.full')['fsync_ns']
+    held = sum(F) - fl['missed'] * max(F, default=0)
+    mine = fl['ios'] * (fl['service_ms'] or 0) * 1e6
+    print('trx%d_flush_service' % trx, int(not held <= mine or min(F, default=D) < D),
+          'flush service summed %.1f ms >= the disk\'s A..R %.1f ms, each A..R >= %.1f ms (shortest %.3f)'
+          % (mine / 1e6, held / 1e6, D / 1e6, min(F, default=0) / 1e6))
+    st0 = dict((l.split()[0], int(l.split()[1])) for l in open(s + '.status') if l.strip())
+    st1 = dict((l.split()[0], int(l.split()[1])) for l in open(s + '.status1') if l.strip())
+    # MariaDB 10.11 counts the redo log's fsyncs in Innodb_data_fsyncs
+    fs = sum(st1[x] - st0[x] for x in ('Innodb_os_log_fsyncs', 'Innodb_data_fsyncs') if x in st1)
+    sy = d['sync']
+    durable = sy['ios'] + sy['missed'] + sy['in_flight']
+    print('trx%d_durable_vs_innodb' % trx, int(not fs <= durable),
+          'durable writes %d (+ missed, in flight), InnoDB fsyncs %d' % (durable, fs))
+    print('# trx%d: %d durable writes, %d flushes served, InnoDB fsyncs %d' % (trx, durable, len(F), fs))
+    per_trx[trx] = (durable, st1['Com_commit'] - st0['Com_commit'])
+r1 = per_trx[1][0] / max(per_trx[1][1], 1)
+r2 = per_trx[2][0] / max(per_trx[2][1], 1)
+print('durable_per_commit', int(not r1 > r2), 'durable writes per commit: %.3f with =1, %.3f with =2' % (r1, r2))
+"
+finish
