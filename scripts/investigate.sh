@@ -139,16 +139,19 @@ volume() {
 }
 
 # step NAME SECS CMD...: CMD on the volume for SECS, while truestat (-H -D),
-# iostat -x, vmstat and /proc/diskstats watch it; STEP_BEFORE and
-# STEP_AFTER, if set, are run before and after with the step's name
+# iostat -x, vmstat and /proc/diskstats watch it: diskstats read before
+# truestat starts and after it stops (NAME.ds0, .ds1), and inside its
+# window (.ds0b, .ds1a), as STEP_BEFORE and STEP_AFTER, if set, run with
+# the step's name
 step() {
 	local name=$1 secs=$2
 	shift 2
 	sync
 	simdisk_mark
 	diskstats "$dev" >"$tmp/$name.ds0"
-	[[ -z ${STEP_BEFORE:-} ]] || "$STEP_BEFORE" "$name"
 	ts_start "$tmp/$name.json" -H -D -d "$dev" || die 1 "truestat did not start: $(last_error "$tmp/$name.json.err")"
+	diskstats "$dev" >"$tmp/$name.ds0b"
+	[[ -z ${STEP_BEFORE:-} ]] || "$STEP_BEFORE" "$name"
 	iostat -dxy -o JSON "$dev" "$secs" 1 >"$tmp/$name.iostat" &
 	IO_PID=$!
 	vmstat -n 1 "$((secs + 1))" >"$tmp/$name.vmstat" &
@@ -161,10 +164,11 @@ step() {
 	IO_PID=
 	stop_pid "$VM_PID" 0 TERM
 	VM_PID=
+	[[ -z ${STEP_AFTER:-} ]] || "$STEP_AFTER" "$name"
+	diskstats "$dev" >"$tmp/$name.ds1a"
 	ts_stop INT
 	((TS_RC == 0)) || die 1 "truestat ended with status $TS_RC: $(last_error "$tmp/$name.json.err")"
 	diskstats "$dev" >"$tmp/$name.ds1"
-	[[ -z ${STEP_AFTER:-} ]] || "$STEP_AFTER" "$name"
 	simdisk_save "$tmp/$name"
 }
 

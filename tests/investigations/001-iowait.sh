@@ -7,14 +7,17 @@
 #  - it ends with status 0, prints a row per setting and the conclusion,
 #    and leaves nothing behind (the database server included);
 #  - per setting, truestat's reads, writes (with the unissued: an fsync's
-#    empty preflush write, short only by the bios left unseen) and flushes
-#    equal /proc/diskstats', and its flush commands + missed equal the
-#    flushes the disk logged;
+#    empty preflush write) and flushes lie between /proc/diskstats' read
+#    inside its window and around it (the database writes in the
+#    background), less its unmatched completions and the bios left unseen;
+#    its flush commands + missed between the flushes the disk logged inside
+#    its window (-v) and around it;
 #  - the flush commands' summed service holds the disk's summed
-#    arrival..reply of its flushes, each at least its 8 ms;
-#  - durable writes: at least one for each fsync InnoDB counted
-#    (Innodb_data_fsyncs, which in MariaDB 10.11 holds the redo log's
-#    too), as ext4 ends each fsync of a file with a preflush or FUA write;
+#    arrival..reply of its flushes inside the window, each at least 8 ms;
+#  - durable writes (+ missed, in flight at the end): at least one for each
+#    fsync InnoDB counted inside truestat's window (Innodb_data_fsyncs,
+#    which in MariaDB 10.11 holds the redo log's too), as ext4 ends each
+#    fsync of a file with a preflush or FUA write;
 #  - with =1 more durable writes per transaction than with =2.
 # timeout: 900 s
 set -euo pipefail
@@ -38,6 +41,7 @@ check investigate_printed "$( ((rows == 2)) && grep -q '^Conclusion:' "$keep.out
 	"$rows rows of 2 and the conclusion printed"
 
 simdisk_judge inv "
+import re
 k = '$keep'
 loop = open(k + '/where').read().split('loop=')[1].split()[0]
 per_trx = {}
@@ -45,25 +49,42 @@ for trx in (1, 2):
     s = '%s/trx%d' % (k, trx)
     t = totals(s + '.json')
     d = dev(t, loop)
-    ds0 = [int(x) for x in open(s + '.ds0').read().split()]
-    ds1 = [int(x) for x in open(s + '.ds1').read().split()]
-    unseen = d['events'].get('stale_bios', 0) + d['os_queue']['now']
-    for op, got, nk, _, _, _ in tj.against_diskstats(d['ops'], ds0, ds1, lambda: 0):
-        slack = unseen if op == 'write' else 0
-        print('trx%d_%s_count' % (trx, op), int(not 0 <= nk - got <= slack),
-              '%s: truestat %d (ios + missed + unissued), diskstats %d (%d bios left unseen)'
-              % (op, got, nk, slack))
+    ds = lambda x: [int(v) for v in open(s + x).read().split()]
+    # the database writes in the background (its page cleaner, the log
+    # flushed once a second with =2): diskstats read before the start and
+    # after the stop hold truestat's window, those read after its attach
+    # and before its stop lie inside it; a request in flight at its start
+    # is unmatched (not counted), an fsync's empty preflush write whose
+    # completion went unseen a bio left unseen
+    ev = d['events']
+    unseen = ev.get('stale_bios', 0) + d['os_queue']['now']
+    outer = tj.against_diskstats(d['ops'], ds('.ds0'), ds('.ds1'), lambda: 0)
+    inner = dict((x[0], x[2]) for x in tj.against_diskstats(d['ops'], ds('.ds0b'), ds('.ds1a'), lambda: 0))
+    for op, got, nk, _, _, _ in outer:
+        lo = inner.get(op, 0) - ev['unmatched_completions'] - (unseen if op == 'write' else 0)
+        print('trx%d_%s_count' % (trx, op), int(not lo <= got <= nk),
+              '%s: truestat %d (ios + missed + unissued), diskstats %d inside its window, %d around it '
+              '(%d unmatched, %d bios left unseen)'
+              % (op, got, inner.get(op, 0), nk, ev['unmatched_completions'], unseen))
+    # the disk's flushes: those that arrived and were answered inside
+    # truestat's totals (its -v line) were counted, but for the unmatched
+    win = re.search(r'totals from ([0-9.]+) to ([0-9.]+) s', open(s + '.json.err').read())
+    t0, t1 = float(win.group(1)) * 1e9, float(win.group(2)) * 1e9
     reqs = sd_read(s + '.log')
-    F = [x[3] - x[0] for x in reqs if x[4] == 'F']
+    F = [x for x in reqs if x[4] == 'F']
+    Fin = [x[3] - x[0] for x in F if x[0] >= t0 and x[3] <= t1]
     fl = d['ops'].get('flush', dict(ios=0, missed=0, service_ms=0))
-    print('trx%d_flush_disk' % trx, int(fl['ios'] + fl['missed'] != len(F)),
-          'flush commands %d + missed %d, the disk served %d' % (fl['ios'], fl['missed'], len(F)))
+    n = fl['ios'] + fl['missed']
+    print('trx%d_flush_disk' % trx, int(not len(Fin) - ev['unmatched_completions'] <= n <= len(F)),
+          'flush commands %d + missed %d; the disk served %d inside truestat\'s window, %d around it'
+          % (fl['ios'], fl['missed'], len(Fin), len(F)))
     D = sd_params(s + '.full')['fsync_ns']
-    held = sum(F) - fl['missed'] * max(F, default=0)
+    Fall = [x[3] - x[0] for x in F]
+    held = sum(Fin) - (fl['missed'] + ev['unmatched_completions']) * max(Fall, default=0)
     mine = fl['ios'] * (fl['service_ms'] or 0) * 1e6
-    print('trx%d_flush_service' % trx, int(not held <= mine or min(F, default=D) < D),
-          'flush service summed %.1f ms >= the disk\'s A..R %.1f ms, each A..R >= %.1f ms (shortest %.3f)'
-          % (mine / 1e6, held / 1e6, D / 1e6, min(F, default=0) / 1e6))
+    print('trx%d_flush_service' % trx, int(not held <= mine or min(Fall, default=D) < D),
+          'flush service summed %.1f ms >= the disk\'s A..R inside the window %.1f ms, each A..R >= %.1f ms '
+          '(shortest %.3f)' % (mine / 1e6, held / 1e6, D / 1e6, min(Fall, default=0) / 1e6))
     st0 = dict((l.split()[0], int(l.split()[1])) for l in open(s + '.status') if l.strip())
     st1 = dict((l.split()[0], int(l.split()[1])) for l in open(s + '.status1') if l.strip())
     # MariaDB 10.11 counts the redo log's fsyncs in Innodb_data_fsyncs
