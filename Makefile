@@ -63,7 +63,7 @@ WEB_LIBS = $(shell $(PKG_CONFIG) --libs openssl yaml-0.1 libcrypt 2>/dev/null ||
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
-.PHONY: all deps deps-test deps-package demo run test unit-test integration-test test-kernels soak install static deb clean FORCE
+.PHONY: all deps deps-test deps-package demo run test unit-test integration-test test-investigations test-kernels soak install static deb clean FORCE
 .DELETE_ON_ERROR:
 
 all: truestat
@@ -231,6 +231,15 @@ integration-test: truestat $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 test: deps deps-test
 	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
+
+# The investigations of doc/investigations.md on the software they were
+# about, each judged against the disk's, the kernel's and the application's
+# own records (tests/investigations, and 004's, which make test runs too);
+# scripts/investigate.sh installs MariaDB and sysbench, its service not
+# started.
+test-investigations: deps deps-test
+	$(Q)$(MAKE) truestat $(SIMDISK)
+	$(Q)tests/run-integration.sh tests/integration/63-investigate-004.sh tests/investigations/*.sh
 
 # Ten minutes at the highest IOPS here (SOAK_SECONDS): memory, tables,
 # lost events and totals (tests/soak/soak.sh).

@@ -23,7 +23,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
-need python3 fusermount3 sysbench iostat vmstat mkfs.ext4 bpftool mariadbd
+need python3 fusermount3 iostat vmstat mkfs.ext4 bpftool
 
 keep=$(mktemp -d /tmp/truestat-test.inv.XXXXXX)
 on_exit "rm -rf '$keep'"
