@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """scripts/investigate.sh's tables and conclusions, from what its steps kept.
+    investigate.py 000 TMP DEV CLIENTS...
     investigate.py 001 TMP DEV SETTINGS...
     investigate.py 004 TMP DEV THREADS...
 """
@@ -19,7 +20,8 @@ def iostat(path, dev):
     d = next(x for x in st['disk'] if x['disk_device'] == dev)
     n = d['r/s'] + d['w/s']
     wait = (d['r/s'] * d['r_await'] + d['w/s'] * d['w_await']) / n if n else 0.0
-    return dict(r=d['r/s'], w=d['w/s'], await_ms=wait, w_await=d['w_await'], aqu=d['aqu-sz'],
+    return dict(r=d['r/s'], w=d['w/s'], await_ms=wait, r_await=d['r_await'],
+                w_await=d['w_await'], aqu=d['aqu-sz'],
                 util=d['util'])
 
 
@@ -127,6 +129,75 @@ def conclude_004(rows, knee):
           % (LIMIT_MS, LIMIT_MS / slope if slope > 0 else float('inf')))
 
 
+def step_000(tmp, dev, n):
+    s = '%s/c%d' % (tmp, n)
+    d = tj.device(tj.last_totals(s + '.json'), dev)
+    io = iostat(s + '.iostat', dev)
+    r = d['ops'].get('read', {})
+    # iostat 11's svctm: busy time over the I/Os done in it
+    io['svctm'] = io['util'] * 10 / (io['r'] + io['w']) if io['r'] + io['w'] else 0.0
+    return dict(sb=sysbench(s + '.out'), io=io, ts=truestat(s + '.json', dev),
+                r_iops=r.get('iops', 0), busy=d['concurrency']['busy_pct'])
+
+
+def investigate_000(tmp, dev, clients):
+    print('Investigation 000: %util and capacity. MariaDB (a buffer pool of 8 MiB, far smaller than')
+    print('the data) on ext4 over a simulated disk of 4 units, 2 ms a request (tests/simdisk behind %s);'
+          % dev)
+    print('sysbench oltp_read_only with N clients; each row one step, iostat and truestat over it.')
+    print()
+    rows = [(n, step_000(tmp, dev, n)) for n in clients]
+    print('        | sysbench            | iostat -x (sysstat)                     | truestat -j -H -D')
+    print('CLIENTS |   tps avg_ms p95_ms |    r/s r_await aqu-sz  %util svctm_ms | '
+          '  IOPS QUEUE_ms SERVICE_ms   CONC  BUSY%')
+    for n, r in rows:
+        sb, io, ts = r['sb'], r['io'], r['ts']
+        print('%7d | %5.0f %6.2f %6.2f | %6.1f %7.2f %6.2f %6.1f %8.3f | %6.1f %8.3f %10.3f %6.2f %6.1f'
+              % (n, sb['tps'], sb['avg_ms'], sb['p95_ms'], io['r'], io['r_await'], io['aqu'],
+                 io['util'], io['svctm'], ts['iops'], ts['queue'], ts['service'], ts['conc'],
+                 r['busy']))
+    cv = tj.device(tj.last_totals(tmp + '/curve.json'), dev).get('depth_curve') or {}
+    print()
+    print('truestat -D over the four steps: %s' % curve_line(cv))
+    conclude_000(rows, cv)
+
+
+def curve_line(cv):
+    if not cv.get('parallelism_depths'):
+        return 'no parallelism verdict (too little evidence)'
+    line = 'effective parallelism %s%s' % (cv['parallelism_depths'],
+                                          ' (still growing)' if cv.get('still_growing') else '')
+    if cv.get('saturation_depths'):
+        line += ', service saturates at depth %s' % cv['saturation_depths']
+    return line
+
+
+def conclude_000(rows, cv):
+    one, peak = rows[0][1], max((r for _, r in rows), key=lambda r: r['ts']['iops'])
+    n_peak = next(n for n, r in rows if r is peak)
+    n_mid, mid = rows[1]
+    gain = peak['ts']['iops'] / max(one['ts']['iops'], 1e-9)
+    last = rows[-1][1]
+    print()
+    print('iostat, 1 client: %%util %.0f%%: by iostat the disk is close to full with one client; svctm'
+          % one['io']['util'])
+    print('  %.2f ms. At %d clients it did %.1f times as many reads at %%util %.0f%%, svctm %.2f ms.'
+          % (one['io']['svctm'], n_peak, gain, peak['io']['util'], peak['io']['svctm']))
+    print('truestat, 1 client: CONC %.2f, each request %.2f ms in the disk. At %d clients CONC %.2f at'
+          % (one['ts']['conc'], one['ts']['service'], n_mid, mid['ts']['conc']))
+    print('  %.2f ms each: %.1f times the reads at the same service time. At %d, CONC %.1f at %.2f ms:'
+          % (mid['ts']['service'], mid['ts']['iops'] / max(one['ts']['iops'], 1e-9), n_peak,
+             peak['ts']['conc'], peak['ts']['service']))
+    print('  more requests in the disk, each longer, the reads a second flat.')
+    print('  -D: %s.' % curve_line(cv))
+    print('Conclusion: at 1 client the disk had %.1fx the throughput left (%.0f of %.0f IOPS) while'
+          % (gain, one['ts']['iops'], peak['ts']['iops']))
+    print('  %%util said full; past %s requests at once more clients only queue (%d clients: CONC %.1f,'
+          % (cv.get('parallelism_depths') or '?', rows[-1][0], last['ts']['conc']))
+    print('  SERVICE %.2f ms, transactions %.0f/s against %.0f/s at %d).'
+          % (last['ts']['service'], last['sb']['tps'], peak['sb']['tps'], n_peak))
+
+
 def step_001(tmp, dev, trx):
     s = '%s/trx%s' % (tmp, trx)
     d = tj.device(tj.last_totals(s + '.json'), dev)
@@ -185,6 +256,9 @@ def investigate_001(tmp, dev, settings):
 def main():
     what, tmp, dev = sys.argv[1:4]
     threads = [int(x) for x in sys.argv[4:]]
+    if what == '000':
+        investigate_000(tmp, dev, threads)
+        return
     if what == '001':
         investigate_001(tmp, dev, sys.argv[4:])
         return

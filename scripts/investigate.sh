@@ -14,6 +14,15 @@ usage() {
 Usage: scripts/investigate.sh [--quick] [--keep DIR] INVESTIGATION
 
 INVESTIGATION:
+  000   %util and capacity ("What iostat's %util hides"): MariaDB (its own
+        server, a buffer pool of 8 MiB, far smaller than the data) on ext4
+        over a simulated disk of 4 units, 2 ms a request, under sysbench
+        oltp_read_only with 1, 4, 16 and 64 clients. For each: sysbench's
+        transactions and latency, iostat -x's r/s, r_await, aqu-sz, %util
+        and svctm (busy time / I/Os, as sysstat computed it), and
+        truestat's IOPS, QUEUE, SERVICE, CONC and BUSY%; then truestat
+        -D's verdict over all four steps (effective parallelism, headroom)
+        and the conclusion: how much more the disk can take.
   001   iowait and commits ("Do not trust vmstat IOwait numbers"): MariaDB
         (its own server, on ext4 over a simulated disk of one unit, 2 ms a
         request, whose cache flush holds it 8 ms) under sysbench
@@ -37,8 +46,9 @@ INVESTIGATION:
         clients it serves within 50 ms.
 
 Options:
-  --quick      fewer, shorter steps (1, 4, 16 and 64 threads, 2 s each;
-               without it 5 s each)
+  --quick      fewer, shorter steps (000: 4 s each, without it 10 s; 001:
+               5 s, without it 10 s; 004: 1, 4, 16 and 64 threads, 2 s
+               each, without it 5 s)
   --keep DIR   keep the raw material in DIR: per step truestat's report,
                iostat's JSON, sysbench's output, /proc/diskstats before and
                after and the volume's own log of the step's requests
@@ -67,9 +77,9 @@ while (($#)); do
 	esac
 done
 case $which in
-001 | 004) ;;
-'') echo "$ME: which investigation? 001 or 004 (--help for usage)" >&2; exit 2 ;;
-*) echo "$ME: no investigation '$which': 001 or 004 (--help for usage)" >&2; exit 2 ;;
+000 | 001 | 004) ;;
+'') echo "$ME: which investigation? 000, 001 or 004 (--help for usage)" >&2; exit 2 ;;
+*) echo "$ME: no investigation '$which': 000, 001 or 004 (--help for usage)" >&2; exit 2 ;;
 esac
 
 ((EUID == 0)) || {
@@ -79,12 +89,14 @@ esac
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 need_fuse_and_loop
-if [[ $which == 001 ]] && db=$(pgrep -x 'mariadbd|mysqld' | head -1); then
+database=0
+[[ $which == 00[01] ]] && database=1
+if ((database)) && db=$(pgrep -x 'mariadbd|mysqld' | head -1); then
 	die 1 "a database server runs on this host already (pid $db, $(cat "/proc/$db/comm")): stop it first; the investigation starts one of its own"
 fi
 
 pkgs=(sysbench sysstat e2fsprogs)
-[[ $which == 001 ]] && pkgs+=(mariadb-server mariadb-client procps)
+((database)) && pkgs+=(mariadb-server mariadb-client procps)
 # a package's service is not started on install: the investigation runs
 # its own server, and leaves the host as it was
 if [[ ! -e /usr/sbin/policy-rc.d ]]; then
@@ -173,7 +185,8 @@ step() {
 }
 
 # mariadb_up: a MariaDB server of its own, its data on the volume, reached
-# by its socket only (stopped at exit, before the volume goes)
+# by its socket only (stopped at exit, before the volume goes); POOL its
+# buffer pool (64M)
 DB_PID=
 mariadb_up() {
 	local d=$tmp/mnt/mysql
@@ -182,7 +195,7 @@ mariadb_up() {
 		die 1 "mariadb-install-db failed: $(tail -1 "$tmp/install.out")"
 	mariadbd --no-defaults --user=root --datadir="$d" --socket="$tmp/db.sock" \
 		--pid-file="$tmp/db.pid" --skip-networking --log-error="$tmp/db.err" \
-		--innodb-buffer-pool-size=64M --innodb-log-file-size=64M \
+		--innodb-buffer-pool-size="${POOL:-64M}" --innodb-log-file-size=64M \
 		--innodb-flush-method=O_DIRECT >/dev/null 2>&1 &
 	DB_PID=$!
 	# shellcheck disable=SC2016 # expanded at exit: the pid of then
@@ -204,10 +217,55 @@ db_alive() {
 # InnoDB's own counters, NAME.status (STEP_BEFORE) and NAME.status1 (AFTER)
 innodb_status() {
 	sql "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_os_log_fsyncs', 'Innodb_data_fsyncs',
-		'Innodb_os_log_written', 'Com_commit', 'Handler_commit')" >"$tmp/$1.status${2:-}"
+		'Innodb_os_log_written', 'Com_commit', 'Handler_commit', 'Innodb_data_reads')" \
+		>"$tmp/$1.status${2:-}"
 }
 status_before() { innodb_status "$1"; }
 status_after() { innodb_status "$1" 1; }
+
+# 000: sysbench oltp_read_only at each client count, under one truestat -D
+# over all of them beside each step's own
+investigate_000() {
+	local threads=(1 4 16 64) secs=10 n
+	((quick)) && secs=4
+	local sb=(--db-driver=mysql --mysql-socket="$tmp/db.sock" --mysql-user=root
+		--mysql-db=sbtest --tables=4 --table-size=50000)
+	SIMDISK_STORE=1 volume 4 2000
+	POOL=8M mariadb_up
+	sql "CREATE DATABASE sbtest"
+	# loaded without a flush per commit; the steps only read
+	sql "SET GLOBAL innodb_flush_log_at_trx_commit = 0"
+	sysbench oltp_read_only "${sb[@]}" prepare >"$tmp/prepare.out" 2>&1 ||
+		die 1 "sysbench prepare failed: $(tail -1 "$tmp/prepare.out")"
+	curve_start
+	for n in "${threads[@]}"; do
+		echo "$ME: $n client(s), $secs s" >&2
+		STEP_BEFORE=status_before STEP_AFTER=status_after step "c$n" "$secs" \
+			sysbench oltp_read_only "${sb[@]}" --threads="$n" --time="$secs" \
+			--percentile=95 run
+	done
+	curve_stop
+	python3 -B "$HERE/investigate.py" 000 "$tmp" "$dev" "${threads[@]}"
+}
+
+# curve_start, curve_stop: truestat -D over every step, its totals in
+# $tmp/curve.json
+CURVE_PID=
+curve_start() {
+	"$ROOT/truestat" -j -v -D -d "$dev" >"$tmp/curve.json" 2>"$tmp/curve.json.err" &
+	CURVE_PID=$!
+	# shellcheck disable=SC2016 # expanded at exit: the pid of then
+	on_exit 'stop_pid "$CURVE_PID" 0 KILL'
+	wait_for "$CURVE_PID" 10 grep -q "attached with" "$tmp/curve.json.err" ||
+		die 1 "truestat -D did not start: $(last_error "$tmp/curve.json.err")"
+}
+curve_stop() {
+	local rc=0
+	kill -INT "$CURVE_PID"
+	wait "$CURVE_PID" || rc=$?
+	CURVE_PID=
+	((rc == 0)) || die 1 "truestat -D ended with status $rc: $(last_error "$tmp/curve.json.err")"
+}
 
 # 001: sysbench oltp_write_only, 64 threads, with each flush_log_at_trx_commit
 investigate_001() {

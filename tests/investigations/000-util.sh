@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# scripts/investigate.sh 000 (%util and capacity: MariaDB with a buffer pool
+# far smaller than its data under sysbench oltp_read_only at 1, 4, 16 and
+# 64 clients, on ext4 over a simulated disk of 4 units, 2 ms a request),
+# --quick, judged against the disk's own log, /proc/diskstats and InnoDB's
+# own counters:
+#  - it ends with status 0, prints a row per client count, -D's verdict and
+#    the conclusion, and leaves nothing behind (the database server
+#    included);
+#  - the disk followed its model (4 units, S = 2 ms), request by request,
+#    replayed from its log: its capacity is known, K / S = 2000 a second;
+#  - per step, truestat's reads, writes and flushes lie between
+#    /proc/diskstats' read inside its window and around it (the database
+#    writes in the background), less its unmatched completions and the
+#    bios left unseen;
+#  - per step, InnoDB's own reads inside truestat's window (O_DIRECT: each
+#    one a request at the disk) are at most truestat's reads + missed;
+#  - per step, truestat's summed service (CONC x the span, by Little) holds
+#    the disk's summed arrival..reply of the requests inside its window,
+#    less the longest for each unseen completion; its IOPS at most the
+#    disk's capacity;
+#  - -D over the four steps: the effective parallelism is the depth class
+#    holding the disk's 4 units or the next (the class's mean depth may lie
+#    below 4, where the disk is not yet full: throughput grows on by more
+#    than the rule's +20% to the next), never serial, never deeper.
+# timeout: 600 s
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/simdisk.sh"
+need python3 fusermount3 iostat mkfs.ext4 bpftool
+
+keep=$(mktemp -d /tmp/truestat-test.inv.XXXXXX)
+on_exit "rm -rf '$keep'"
+simdisk_left_before
+rc=0
+timeout -k 5 400 "$TS_ROOT/scripts/investigate.sh" --quick --keep "$keep" 000 >"$keep.out" 2>&1 || rc=$?
+on_exit "rm -f '$keep.out'"
+sed 's/^/# /' "$keep.out"
+check investigate_exit "$rc" "scripts/investigate.sh --quick 000 ended with status $rc"
+left=$(simdisk_left_behind "$keep/where" 2>&1 || true)
+check investigate_left "$([[ -z $left ]]; echo $?)" "nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
+((rc == 0)) || { finish; exit 1; }
+rows=$(grep -cE '^ +(1|4|16|64) \|' "$keep.out" || true)
+check investigate_printed "$( ((rows == 4)) && grep -q '^Conclusion:' "$keep.out" &&
+	grep -q '^truestat -D over the four steps: ' "$keep.out"; echo $?)" \
+	"$rows rows of 4, -D's verdict and the conclusion printed"
+
+simdisk_judge inv "
+import re
+k = '$keep'
+loop = open(k + '/where').read().split('loop=')[1].split()[0]
+P = sd_params(k + '/c64.full')
+K, S = P['units'], P['service_ns']
+bad = sd_replay(k + '/c64.full', K, S)
+every = sd_read(k + '/c64.full')
+print('disk_model', int(bool(bad) or sorted(x[9] for x in every) != list(range(len(every)))),
+      '%d requests, %d off the model (%d units, S %d us)' % (len(every), len(bad), K, S / 1000))
+status = lambda p: dict((l.split()[0], int(l.split()[1])) for l in open(p) if l.strip())
+for n in (1, 4, 16, 64):
+    s = '%s/c%d' % (k, n)
+    t = totals(s + '.json')
+    d = dev(t, loop)
+    ds = lambda x: [int(v) for v in open(s + x).read().split()]
+    ev = d['events']
+    unseen = ev.get('stale_bios', 0) + d['os_queue']['now']
+    outer = tj.against_diskstats(d['ops'], ds('.ds0'), ds('.ds1'), lambda: 0)
+    inner = dict((x[0], x[2]) for x in tj.against_diskstats(d['ops'], ds('.ds0b'), ds('.ds1a'), lambda: 0))
+    for op, got, nk, _, _, _ in outer:
+        lo = inner.get(op, 0) - ev['unmatched_completions'] - (unseen if op == 'write' else 0)
+        print('c%d_%s_count' % (n, op), int(not lo <= got <= nk),
+              '%d clients, %s: truestat %d (ios + missed + unissued), diskstats %d inside its window, '
+              '%d around it (%d unmatched, %d bios left unseen)'
+              % (n, op, got, inner.get(op, 0), nk, ev['unmatched_completions'], unseen))
+    rd = d['ops'].get('read', dict(ios=0, missed=0))
+    b, a = status(s + '.status'), status(s + '.status1')
+    inno = a['Innodb_data_reads'] - b['Innodb_data_reads']
+    print('c%d_innodb_reads' % n, int(not inno <= rd['ios'] + rd['missed']),
+          '%d clients: InnoDB read %d times inside truestat\'s window, truestat reads %d + %d missed'
+          % (n, inno, rd['ios'], rd['missed']))
+    win = re.search(r'totals from ([0-9.]+) to ([0-9.]+) s', open(s + '.json.err').read())
+    t0, t1 = float(win.group(1)) * 1e9, float(win.group(2)) * 1e9
+    reqs = sd_read(s + '.log')
+    ra = [x[3] - x[0] for x in reqs]
+    inside = [x[3] - x[0] for x in reqs if x[0] >= t0 and x[3] <= t1]
+    missed = sum(o['missed'] for o in d['ops'].values()) + ev['unmatched_completions']
+    held = sum(inside) - missed * max(ra, default=0)
+    c = d['concurrency']
+    mine = c['mean'] * t['span_s'] * 1e9
+    print('c%d_held' % n, int(not held <= mine),
+          '%d clients: CONC %.3f x %.3f s = %.1f ms in the device >= the disk\'s A..R inside the window %.1f ms '
+          '(%d requests, %d unseen)' % (n, c['mean'], t['span_s'], mine / 1e6, held / 1e6, len(inside), missed))
+    iops = sum(o['iops'] for o in d['ops'].values())
+    cap = K / (S / 1e9)
+    print('c%d_capacity' % n, int(not iops <= cap * 1.01),
+          '%d clients: truestat %.1f IOPS, the disk\'s capacity %d x 1/S = %.0f' % (n, iops, K, cap))
+cv = dev(totals(k + '/curve.json'), loop).get('depth_curve') or {}
+rows = cv.get('rows', [])
+home = [r for r in rows if r['depth_lo'] <= K <= r['depth_hi']]
+ok = [sd_label(r['depth_lo'], r['depth_hi']) for r in home]
+ok += [sd_label(r['depth_lo'], r['depth_hi']) for r in rows if home and r['depth_lo'] == home[0]['depth_hi'] + 1]
+got = cv.get('parallelism_depths')
+print('curve_parallelism', int(got not in ok),
+      '-D over the four steps: effective parallelism %s; the disk\'s %d units allow %s'
+      % (got, K, ' or '.join(ok) or 'none'))
+"
+finish
