@@ -23,18 +23,12 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
+. "$(dirname "$0")/../lib/investigate.sh"
 need fio python3 fusermount3 sysbench iostat mkfs.ext4 bpftool setpriv unshare
 
-keep=$(mktemp -d /tmp/truestat-test.inv.XXXXXX)
-on_exit "rm -rf '$keep'"
-simdisk_left_before
 rc=0
-timeout -k 5 300 "$TS_ROOT/scripts/investigate.sh" --quick --keep "$keep" 004 >"$keep.out" 2>&1 || rc=$?
-on_exit "rm -f '$keep.out'"
-sed 's/^/# /' "$keep.out"
-check investigate_exit "$rc" "scripts/investigate.sh --quick 004 ended with status $rc"
-left=$(simdisk_left_behind "$keep/where" 2>&1 || true)
-check investigate_left "$([[ -z $left ]]; echo $?)" "nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
+inv_run 004 300 || rc=$?
+keep=$INV_KEEP
 ((rc == 0)) || { finish; exit 1; }
 rows=$(grep -cE '^ +(1|4|16|64)  \|' "$keep.out" || true)
 check investigate_printed "$( ((rows == 4)) && grep -q '^Conclusion:' "$keep.out" &&

@@ -27,25 +27,19 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
+. "$(dirname "$0")/../lib/investigate.sh"
 need python3 fusermount3 iostat mkfs.ext4 bpftool
 
-keep=$(mktemp -d /tmp/truestat-test.inv.XXXXXX)
-on_exit "rm -rf '$keep'"
-simdisk_left_before
 rc=0
-timeout -k 5 400 "$TS_ROOT/scripts/investigate.sh" --quick --keep "$keep" 000 >"$keep.out" 2>&1 || rc=$?
-on_exit "rm -f '$keep.out'"
-sed 's/^/# /' "$keep.out"
-check investigate_exit "$rc" "scripts/investigate.sh --quick 000 ended with status $rc"
-left=$(simdisk_left_behind "$keep/where" 2>&1 || true)
-check investigate_left "$([[ -z $left ]]; echo $?)" "nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
+inv_run 000 400 || rc=$?
+keep=$INV_KEEP
 ((rc == 0)) || { finish; exit 1; }
 rows=$(grep -cE '^ +(1|4|16|64) \|' "$keep.out" || true)
 check investigate_printed "$( ((rows == 4)) && grep -q '^Conclusion:' "$keep.out" &&
 	grep -q '^truestat -D over the four steps: ' "$keep.out"; echo $?)" \
 	"$rows rows of 4, -D's verdict and the conclusion printed"
 
-simdisk_judge inv "
+simdisk_judge inv "$INV_PYLIB
 import re
 k = '$keep'
 loop = open(k + '/where').read().split('loop=')[1].split()[0]
@@ -60,17 +54,8 @@ for n in (1, 4, 16, 64):
     s = '%s/c%d' % (k, n)
     t = totals(s + '.json')
     d = dev(t, loop)
-    ds = lambda x: [int(v) for v in open(s + x).read().split()]
+    inv_window_counts('c%d' % n, d, s)
     ev = d['events']
-    unseen = ev.get('stale_bios', 0) + d['os_queue']['now']
-    outer = tj.against_diskstats(d['ops'], ds('.ds0'), ds('.ds1'), lambda: 0)
-    inner = dict((x[0], x[2]) for x in tj.against_diskstats(d['ops'], ds('.ds0b'), ds('.ds1a'), lambda: 0))
-    for op, got, nk, _, _, _ in outer:
-        lo = inner.get(op, 0) - ev['unmatched_completions'] - (unseen if op == 'write' else 0)
-        print('c%d_%s_count' % (n, op), int(not lo <= got <= nk),
-              '%d clients, %s: truestat %d (ios + missed + unissued), diskstats %d inside its window, '
-              '%d around it (%d unmatched, %d bios left unseen)'
-              % (n, op, got, inner.get(op, 0), nk, ev['unmatched_completions'], unseen))
     rd = d['ops'].get('read', dict(ios=0, missed=0))
     b, a = status(s + '.status'), status(s + '.status1')
     inno = a['Innodb_data_reads'] - b['Innodb_data_reads']

@@ -23,24 +23,18 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
+. "$(dirname "$0")/../lib/investigate.sh"
 need python3 fusermount3 iostat vmstat mkfs.ext4 bpftool
 
-keep=$(mktemp -d /tmp/truestat-test.inv.XXXXXX)
-on_exit "rm -rf '$keep'"
-simdisk_left_before
 rc=0
-timeout -k 5 600 "$TS_ROOT/scripts/investigate.sh" --quick --keep "$keep" 001 >"$keep.out" 2>&1 || rc=$?
-on_exit "rm -f '$keep.out'"
-sed 's/^/# /' "$keep.out"
-check investigate_exit "$rc" "scripts/investigate.sh --quick 001 ended with status $rc"
-left=$(simdisk_left_behind "$keep/where" 2>&1 || true)
-check investigate_left "$([[ -z $left ]]; echo $?)" "nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
+inv_run 001 600 || rc=$?
+keep=$INV_KEEP
 ((rc == 0)) || { finish; exit 1; }
 rows=$(grep -cE '^ +[12] \|' "$keep.out" || true)
 check investigate_printed "$( ((rows == 2)) && grep -q '^Conclusion:' "$keep.out"; echo $?)" \
 	"$rows rows of 2 and the conclusion printed"
 
-simdisk_judge inv "
+simdisk_judge inv "$INV_PYLIB
 import re
 k = '$keep'
 loop = open(k + '/where').read().split('loop=')[1].split()[0]
@@ -49,23 +43,8 @@ for trx in (1, 2):
     s = '%s/trx%d' % (k, trx)
     t = totals(s + '.json')
     d = dev(t, loop)
-    ds = lambda x: [int(v) for v in open(s + x).read().split()]
-    # the database writes in the background (its page cleaner, the log
-    # flushed once a second with =2): diskstats read before the start and
-    # after the stop hold truestat's window, those read after its attach
-    # and before its stop lie inside it; a request in flight at its start
-    # is unmatched (not counted), an fsync's empty preflush write whose
-    # completion went unseen a bio left unseen
+    inv_window_counts('trx%d' % trx, d, s)
     ev = d['events']
-    unseen = ev.get('stale_bios', 0) + d['os_queue']['now']
-    outer = tj.against_diskstats(d['ops'], ds('.ds0'), ds('.ds1'), lambda: 0)
-    inner = dict((x[0], x[2]) for x in tj.against_diskstats(d['ops'], ds('.ds0b'), ds('.ds1a'), lambda: 0))
-    for op, got, nk, _, _, _ in outer:
-        lo = inner.get(op, 0) - ev['unmatched_completions'] - (unseen if op == 'write' else 0)
-        print('trx%d_%s_count' % (trx, op), int(not lo <= got <= nk),
-              '%s: truestat %d (ios + missed + unissued), diskstats %d inside its window, %d around it '
-              '(%d unmatched, %d bios left unseen)'
-              % (op, got, inner.get(op, 0), nk, ev['unmatched_completions'], unseen))
     # the disk's flushes: those that arrived and were answered inside
     # truestat's totals (its -v line) were counted, but for the unmatched
     win = re.search(r'totals from ([0-9.]+) to ([0-9.]+) s', open(s + '.json.err').read())
