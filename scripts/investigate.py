@@ -2,6 +2,7 @@
 """scripts/investigate.sh's tables and conclusions, from what its steps kept.
     investigate.py 000 TMP DEV CLIENTS...
     investigate.py 001 TMP DEV SETTINGS...
+    investigate.py 002 TMP DEV STATES...
     investigate.py 004 TMP DEV THREADS...
 """
 import json
@@ -253,8 +254,89 @@ def investigate_001(tmp, dev, settings):
     print('  a disk with a protected write cache (a fast flush), or =2, is where the time is.')
 
 
+def scan_state(tmp, dev, name):
+    s = '%s/%s' % (tmp, name)
+    d = tj.device(tj.last_totals(s + '.json'), dev)
+    scans = [int(l.split()[1]) for l in open(s + '.out') if l.startswith('scan_ms ')]
+    chk = open(s + '.myisamchk').read()
+    blocks = re.search(r'Blocks/Record:\s+([0-9.]+)', chk)
+    st = json.load(open(s + '.iostat'))['sysstat']['hosts'][0]['statistics'][-1]
+    io = next(x for x in st['disk'] if x['disk_device'] == dev)
+    r = d['ops']['read']
+    p = d['pattern']['read']
+    return dict(scans=scans, blocks=float(blocks.group(1)) if blocks else None, io=io, r=r, p=p,
+                seek_p50=seek_pct(p, 0.5), seek_p90=seek_pct(p, 0.9), top=top_size(p))
+
+
+def seek_pct(p, q):
+    """The seek class holding the q-th share of the compared reads, as
+    truestat names it (0: sequential)."""
+    n, got = p['compared'], 0
+    for c in p['seek']:
+        got += c['ios']
+        if got >= q * n:
+            return '0' if c['below_bytes'] == 1 else '<' + size_name(c['below_bytes'])
+    return '-'
+
+
+def size_name(b):
+    for unit, k in (('G', 30), ('M', 20), ('K', 10)):
+        if b >= 1 << k:
+            return '%d%s' % (b >> k, unit)
+    return str(b)
+
+
+def top_size(p):
+    """The size class that carried most of the bytes."""
+    c = max(p['sizes'], key=lambda c: c['bytes'])
+    return '%s-%s' % (size_name(c['from_bytes']), size_name(c['below_bytes']))
+
+
+def investigate_002(tmp, dev, states):
+    print('Investigation 002: a fragmented scan. A MyISAM table of variable-length rows, each grown by')
+    print('an update in random order, on ext4 over a simulated disk with one arm (seek 1-8 ms by')
+    print('distance, 0.5 ms a request, 100 MB/s; tests/simdisk behind %s); a full scan from a cold cache,' % dev)
+    print('over and over, then the same after OPTIMIZE TABLE.')
+    print()
+    rows = [(n, scan_state(tmp, dev, n)) for n in states]
+    print('           | the table       | iostat -x (sysstat)         | truestat --pattern')
+    print('TABLE      | blk/rec scan_ms |  r/s rMB/s rareq-sz %util |   IOPS SERVICE_ms  SEQ%  SEEK_P50 '
+          'SEEK_P90  MOST_BYTES')
+    for n, r in rows:
+        io, ts, p = r['io'], r['r'], r['p']
+        print('%-10s | %7.2f %7.0f | %4.0f %5.1f %8.1f %5.1f | %6.1f %10.3f %5.1f %9s %8s  %s'
+              % (n, r['blocks'] or 0, sum(r['scans']) / max(len(r['scans']), 1), io['r/s'],
+                 io['rkB/s'] / 1024, io['rareq-sz'], io['util'], ts['iops'], ts['service_ms'] or 0,
+                 100 * (p['sequential_share'] or 0), r['seek_p50'], r['seek_p90'], r['top']))
+    conclude_002(rows)
+
+
+def conclude_002(rows):
+    (fn, f), (rn, b) = rows[0], rows[-1]
+    ms = lambda r: sum(r['scans']) / max(len(r['scans']), 1)
+    print()
+    print('iostat, %s: %.0f reads a second of %.1f KiB, %.1f MB/s at %%util %.0f%%: a disk busy with'
+          % (fn, f['io']['r/s'], f['io']['rareq-sz'], f['io']['rkB/s'] / 1024, f['io']['util']))
+    print('  small reads; %s: %.0f a second of %.0f KiB, %.1f MB/s. It shows the size, not why.'
+          % (rn, b['io']['r/s'], b['io']['rareq-sz'], b['io']['rkB/s'] / 1024))
+    print('truestat --pattern, %s: %.0f%% of the reads sequential, %.0f%% backwards; the median'
+          % (fn, 100 * (f['p']['sequential_share'] or 0), 100.0 * f['p']['backward'] / max(f['p']['compared'], 1)))
+    print('  seek in the class %s, the 90th percentile %s (bytes); each read %.2f ms in the disk.'
+          % (f['seek_p50'], f['seek_p90'], f['r']['service_ms'] or 0))
+    print('  %s: %.0f%% sequential, the bytes carried by %s reads.'
+          % (rn, 100 * (b['p']['sequential_share'] or 0), b['top']))
+    print('Conclusion: the scan was slow because the table was fragmented (myisamchk: %.2f blocks a'
+          % (f['blocks'] or 0))
+    print('  row): the disk\'s arm jumped between each row and its rest. OPTIMIZE TABLE (%.2f) made'
+          % (b['blocks'] or 0))
+    print('  the scan %.0f times faster (%.0f ms against %.0f ms).' % (ms(f) / max(ms(b), 1e-9), ms(b), ms(f)))
+
+
 def main():
     what, tmp, dev = sys.argv[1:4]
+    if what == '002':
+        investigate_002(tmp, dev, sys.argv[4:])
+        return
     threads = [int(x) for x in sys.argv[4:]]
     if what == '000':
         investigate_000(tmp, dev, threads)

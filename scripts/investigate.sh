@@ -14,15 +14,16 @@ usage() {
 Usage: scripts/investigate.sh [--quick] [--keep DIR] INVESTIGATION
 
 INVESTIGATION:
-  000   %util and capacity ("What iostat's %util hides"): MariaDB (its own
-        server, a buffer pool of 8 MiB, far smaller than the data) on ext4
-        over a simulated disk of 4 units, 2 ms a request, under sysbench
-        oltp_read_only with 1, 4, 16 and 64 clients. For each: sysbench's
+  000   %util and capacity ("Why %util Number from Iostat is Meaningless
+        for MySQL Capacity Planning"): MariaDB (its own server, a buffer
+        pool of 8 MiB, far smaller than the data) on ext4 over a simulated
+        disk of 4 units, 2 ms a request, under sysbench oltp_read_only with
+        1, 4, 16 and 64 clients. For each: sysbench's
         transactions and latency, iostat -x's r/s, r_await, aqu-sz, %util
         and svctm (busy time / I/Os, as sysstat computed it), and
         truestat's IOPS, QUEUE, SERVICE, CONC and BUSY%; then truestat
-        -D's verdict over all four steps (effective parallelism, headroom)
-        and the conclusion: how much more the disk can take.
+        -D's verdict over all four steps (effective parallelism,
+        saturation) and the conclusion: how much more the disk can take.
   001   iowait and commits ("Do not trust vmstat IOwait numbers"): MariaDB
         (its own server, on ext4 over a simulated disk of one unit, 2 ms a
         request, whose cache flush holds it 8 ms) under sysbench
@@ -32,6 +33,16 @@ INVESTIGATION:
         w/s, w_await and %util, InnoDB's own fsync counters, and
         truestat's sync row (durable writes a second, their time, the
         share of it in flush commands); then the conclusion.
+  002   A fragmented scan ("mysql I/O performance analysis with iostat"):
+        a MyISAM table of variable-length rows, each grown by an update in
+        random order (its growth in a block at the end of the file), on
+        ext4 over a simulated disk with one arm that seeks (1 to 8 ms by
+        distance, 0.5 ms a request, 100 MB/s), scanned from a cold cache
+        over and over, then rebuilt by OPTIMIZE TABLE and scanned again.
+        For each: myisamchk's blocks a row, the scan's time, iostat -x's
+        r/s, rMB/s, rareq-sz and %util, and truestat --pattern's
+        sequential share, seek distances and the request sizes that
+        carried the bytes; then the conclusion.
   004   A cloud volume's tipping point (the method of the article on
         measuring a cloud provider's virtual disk from inside the VM, with
         sysbench and iostat). sysbench fileio (rndrw: two reads to a
@@ -47,18 +58,21 @@ INVESTIGATION:
 
 Options:
   --quick      fewer, shorter steps (000: 4 s each, without it 10 s; 001:
-               5 s, without it 10 s; 004: 1, 4, 16 and 64 threads, 2 s
+               5 s, without it 10 s; 002: 20,000 rows, 4 s, without it
+               40,000 rows, 10 s; 004: 1, 4, 16 and 64 threads, 2 s
                each, without it 5 s)
   --keep DIR   keep the raw material in DIR: per step truestat's report,
                iostat's JSON, sysbench's output, /proc/diskstats before and
                after and the volume's own log of the step's requests
   -h, --help   this text
 
-Needs root, FUSE (/dev/fuse) and loop devices; installs what it lacks
-(scripts/deps.sh: fio, fuse3, sysbench, sysstat, e2fsprogs), builds
-truestat and the simulated disk, and leaves nothing behind: daemon, mounts,
-loop device, temporary files, truestat and sysbench are gone at exit, also
-after Ctrl-C. Exit status: 0 done, 1 cannot run (one line says why), 2 bad
+Needs root, FUSE (/dev/fuse) and loop devices, and for 000-002 no
+MariaDB or MySQL server running; installs what it lacks (scripts/deps.sh:
+fio, fuse3, sysbench, sysstat, e2fsprogs, for 000-002 mariadb-server, its
+service not started), builds truestat and the simulated disk, and leaves
+nothing behind: daemon, mounts, loop device, temporary files, the
+database server, truestat and sysbench are gone at exit, also after
+Ctrl-C. Exit status: 0 done, 1 cannot run (one line says why), 2 bad
 usage, 130 interrupted.
 EOF
 }
@@ -77,9 +91,9 @@ while (($#)); do
 	esac
 done
 case $which in
-000 | 001 | 004) ;;
-'') echo "$ME: which investigation? 000, 001 or 004 (--help for usage)" >&2; exit 2 ;;
-*) echo "$ME: no investigation '$which': 000, 001 or 004 (--help for usage)" >&2; exit 2 ;;
+000 | 001 | 002 | 004) ;;
+'') echo "$ME: which investigation? 000, 001, 002 or 004 (--help for usage)" >&2; exit 2 ;;
+*) echo "$ME: no investigation '$which': 000, 001, 002 or 004 (--help for usage)" >&2; exit 2 ;;
 esac
 
 ((EUID == 0)) || {
@@ -90,7 +104,7 @@ esac
 . "$HERE/lib.sh"
 need_fuse_and_loop
 database=0
-[[ $which == 00[01] ]] && database=1
+[[ $which == 00[012] ]] && database=1
 if ((database)) && db=$(pgrep -x 'mariadbd|mysqld' | head -1); then
 	die 1 "a database server runs on this host already (pid $db, $(cat "/proc/$db/comm")): stop it first; the investigation starts one of its own"
 fi
@@ -154,14 +168,14 @@ volume() {
 # iostat -x, vmstat and /proc/diskstats watch it: diskstats read before
 # truestat starts and after it stops (NAME.ds0, .ds1), and inside its
 # window (.ds0b, .ds1a), as STEP_BEFORE and STEP_AFTER, if set, run with
-# the step's name
+# the step's name; STEP_TS_ARGS: truestat's further options
 step() {
 	local name=$1 secs=$2
 	shift 2
 	sync
 	simdisk_mark
 	diskstats "$dev" >"$tmp/$name.ds0"
-	ts_start "$tmp/$name.json" -H -D -d "$dev" || die 1 "truestat did not start: $(last_error "$tmp/$name.json.err")"
+	ts_start "$tmp/$name.json" -H -D ${STEP_TS_ARGS:-} -d "$dev" || die 1 "truestat did not start: $(last_error "$tmp/$name.json.err")"
 	diskstats "$dev" >"$tmp/$name.ds0b"
 	[[ -z ${STEP_BEFORE:-} ]] || "$STEP_BEFORE" "$name"
 	iostat -dxy -o JSON "$dev" "$secs" 1 >"$tmp/$name.iostat" &
@@ -285,6 +299,51 @@ investigate_001() {
 			sysbench oltp_write_only "${sb[@]}" --threads=64 --time="$secs" --percentile=95 run
 	done
 	python3 -B "$HERE/investigate.py" 001 "$tmp" "$dev" 1 2
+}
+
+# 002: a MyISAM table whose rows grew by updates in random order (each row's
+# growth a block at the end of the file), scanned, rebuilt by OPTIMIZE
+# TABLE, scanned again
+investigate_002() {
+	local secs=10 rows=40000
+	((quick)) && secs=4 rows=20000
+	SIMDISK_SEEK=1000:8000 SIMDISK_BW=100 SIMDISK_STORE=1 volume 1 500
+	# FUSE hands the disk a request of over 1 MiB in pieces of 1 MiB: at
+	# most 1 MiB a request (a disk's limit, as SATA's often is), and the
+	# disk's log holds the requests truestat saw, one for one (the loop
+	# device goes at exit, and its setting with it)
+	echo 1024 >"/sys/block/$dev/queue/max_sectors_kb"
+	mariadb_up
+	sql "CREATE DATABASE scan"
+	sql "CREATE TABLE scan.t (id INT PRIMARY KEY, v INT, pad VARCHAR(1000))
+		ENGINE=MyISAM ROW_FORMAT=DYNAMIC"
+	sql "INSERT INTO scan.t SELECT seq, seq % 1000, REPEAT('a', 100) FROM scan.seq_1_to_$rows"
+	sql "UPDATE scan.t SET pad = REPEAT('b', 600) ORDER BY RAND(1)"
+	scan_step fragmented "$secs"
+	sql "OPTIMIZE TABLE scan.t" >/dev/null
+	scan_step rebuilt "$secs"
+	python3 -B "$HERE/investigate.py" 002 "$tmp" "$dev" fragmented rebuilt
+}
+
+# scan_step NAME SECS: the table's own statistics (myisamchk), then its
+# full scan, over and over for SECS, each from a cold cache, under
+# truestat --pattern
+scan_step() {
+	local myd=$tmp/mnt/mysql/scan/t.MYD
+	sql "FLUSH TABLES scan.t"
+	sync
+	myisamchk -e -i -T "${myd%.MYD}" >"$tmp/$1.myisamchk" 2>&1 ||
+		die 1 "myisamchk failed: $(tail -1 "$tmp/$1.myisamchk")"
+	echo "$ME: the table $1, scans for $2 s" >&2
+	STEP_TS_ARGS=--pattern step "$1" "$2" bash -c '
+		end=$((SECONDS + $1))
+		while ((SECONDS < end)); do
+			dd if="$2" iflag=nocache count=0 status=none
+			t0=$(date +%s%N)
+			mariadb --no-defaults --socket="$3" -uroot -N -B \
+				-e "SELECT COUNT(*) FROM scan.t WHERE v < 0" >/dev/null || exit 1
+			echo "scan_ms $((($(date +%s%N) - t0) / 1000000))"
+		done' scan "$2" "$myd" "$tmp/db.sock"
 }
 
 # 004: sysbench fileio at each thread count, then knee.sh

@@ -1,16 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
 # The investigations' tests (tests/investigations, 63-investigate-004),
 # after common.sh and simdisk.sh:
-#	inv_run WHICH LIMIT	scripts/investigate.sh --quick WHICH, within
+#	inv_run WHICH LIMIT ROW_RE ROWS [LINE_RE]
+#				scripts/investigate.sh --quick WHICH, within
 #				LIMIT seconds, its raw material kept in
 #				$INV_KEEP and its output in $INV_KEEP.out
-#				(printed as comments); checks its exit status
-#				and that it left nothing behind; returns its
-#				status
+#				(printed as comments); checks its exit status,
+#				that it left nothing behind, and that it
+#				printed ROWS rows (lines matching ROW_RE), the
+#				conclusion and a line matching LINE_RE; returns
+#				its status
+#	inv_events_start EVENT...	the kernel's trace events (system/name),
+#				in an ftrace instance of this test's own, on
+#				CLOCK_MONOTONIC (tracefs mounted for it if it
+#				was not, and unmounted after)
+#	inv_events_stop FILE	their records into FILE; the instance gone
+#				(also at exit)
 #	$INV_PYLIB		Python for simdisk_judge: inv_window_counts
 
 inv_run() {
-	local rc=0 left
+	local rc=0 left rows
 	INV_KEEP=$(mktemp -d /tmp/truestat-test.inv.XXXXXX)
 	on_exit "rm -rf '$INV_KEEP' '$INV_KEEP.out'"
 	simdisk_left_before
@@ -21,7 +30,41 @@ inv_run() {
 	left=$(simdisk_left_behind "$INV_KEEP/where" 2>&1 || true)
 	check investigate_left "$([[ -z $left ]]; echo $?)" \
 		"nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
-	return "$rc"
+	((rc == 0)) || return "$rc"
+	rows=$(grep -cE "$3" "$INV_KEEP.out" || true)
+	check investigate_printed "$( ((rows == $4)) && grep -q '^Conclusion:' "$INV_KEEP.out" &&
+		grep -qE "${5:-.}" "$INV_KEEP.out"; echo $?)" \
+		"$rows rows of $4, the conclusion${5:+ and a line matching '$5'} printed"
+	return 0
+}
+
+_INV_TRACEFS=/sys/kernel/tracing
+_INV_INSTANCE=
+inv_events_start() {
+	local e
+	if ! mountpoint -q "$_INV_TRACEFS"; then
+		mount -t tracefs nodev "$_INV_TRACEFS"
+		on_exit "umount '$_INV_TRACEFS'"
+	fi
+	_INV_INSTANCE=$_INV_TRACEFS/instances/truestat-test-$$
+	mkdir "$_INV_INSTANCE"
+	on_exit inv_events_off
+	echo mono >"$_INV_INSTANCE/trace_clock"
+	echo 8192 >"$_INV_INSTANCE/buffer_size_kb"
+	for e in "$@"; do echo 1 >"$_INV_INSTANCE/events/$e/enable"; done
+}
+
+inv_events_stop() {
+	cat "$_INV_INSTANCE/trace" >"$1"
+	inv_events_off
+}
+
+# the instance's events off and the instance gone (an instance with events
+# on cannot be removed)
+inv_events_off() {
+	[[ -n $_INV_INSTANCE && -d $_INV_INSTANCE ]] || return 0
+	echo 0 >"$_INV_INSTANCE/events/enable"
+	rmdir "$_INV_INSTANCE"
 }
 
 # (quoted: the Python below may hold any quote)
