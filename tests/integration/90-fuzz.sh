@@ -4,6 +4,9 @@
 # starts from the checked-in corpus (tests/fuzz/corpus; new finds go to a
 # temporary copy) and must end without a crash, leak or sanitizer report.
 # FUZZ_SECONDS (default 20) bounds each run.
+# concurrent: yes: the parsers run in the fuzzer's own process, touching no
+# device, BPF program or tracefs, so it runs beside the other tests; a busy
+# host makes it try fewer inputs in its time, the same checks.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
