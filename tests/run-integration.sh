@@ -8,6 +8,17 @@
 # programs, the blk tracer). A failed test's files are kept in
 # .output/failed-tests (TS_KEEP_FAILED). Ends with "N passed, N failed,
 # N skipped".
+#
+# A test with a line "# concurrent: yes" among its first 30 runs beside the
+# others, which still run one after another: it is started first, in the
+# background, and its output, checks and time (its own, from its start to
+# its end) come after theirs. Only a test that touches nothing they use
+# nor anything the leftovers check looks at (host block and loop devices,
+# BPF programs, tracefs), and whose checks hold on a busy host, may say so:
+# 95-older-kernel, qemu guests in virtual time. It runs at nice 10, so
+# that the host tests, whose timing is the host's, get the CPU first.
+# SIGINT, SIGTERM or SIGHUP ends every test still running (TERM to its
+# process group, which cleans up) and waits for it before the runner dies.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -19,8 +30,31 @@ fi
 limit=${TS_TEST_TIMEOUT:-600}
 tests=("$@")
 ((${#tests[@]})) || tests=(tests/integration/*.sh)
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+logs=$(mktemp -d)
+started=()	# the pid of each test started (timeout's, its process group's)
+declare -A ended	# PID: "STATUS SECONDS" once that test has ended
+
+# stop: ends the tests still running and waits for them; timeout passes
+# the TERM on to the test's whole process group, and kills it 10 s later
+stop() {
+	local p
+	for p in $(jobs -p); do kill -TERM "$p" 2>/dev/null; done
+	wait
+}
+# interrupted SIG: the tests ended, then the runner dies of SIG as asked.
+# A Ctrl-C may have ended the tee reading this output too (make test):
+# writing to it must not end the runner before its tests.
+interrupted() {
+	trap '' PIPE
+	stop
+	echo "== interrupted ($1): the tests still running were ended"
+	trap - "$1"
+	kill -"$1" $$
+}
+trap 'stop; rm -rf "$logs"' EXIT
+for sig in INT TERM HUP; do
+	trap "interrupted $sig" "$sig"
+done
 # a failed test's files (tests/lib/common.sh), of this run only
 export TS_KEEP_FAILED=${TS_KEEP_FAILED:-$PWD/.output/failed-tests}
 rm -rf "$TS_KEEP_FAILED"
@@ -31,16 +65,45 @@ leftovers() {
 	command -v bpftool >/dev/null && bpftool prog show 2>/dev/null | grep ' name ts_'
 	grep -qs '^blk$' /sys/kernel/tracing/current_tracer && echo "blk tracer still on"
 }
-for t in "${tests[@]}"; do
-	echo "== ${t##*/}"
-	start=$SECONDS
-	# a test may need longer: a "# timeout: N s" line among its first 30
-	tl=$(sed -n '1,30s/^# timeout: \([0-9][0-9]*\) s.*/\1/p' "$t" | head -1)
-	timeout -k 10 "${TS_TEST_TIMEOUT:-${tl:-$limit}}" bash "$t" >"$log" 2>&1
-	rc=$?
-	cat "$log"
-	ok=$(grep -c '^  ok ' "$log")
-	bad=$(grep -c '^  FAIL ' "$log")
+
+concurrent() {
+	sed -n '1,30p' "$1" | grep -q '^# concurrent: yes'
+}
+
+# start TEST [NICENESS]: TEST in the background under its time limit (a
+# "# timeout: N s" line among its first 30 may ask for longer), in a
+# process group of its own (timeout's), its output to $logs/TEST. Every
+# test runs so, the host tests too: wait, unlike a foreground command,
+# lets a signal's trap run at once.
+start() {
+	local tl
+	tl=$(sed -n '1,30s/^# timeout: \([0-9][0-9]*\) s.*/\1/p' "$1" | head -1)
+	nice -n "${2:-0}" timeout -k 10 "${TS_TEST_TIMEOUT:-${tl:-$limit}}" \
+		bash "$1" >"$logs/${1##*/}" 2>&1 &
+	started+=($!)
+}
+
+# reap PID: waits until test PID has ended; a test running beside it that
+# ends meanwhile is noted too, so that its time is its own
+reap() {
+	local p who pending
+	while [[ -z ${ended[$1]:-} ]]; do
+		pending=()
+		for p in "${started[@]}"; do
+			[[ -n ${ended[$p]:-} ]] || pending+=("$p")
+		done
+		who=
+		wait -n -p who "${pending[@]}"
+		ended[${who:-$1}]="$? $SECONDS"
+	done
+}
+
+# report TEST PID START: TEST's output, its checks counted, what it left
+report() {
+	local t=$1 rc=${ended[$2]% *} end=${ended[$2]#* } ok bad left
+	cat "$logs/${t##*/}"
+	ok=$(grep -c '^  ok ' "$logs/${t##*/}")
+	bad=$(grep -c '^  FAIL ' "$logs/${t##*/}")
 	if ((rc == 77)); then
 		skipped=$((skipped + 1))
 	elif ((rc != 0 && bad == 0)); then
@@ -54,7 +117,31 @@ for t in "${tests[@]}"; do
 	fi
 	passed=$((passed + ok))
 	failed=$((failed + bad))
-	echo "== ${t##*/}: $((SECONDS - start)) s"
+	echo "== ${t##*/}: $((end - $3)) s"
+}
+
+side=() host=()
+for t in "${tests[@]}"; do
+	if concurrent "$t"; then side+=("$t"); else host+=("$t"); fi
+done
+side_pid=() side_start=()
+for t in "${side[@]}"; do
+	echo "== ${t##*/}: started, beside the tests below (its output after theirs)"
+	side_start+=("$SECONDS")
+	start "$t" 10
+	side_pid+=("${started[-1]}")
+done
+for t in "${host[@]}"; do
+	echo "== ${t##*/}"
+	begin=$SECONDS
+	start "$t"
+	reap "${started[-1]}"
+	report "$t" "${started[-1]}" "$begin"
+done
+for i in "${!side[@]}"; do
+	echo "== ${side[i]##*/}"
+	reap "${side_pid[i]}"
+	report "${side[i]}" "${side_pid[i]}" "${side_start[i]}"
 done
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

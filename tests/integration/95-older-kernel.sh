@@ -19,6 +19,13 @@
 # 5.10 is fetched through a private sources list (tests/vm/run.sh).
 # timeout: 1100 s (the three guests' own limits in tests/vm/run.sh, 500 +
 # 360 + 120 s, and their set-up; 477 s in a fresh clone on 2026-11-27)
+# concurrent: yes: tests/run-integration.sh runs it beside the other tests,
+# which it would otherwise add 7 minutes to. Its guests run under -icount,
+# whose clock counts instructions: what they measure is the same however
+# busy the host is (only qemu's limits are the host's time, each twice what
+# its guest takes). qemu's disks are files in its own temporary directory:
+# it touches no host block or loop device, tracefs or host BPF program,
+# which the others use and the leftovers check looks at.
 set -euo pipefail
 # a SANITIZE=1 build cannot be linked statically for the guest
 if ldd "$(dirname "$0")/../../truestat" | grep -q libasan; then

@@ -55,6 +55,10 @@
 # guest /init.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+# A timeout that ends this script sends its TERM twice (to the script, then
+# to its process group): the second must not cut short the cleanup that
+# ends qemu and removes $tmp, so the first has the rest ignored
+trap 'trap "" INT TERM; exit 130' INT TERM
 
 CACHE=${TS_VM_CACHE:-/var/cache/truestat-vm}
 S_NS=${TS_VM_S_NS:-1000000}	# null_blk completion_nsec: the device's service time
@@ -135,6 +139,9 @@ make -C "$TS_ROOT" -s truestat-static
 tmp=$(mktemp -d /tmp/truestat-vm.XXXXXX)
 on_exit "rm -rf '$tmp'"
 mkdir -p "$CACHE"
+# every guest gets this copy: the tree's may be rebuilt meanwhile by a
+# test running beside this one (89-package's make static)
+cp "$TS_ROOT/truestat-static" "$tmp/truestat-static"
 
 # image_pkg PKG: the linux-image package that holds a kernel (a
 # meta-package such as linux-image-amd64 names it in Depends; an image
@@ -314,7 +321,7 @@ initramfs() {
 	for a in $(/bin/busybox --list); do
 		[[ -e $root/bin/$a ]] || ln -s busybox "$root/bin/$a"
 	done
-	cp "$TS_ROOT/truestat-static" "$root/truestat"
+	cp "$tmp/truestat-static" "$root/truestat"
 	copy_with_libs "$root" "$(command -v fio)"
 	copy_with_libs "$root" "$(command -v mdadm)"
 	copy_with_libs "$root" "$(command -v dmsetup)"
