@@ -84,7 +84,9 @@ _keep_failed() {
 	echo "  # the failed test's files are in $dest"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# a timeout that ends a test sends its TERM twice (to the script, then to
+# its process group): the second must not cut the cleanup short
+trap 'trap "" INT TERM; exit 130' INT TERM
 
 need() {
 	local c

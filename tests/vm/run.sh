@@ -15,7 +15,7 @@
 # failure, timeout or a signal. One guest at a time.
 #
 # Per kernel, the guests (tests/vm/guest-init.sh) run these cases
-# (TS_VM_CASES, default all; 95-older-kernel runs base and raid0):
+# (TS_VM_CASES, default all; 95-older-kernel runs base, raid0, ahci and load):
 #  base: null_blk with K=4, S=1 ms offered depth 16 (16 psync jobs, fio)
 #    for 2 s, four times: scheduler none, mq-deadline, none again with
 #    --raw-tp, and none with one completion in 20 dropped
@@ -55,10 +55,6 @@
 # guest /init.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
-# A timeout that ends this script sends its TERM twice (to the script, then
-# to its process group): the second must not cut short the cleanup that
-# ends qemu and removes $tmp, so the first has the rest ignored
-trap 'trap "" INT TERM; exit 130' INT TERM
 
 CACHE=${TS_VM_CACHE:-/var/cache/truestat-vm}
 S_NS=${TS_VM_S_NS:-1000000}	# null_blk completion_nsec: the device's service time
