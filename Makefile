@@ -17,6 +17,7 @@ VERSION := 0.1.0
 GIT_HASH := $(if $(wildcard .git),$(shell git rev-parse --short HEAD 2>/dev/null))
 TS_VERSION := $(VERSION)$(if $(GIT_HASH), ($(GIT_HASH)))
 
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 LIBBPF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf 2>/dev/null)
 LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
@@ -228,8 +229,9 @@ unit-test: $(UNIT_TESTS)
 integration-test: truestat $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-integration.sh
 
+# (built on every CPU: a fresh clone's build is part of make test's time)
 test: deps deps-test
-	$(Q)$(MAKE) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
+	$(Q)$(MAKE) -j$(NPROC) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-all.sh $(UNIT_TESTS)
 
 # The investigations of doc/investigations.md on the software they were
