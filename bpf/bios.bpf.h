@@ -117,7 +117,8 @@ static __always_inline u64 bio_leave(u32 qid, u64 bio, u64 now,
  * queue; returns the earliest Q among them. Stops at the first recorded
  * one, unless @all: a front merge puts the new bio first, and its record
  * left at the merge, so the request's own Q is behind it; a discard merge
- * has no event at all, so a discard's bios all leave here.
+ * has no event at all, so a discard's bios all leave here. The submitter,
+ * if @who, is that of the first bio with a Q.
  */
 #define TS_BIO_WALK 8
 
@@ -128,7 +129,6 @@ static __always_inline u64 bios_leave(u32 qid, struct bio *bio, bool all,
 	u64 queued_ns = 0, q;
 	u64 i; /* 64 bits: a 32-bit spill lost its value before 5.16's verifier */
 
-	/* the submitter is that of the first bio with a Q */
 	for (i = 0; i < TS_BIO_WALK && bio; i++) {
 		q = bio_leave(qid, (u64)bio, now, queued_ns ? NULL : who);
 		if (q && (!queued_ns || q < queued_ns))
@@ -138,6 +138,55 @@ static __always_inline u64 bios_leave(u32 qid, struct bio *bio, bool all,
 		LOAD(direct, bio, bio->bi_next);
 	}
 	return queued_ns;
+}
+
+/*
+ * bios_leave after the first bio, from @first (read as a number), without
+ * the submitter: verified once, as a function of its own. Inside the issue
+ * program the walk multiplied the states the verifier checks (half a
+ * second of every start); the first bio, mostly the only one to leave,
+ * stays there.
+ */
+__noinline u64 bios_leave_rest(u32 qid, u64 first, u32 all, u64 now,
+			       u64 queued_ns)
+{
+	u64 bio = 0, q;
+	u64 i; /* 64 bits: a 32-bit spill lost its value before 5.16's verifier */
+
+	bpf_core_read(&bio, sizeof(bio), &((struct bio *)first)->bi_next);
+	for (i = 1; i < TS_BIO_WALK && bio; i++) {
+		q = bio_leave(qid, bio, now, NULL);
+		if (q && (!queued_ns || q < queued_ns))
+			queued_ns = q;
+		if (queued_ns && !all)
+			break;
+		bpf_core_read(&bio, sizeof(bio), &((struct bio *)bio)->bi_next);
+	}
+	return queued_ns;
+}
+
+/*
+ * bios_leave, the walk past the first bio in bios_leave_rest; inline where
+ * the submitter is wanted (it carries it out), and in the object for
+ * kernels before 5.12, whose depth changes nest three calls deep already:
+ * a frame more passes the 512 bytes of stack a chain of calls may use
+ * there (544 in ts_issue_raw on 5.10).
+ */
+#ifdef TS_LOCKED_ATOMICS
+#define bios_walk_inline true
+#else
+#define bios_walk_inline keep_who
+#endif
+
+static __always_inline u64 bios_leave_untold(u32 qid, struct bio *bio,
+					     bool all, bool direct, u64 now)
+{
+	u64 queued_ns = bio_leave(qid, (u64)bio, now, NULL);
+
+	if (queued_ns && !all)
+		return queued_ns;
+	return bios_leave_rest(qid, direct ? ptr_value(bio) : (u64)bio, all,
+			       now, queued_ns);
 }
 
 /*
@@ -167,8 +216,11 @@ static __always_inline u64 request_queued_ns(struct request *rq,
 	else if (!bio) /* flush commands carry no bio: they never had a Q */
 		return 0;
 	else
-		queued_ns = bios_leave(qid, bio, op == TS_OP_DISCARD, direct,
-				       now, who);
+		queued_ns = bios_walk_inline ?
+			bios_leave(qid, bio, op == TS_OP_DISCARD, direct, now,
+				   who) :
+			bios_leave_untold(qid, bio, op == TS_OP_DISCARD,
+					  direct, now);
 	if (!queued_ns)
 		count_event(qid, TS_EV_NO_QUEUE_TIME);
 	return queued_ns;
