@@ -81,13 +81,14 @@ print('tipping_point', int(tip['ts'] != tip['disk'] or tip['ts'] is None),
       'below 50 ms up to %s threads by truestat\'s mean Q->C, %s by the volume\'s mean A..R'
       % (tip['ts'], tip['disk']))
 "
-# Ctrl-C in the middle of a step: status 130, nothing left behind
+# Ctrl-C as the first step starts (volume, file system and files made,
+# truestat attaching): status 130, nothing left behind
 kc=$keep/ctrl-c
-interrupt_at '4 thread(s)' "$keep.c.out" "$TS_ROOT/scripts/investigate.sh" --quick --keep "$kc" 004
+interrupt_at '1 thread(s)' "$keep.c.out" "$TS_ROOT/scripts/investigate.sh" --quick --keep "$kc" 004
 rc=$INT_RC
 left=$(simdisk_left_behind "$kc/where" 2>&1 || true)
 check ctrl_c "$( ((rc == 130)) && [[ -z $left ]]; echo $?)" \
-	"Ctrl-C at 4 threads: status $rc (130), nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
+	"Ctrl-C at 1 thread: status $rc (130), nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
 
 # bad input: not root (a copy anyone can read), no FUSE, no such
 # investigation: one line, status 1 (2 for bad usage)
