@@ -12,7 +12,9 @@
 # tracer: the median IOPS ratio traced/untraced (pair by pair), truestat's
 # own CPU, the BPF time per I/O (run_time_ns summed over the tracer's
 # programs / I/Os the device completed), the same above the floor, and ns
-# per call of each program. A benchmark, not a test: it exits non-zero only
+# per call of each program, and beside truestat's and --light's share of
+# biolatency's BPF time per I/O the goal it is held to (bench/summarize.py:
+# GOALS). A benchmark, not a test: it exits non-zero only
 # when it could not run.
 #
 #	bench/overhead.sh [TRACER...]	default: every tracer found

@@ -107,6 +107,20 @@ def per_call_ratios(runs, tool):
     return ratios
 
 
+# The most BPF time per I/O each may take, as a share of biolatency's
+# (whole, floor included) in the same run: what a host at a million IOPS
+# can leave running.
+GOALS = {"truestat": 0.50, "truestat-light": 0.35}
+
+
+def goal_cell(tool, vs):
+    """The goal of @tool beside its share @vs of biolatency's, met or not."""
+    goal = GOALS.get(tool)
+    if goal is None or vs != vs:
+        return "-"
+    return "at most %.2f: %s" % (goal, "met" if vs <= goal else "not met")
+
+
 def fmt(x, spec):
     return "-" if x != x else format(x, spec)
 
@@ -130,19 +144,21 @@ def main():
           % fmt(floor, ".0f"))
     print("shows for truestat's programs emptied (trampoline and its own clock reads).")
     print()
-    print("| tracer | BPF ns per I/O | program runs per I/O | above the floor | vs biolatency (above the floor) |")
-    print("|---|---|---|---|---|")
+    print("| tracer | BPF ns per I/O | program runs per I/O | above the floor | vs biolatency (above the floor) | goal |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
         if r["per_io"] != r["per_io"]:
             continue
         above = r["per_io"] - floor * r["runs_per_io"]
         r["above"] = above
-        vs = "-"
+        vs, share = "-", float("nan")
         if ref and ref.get("per_io") == ref.get("per_io"):
             ref_above = ref["per_io"] - floor * ref["runs_per_io"]
-            vs = "%.2f (%.2f)" % (r["per_io"] / ref["per_io"], above / ref_above)
-        print("| %s | %s | %s | %s | %s |" % (r["tool"], fmt(r["per_io"], ".0f"),
-              fmt(r["runs_per_io"], ".2f"), fmt(above, ".0f"), vs))
+            share = r["per_io"] / ref["per_io"]
+            vs = "%.2f (%.2f)" % (share, above / ref_above)
+        print("| %s | %s | %s | %s | %s | %s |" % (r["tool"], fmt(r["per_io"], ".0f"),
+              fmt(r["runs_per_io"], ".2f"), fmt(above, ".0f"), vs,
+              goal_cell(r["tool"], share)))
     print()
     print("BPF ns per call, by program (median over runs; programs that never ran left out):")
     for r in rows:
