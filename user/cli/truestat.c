@@ -502,9 +502,11 @@ static void test_opts(struct ts_tracer_opts *t)
 		t->slow_ring = 1U << 20;
 	/* for tests of the error path: the verifier rejects one program */
 	t->test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
-	/* a smaller request table, so that tests fill it */
-	t->test_rq_slots = test_knob("TRUESTAT_TEST_RQ_SLOTS", 4, TS_RQ_SLOTS,
-				     true, "a power of two, 4 to 16384");
+	/* a smaller request table, so that tests fill it; or a larger one,
+	 * for the sweep's cost at that size */
+	t->test_rq_slots = test_knob("TRUESTAT_TEST_RQ_SLOTS", 4,
+				     TS_RQ_SLOTS_MAX, true,
+				     "a power of two, 4 to 1048576");
 	/* drop one completion in N, as the platform does (README) */
 	t->test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
 				       false, "a number, 2 to 1000000");

@@ -54,6 +54,9 @@ struct ts_tracer {
 	unsigned int seq;   /* span ends so far */
 	struct ts_bounds bounds;
 	__u32 rq_slots; /* the request table's size (size_tables) */
+	/* the sweeps (-v at the end): how many, their time in BPF (with
+	 * preemption off), the longest part */
+	__u64 sweeps, sweep_ns, sweep_part_max_ns;
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
 	struct ring_buffer *slow; /* --slow, else NULL */
@@ -189,6 +192,9 @@ static struct table_sizes size_tables(const struct ts_tracer_opts *o)
 		.rq = table_slots(2 * tags, TS_RQ_SLOTS, TS_RQ_SLOTS_MAX),
 		.bio = table_slots(4 * tags, TS_BIO_SLOTS, TS_BIO_SLOTS_MAX),
 	};
+
+	if (o->test_rq_slots > n.rq) /* bench/overhead.sh: the sweep at 16x */
+		n.rq = o->test_rq_slots;
 
 	if (verbose)
 		fprintf(stderr, "truestat: request table of %u slots, bio table "
@@ -847,14 +853,23 @@ static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
 			count[durable_vals[i].qid]++;
 }
 
-/* Runs part @part of the sweep from slot (or for keys) @from. */
+/*
+ * Runs part @part of the sweep from slot (or for keys) @from; its time in
+ * BPF, where it runs with preemption off, counted.
+ */
 static void sweep_part(struct ts_tracer *t, __u64 part, __u64 from)
 {
-	__u64 args[2] = { part, from };
+	__u64 args[2] = { part, from }, took;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args,
 		    .ctx_size_in = sizeof(args));
 
-	bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.ts_sweep), &opts);
+	if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.ts_sweep),
+				   &opts))
+		return;
+	took = t->skel->bss->sweep_part_ns;
+	t->sweep_ns += took;
+	if (took > t->sweep_part_max_ns)
+		t->sweep_part_max_ns = took;
 }
 
 /* The durable bios' sweep, TS_SWEEP_KEYS keys at a time. */
@@ -883,6 +898,7 @@ static void sweep(struct ts_tracer *t)
 		sweep_part(t, TS_SWEEP_SLOTS, from);
 	sweep_durable(t);
 	sweep_part(t, TS_SWEEP_END, 0);
+	t->sweeps++;
 }
 
 /* Sweeps a snapshot makes at most while requests are too young to judge. */
@@ -1226,6 +1242,12 @@ void ts_tracer_close(struct ts_tracer *t)
 	if (verbose && t->skel && t->skel->data)
 		fprintf(stderr, "truestat: request table: records up to %u slots "
 			"from their hash\n", t->skel->data->rq_reach);
+	if (verbose && t->sweeps)
+		fprintf(stderr, "truestat: sweep of %u slots: %llu, %.1f us "
+			"each in BPF, the longest part %.1f us\n", t->rq_slots,
+			(unsigned long long)t->sweeps,
+			t->sweep_ns / 1e3 / t->sweeps,
+			t->sweep_part_max_ns / 1e3);
 	ring_buffer__free(t->slow);
 	bpf_link__destroy(t->remap);
 	while (t->nlinks > 0)
