@@ -27,7 +27,9 @@
 # submitter and comparing costs), truestat-by (--by=cgroup),
 # truestat-raw_tp, truestat-locked (the programs built for kernels before
 # 5.12, whose atomic operations take locks, here: TRUESTAT_TEST_LOCKED),
-# truestat-base
+# truestat-sweep16 (the request table 16 times the size truestat picks
+# here, TRUESTAT_TEST_RQ_SLOTS: what the sweep costs on a host with that
+# many driver tags), truestat-base
 # (the truestat binary at $BASELINE, e.g. built from an older commit, for a
 # before/after comparison in one run), biolatency,
 # biolatency-Q (libbpf-tools, Debian package libbpf-tools), blk (the
@@ -58,6 +60,7 @@ cleanup() {
 	for ((i = ${#undo[@]} - 1; i >= 0; i--)); do
 		eval "${undo[i]}" >/dev/null 2>&1 || true
 	done
+	[[ -n ${KEEP_WORK:-} ]] && cp -r "$work" "$KEEP_WORK"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -91,7 +94,9 @@ prog_ids() { bpftool prog show -j | python3 -c 'import json,sys; print(" ".join(
 # start_tracer NAME NPROGS: attach it, set TRACER_PID; wait until more than
 # NPROGS programs are loaded
 start_tracer() {
-	local i n
+	local i n rq16=
+	[[ $1 == truestat-sweep16 ]] && rq16=$((16 * $(rq_slots)))
+	: >"$work/err" # the last tracer's "attached" is not this one's
 	case $1 in
 	truestat) "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-light) "$ROOT/truestat" -v --light 1 >/dev/null 2>"$work/err" & ;;
@@ -101,6 +106,7 @@ start_tracer() {
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-locked) TRUESTAT_TEST_LOCKED=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
+	truestat-sweep16) TRUESTAT_TEST_RQ_SLOTS=$rq16 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-base) "${BASELINE:?truestat-base: set BASELINE to a truestat binary}" -v 1 >/dev/null 2>"$work/err" & ;;
 	biolatency) biolatency 3600 >/dev/null 2>"$work/err" & ;;
 	biolatency-Q) biolatency -Q 3600 >/dev/null 2>"$work/err" & ;;
@@ -111,6 +117,10 @@ start_tracer() {
 	for ((i = 0; i < 100; i++)); do
 		sleep 0.1
 		kill -0 "$TRACER_PID" 2>/dev/null || die "$1 did not start: $(tail -1 "$work/err")"
+		if [[ $1 == truestat* ]]; then # -v says when all are attached
+			grep -q '^truestat: attached with' "$work/err" && return
+			continue
+		fi
 		n=$(prog_ids | wc -w)
 		((n > $2)) && break
 	done
@@ -125,6 +135,9 @@ stop_tracer() {
 	kill -INT "$TRACER_PID"
 	wait "$TRACER_PID" 2>/dev/null || true
 	TRACER_PID=
+	# truestat -v's last word on its sweeps: slots, us each, longest part
+	sed -n "s/^truestat: sweep of \([0-9]*\) slots: [0-9]*, \([0-9.]*\) us each, the longest part \([0-9.]*\) us\$/$1 \1 \2 \3/p" \
+		"$work/err" >>"$work/sweeps"
 }
 
 # the kernel's blk tracer on the loop device, its records read and dropped
@@ -143,6 +156,12 @@ blk_off() {
 	if [[ -n ${BLK_READER:-} ]]; then kill "$BLK_READER" 2>/dev/null; wait "$BLK_READER" 2>/dev/null || true; fi
 	BLK_READER=
 	return 0
+}
+
+# the request table's size truestat picks here (16x: truestat-sweep16)
+rq_slots() {
+	"$ROOT/truestat" -v 0.1 1 2>&1 >/dev/null |
+		sed -n 's/^truestat: request table of \([0-9]*\) slots.*/\1/p'
 }
 
 reads() { awk -v d="$dev" '$3 == d { print $4 }' /proc/diskstats; }
@@ -214,5 +233,22 @@ done
 sysctl -qw kernel.bpf_stats_enabled=0
 
 python3 "$ROOT/bench/summarize.py" "$work/runs" "$(getconf CLK_TCK)" "${tracers[@]}"
+if [[ -s $work/sweeps ]]; then
+	echo
+	echo "The sweep, once per report, in parts of 1024 slots (truestat -v: its time"
+	echo "in BPF, where it runs with preemption off), median over runs:"
+	python3 -c '
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    tracer, slots, each, part = line.split()
+    runs[(tracer, int(slots))].append((float(each), float(part)))
+for (tracer, slots), r in sorted(runs.items(), key=lambda x: x[0][1]):
+    if tracer == "truestat-empty":
+        continue
+    print("  %-16s %7d slots: %8.1f us a sweep, the longest part %.1f us (goal: 50)"
+          % (tracer, slots, statistics.median(e for e, _ in r),
+             statistics.median(p for _, p in r)))' "$work/sweeps"
+fi
 echo
 echo "kernel $(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%d)"
