@@ -135,8 +135,8 @@ stop_tracer() {
 	kill -INT "$TRACER_PID"
 	wait "$TRACER_PID" 2>/dev/null || true
 	TRACER_PID=
-	# truestat -v's last word on its sweeps: slots, us each, longest part
-	sed -n "s/^truestat: sweep of \([0-9]*\) slots: [0-9]*, \([0-9.]*\) us each, the longest part \([0-9.]*\) us\$/$1 \1 \2 \3/p" \
+	# truestat -v: its sweeps (slots; us each in BPF, longest part, in all)
+	sed -n "s/^truestat: sweep of \([0-9]*\) slots: [0-9]*, \([0-9.]*\) us each in BPF, the longest part \([0-9.]*\) us; \([0-9.]*\) us each in all\$/$1 \1 \2 \3 \4/p" \
 		"$work/err" >>"$work/sweeps"
 }
 
@@ -235,20 +235,22 @@ sysctl -qw kernel.bpf_stats_enabled=0
 python3 "$ROOT/bench/summarize.py" "$work/runs" "$(getconf CLK_TCK)" "${tracers[@]}"
 if [[ -s $work/sweeps ]]; then
 	echo
-	echo "The sweep, once per report, in parts of 1024 slots (truestat -v: its time"
-	echo "in BPF, where it runs with preemption off), median over runs:"
+	echo "The sweep, once per report (truestat -v: its time in BPF, where it runs"
+	echo "with preemption off, in parts of up to 256 records; in all, with reading"
+	echo "which slots hold one from the table's memory), median over runs:"
 	python3 -c '
 import collections, statistics, sys
 runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
-    tracer, slots, each, part = line.split()
-    runs[(tracer, int(slots))].append((float(each), float(part)))
+    tracer, slots, each, part, wall = line.split()
+    runs[(tracer, int(slots))].append((float(each), float(part), float(wall)))
 for (tracer, slots), r in sorted(runs.items(), key=lambda x: x[0][1]):
     if tracer == "truestat-empty":
         continue
-    print("  %-16s %7d slots: %8.1f us a sweep, the longest part %.1f us (goal: 50)"
-          % (tracer, slots, statistics.median(e for e, _ in r),
-             statistics.median(p for _, p in r)))' "$work/sweeps"
+    print("  %-16s %7d slots: %7.1f us a sweep in BPF, the longest part %.1f us"
+          " (goal: at most 50); %.1f us in all" % (tracer, slots,
+          statistics.median(x[0] for x in r), statistics.median(x[1] for x in r),
+          statistics.median(x[2] for x in r)))' "$work/sweeps"
 fi
 echo
 echo "kernel $(uname -r), $(nproc) CPUs, $(date -u +%Y-%m-%d)"

@@ -45,8 +45,10 @@ const volatile __u32 rq_mask = TS_RQ_SLOTS - 1;
  */
 __u32 rq_reach = TS_RQ_PROBES;
 
+/* Mapped by the loader, which reads which slots hold a record (the sweep). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, TS_RQ_SLOTS);
 	__type(key, u32);
 	__type(value, struct ts_rq_slot);

@@ -321,7 +321,11 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 	return 0;
 }
 
-/* The durable bios' keys for TS_SWEEP_DURABLE, written by the loader. */
+/*
+ * Written by the loader: the request slots holding a record for
+ * TS_SWEEP_SLOTS (it reads the table's memory), the durable bios' keys for
+ * TS_SWEEP_DURABLE.
+ */
 __u64 sweep_keys[TS_SWEEP_KEYS];
 
 /* One slot's sweep: global, so verified once, not once per loop turn. */
@@ -348,9 +352,9 @@ __noinline int ts_sweep_durable(u32 i, u64 now)
 }
 
 /*
- * One part of the sweep (enum ts_sweep_part in @ctx's first argument, its
- * first slot or number of keys in the second), run by the loader: bounded
- * loops, which every kernel since 5.3 verifies.
+ * One part of the sweep (enum ts_sweep_part in @ctx's first argument, the
+ * number of slots or keys in sweep_keys in the second), run by the loader:
+ * bounded loops, which every kernel since 5.3 verifies.
  */
 /* How long the last part of the sweep ran (-v, bench/overhead.sh). */
 __u64 sweep_part_ns;
@@ -370,8 +374,8 @@ int ts_sweep(u64 *ctx)
 			else
 				sweep_end(i, NULL);
 	} else if (part == TS_SWEEP_SLOTS) {
-		for (i = 0; i < TS_SWEEP_CHUNK && from + i <= rq_mask; i++)
-			ts_sweep_slot(from + i, now);
+		for (i = 0; i < TS_SWEEP_KEYS && i < from; i++)
+			ts_sweep_slot(sweep_keys[i], now);
 	} else if (part == TS_SWEEP_DURABLE) {
 		for (i = 0; i < TS_SWEEP_KEYS && i < from; i++)
 			ts_sweep_durable(i, now);

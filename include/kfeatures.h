@@ -21,17 +21,17 @@ enum ts_tp {
 
 /*
  * The sweep (ts_sweep), run by the loader with BPF_PROG_TEST_RUN, one part
- * per run: its first argument names the part, its second the first slot
- * or key. Bounded loops, no bpf_loop: every kernel verifies it.
+ * per run: its first argument names the part, its second how many slots or
+ * keys the loader put in sweep_keys. Bounded loops, no bpf_loop: every
+ * kernel verifies it.
  */
 enum ts_sweep_part {
 	TS_SWEEP_BEGIN, /* each device: suspects and oldest reset */
-	TS_SWEEP_SLOTS, /* TS_SWEEP_CHUNK request slots from the second arg */
+	TS_SWEEP_SLOTS, /* the request slots in sweep_keys[0, second arg) */
 	TS_SWEEP_DURABLE, /* the keys in sweep_keys[0, second arg) */
 	TS_SWEEP_END, /* each device: peaks taken */
 };
 
-#define TS_SWEEP_CHUNK 1024
 #define TS_SWEEP_KEYS 256
 
 #endif

@@ -54,9 +54,11 @@ struct ts_tracer {
 	unsigned int seq;   /* span ends so far */
 	struct ts_bounds bounds;
 	__u32 rq_slots; /* the request table's size (size_tables) */
+	const struct ts_rq_slot *rq_table; /* mmap of rq_slots (the sweep) */
+	size_t rq_table_len;
 	/* the sweeps (-v at the end): how many, their time in BPF (with
 	 * preemption off), the longest part */
-	__u64 sweeps, sweep_ns, sweep_part_max_ns;
+	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
 	struct ring_buffer *slow; /* --slow, else NULL */
@@ -699,8 +701,9 @@ static int map_state(struct ts_tracer *t, char *err, size_t errlen)
 	t->depth_hists = map_shared(t->skel->maps.depth_hists,
 				    &t->depth_hists_len);
 	t->repairs = map_shared(t->skel->maps.repairs, &t->repairs_len);
+	t->rq_table = map_shared(t->skel->maps.rq_slots, &t->rq_table_len);
 	if (!t->state || !t->hists || !t->depth_hists || !t->repairs ||
-	    !t->skel->bss)
+	    !t->rq_table || !t->skel->bss)
 		return fail(err, errlen, "cannot map the device state: %s",
 			    strerror(errno));
 	t->ncpus = libbpf_num_possible_cpus();
@@ -886,18 +889,44 @@ static void sweep_durable(struct ts_tracer *t)
 }
 
 /*
+ * The request slots that hold a record, read from the table's memory,
+ * TS_SWEEP_KEYS at a time to the BPF side: its time goes with what is in
+ * flight, not with the table's size. A slot filled after it was read here
+ * is young (the next sweep sees it); one freed meanwhile, the BPF side
+ * finds free.
+ */
+static void sweep_slots(struct ts_tracer *t)
+{
+	__u64 *keys = t->skel->bss->sweep_keys, rq;
+	__u32 idx, k = 0;
+
+	for (idx = 0; idx < t->rq_slots; idx++) {
+		rq = __atomic_load_n(&t->rq_table[idx].rq, __ATOMIC_RELAXED);
+		if (!rq || (rq & 1))
+			continue;
+		keys[k++] = idx;
+		if (k == TS_SWEEP_KEYS) {
+			sweep_part(t, TS_SWEEP_SLOTS, k);
+			k = 0;
+		}
+	}
+	if (k)
+		sweep_part(t, TS_SWEEP_SLOTS, k);
+}
+
+/*
  * Repairs requests completed without our program seeing them (BPF side),
  * a part at a time: no bpf_loop, which kernels before 5.17 lack.
  */
 static void sweep(struct ts_tracer *t)
 {
-	__u64 from;
+	__u64 t0 = mono_ns();
 
 	sweep_part(t, TS_SWEEP_BEGIN, 0);
-	for (from = 0; from < t->rq_slots; from += TS_SWEEP_CHUNK)
-		sweep_part(t, TS_SWEEP_SLOTS, from);
+	sweep_slots(t);
 	sweep_durable(t);
 	sweep_part(t, TS_SWEEP_END, 0);
+	t->sweep_wall_ns += mono_ns() - t0;
 	t->sweeps++;
 }
 
@@ -1244,10 +1273,11 @@ void ts_tracer_close(struct ts_tracer *t)
 			"from their hash\n", t->skel->data->rq_reach);
 	if (verbose && t->sweeps)
 		fprintf(stderr, "truestat: sweep of %u slots: %llu, %.1f us "
-			"each in BPF, the longest part %.1f us\n", t->rq_slots,
-			(unsigned long long)t->sweeps,
+			"each in BPF, the longest part %.1f us; %.1f us each "
+			"in all\n", t->rq_slots, (unsigned long long)t->sweeps,
 			t->sweep_ns / 1e3 / t->sweeps,
-			t->sweep_part_max_ns / 1e3);
+			t->sweep_part_max_ns / 1e3,
+			t->sweep_wall_ns / 1e3 / t->sweeps);
 	ring_buffer__free(t->slow);
 	bpf_link__destroy(t->remap);
 	while (t->nlinks > 0)
@@ -1260,6 +1290,8 @@ void ts_tracer_close(struct ts_tracer *t)
 		munmap((void *)t->depth_hists, t->depth_hists_len);
 	if (t->repairs)
 		munmap((void *)t->repairs, t->repairs_len);
+	if (t->rq_table)
+		munmap((void *)t->rq_table, t->rq_table_len);
 	truestat_bpf__destroy(t->skel);
 	free(t->percpu);
 	free(t->who);
