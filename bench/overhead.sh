@@ -21,6 +21,7 @@
 #	PAIRS=5 COST_RUNS=3 RUNTIME=5 IODEPTH=32 BS=4k	knobs (environment)
 #	DEVICE=zram	the fast device is zram0 (bio-based: what truestat
 #			pays at a bio layer such as md or dm) instead of a loop
+#	KEEP_WORK=DIR	keeps the raw runs (its runs file, bench/summarize.py's input)
 #
 # Tracers: truestat, truestat-light (--light), truestat-pattern (--pattern),
 # truestat-slow (--slow=1000: above any request here, what capturing the
