@@ -351,18 +351,19 @@ __noinline int ts_sweep_durable(u32 i, u64 now)
 	return 0;
 }
 
+/* How long the last part of the sweep ran (-v, bench/overhead.sh). */
+__u64 sweep_part_ns;
+
 /*
  * One part of the sweep (enum ts_sweep_part in @ctx's first argument, the
  * number of slots or keys in sweep_keys in the second), run by the loader:
  * bounded loops, which every kernel since 5.3 verifies.
  */
-/* How long the last part of the sweep ran (-v, bench/overhead.sh). */
-__u64 sweep_part_ns;
 
 SEC("raw_tp")
 int ts_sweep(u64 *ctx)
 {
-	u32 part = ctx[0], from = ctx[1], i;
+	u32 part = ctx[0], n = ctx[1], i;
 	u64 now = bpf_ktime_get_ns();
 
 	if (test_verifier_failure)
@@ -374,10 +375,10 @@ int ts_sweep(u64 *ctx)
 			else
 				sweep_end(i, NULL);
 	} else if (part == TS_SWEEP_SLOTS) {
-		for (i = 0; i < TS_SWEEP_KEYS && i < from; i++)
+		for (i = 0; i < TS_SWEEP_KEYS && i < n; i++)
 			ts_sweep_slot(sweep_keys[i], now);
 	} else if (part == TS_SWEEP_DURABLE) {
-		for (i = 0; i < TS_SWEEP_KEYS && i < from; i++)
+		for (i = 0; i < TS_SWEEP_KEYS && i < n; i++)
 			ts_sweep_durable(i, now);
 	}
 	sweep_part_ns = bpf_ktime_get_ns() - now;

@@ -57,7 +57,7 @@ struct ts_tracer {
 	const struct ts_rq_slot *rq_table; /* mmap of rq_slots (the sweep) */
 	size_t rq_table_len;
 	/* the sweeps (-v at the end): how many, their time in BPF (with
-	 * preemption off), the longest part */
+	 * preemption off), its longest part, their time in all */
 	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
@@ -857,12 +857,12 @@ static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
 }
 
 /*
- * Runs part @part of the sweep from slot (or for keys) @from; its time in
- * BPF, where it runs with preemption off, counted.
+ * Runs part @part of the sweep, over the first @n slots or keys in
+ * sweep_keys; its time in BPF, where it runs with preemption off, counted.
  */
-static void sweep_part(struct ts_tracer *t, __u64 part, __u64 from)
+static void sweep_part(struct ts_tracer *t, __u64 part, __u64 n)
 {
-	__u64 args[2] = { part, from }, took;
+	__u64 args[2] = { part, n }, took;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args,
 		    .ctx_size_in = sizeof(args));
 
