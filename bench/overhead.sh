@@ -92,8 +92,8 @@ sysctl -qw kernel.bpf_stats_enabled=0
 
 prog_ids() { bpftool prog show -j | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))'; }
 
-# start_tracer NAME NPROGS: attach it, set TRACER_PID; wait until more than
-# NPROGS programs are loaded
+# start_tracer NAME NPROGS: attach it, set TRACER_PID; wait until truestat
+# -v says it attached, another tracer has more than NPROGS programs loaded
 start_tracer() {
 	local i n rq16=
 	[[ $1 == truestat-sweep16 ]] && rq16=$((16 * $(rq_slots)))
