@@ -8,13 +8,16 @@
 # per program run are not what a user pays). Then COST_RUNS runs of each BPF
 # tracer with bpf_stats on, and of truestat with programs that return at
 # once (truestat-empty): what bpf_stats reports for a program that does
-# nothing is the floor of its measurement on this machine. Prints per
+# nothing is the floor of its measurement on this machine; and that return
+# after one clock read (truestat-clock): the floor and a clock read. Prints per
 # tracer: the median IOPS ratio traced/untraced (pair by pair), truestat's
 # own CPU, the BPF time per I/O (run_time_ns summed over the tracer's
 # programs / I/Os the device completed), the same above the floor, and ns
 # per call of each program, and beside truestat's and --light's share of
 # biolatency's BPF time per I/O the goal it is held to (bench/summarize.py:
-# GOALS). A benchmark, not a test: it exits non-zero only
+# GOALS) and the least share any tracer could show here that reads the
+# clock once in each of as many program runs (truestat-clock: programs that
+# read the clock and return). A benchmark, not a test: it exits non-zero only
 # when it could not run.
 #
 #	bench/overhead.sh [TRACER...]	default: every tracer found
@@ -107,6 +110,7 @@ start_tracer() {
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-locked) TRUESTAT_TEST_LOCKED=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
+	truestat-clock) TRUESTAT_BENCH_EMPTY=clock "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-sweep16) TRUESTAT_TEST_RQ_SLOTS=$rq16 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-base) "${BASELINE:?truestat-base: set BASELINE to a truestat binary}" -v 1 >/dev/null 2>"$work/err" & ;;
 	biolatency) biolatency 3600 >/dev/null 2>"$work/err" & ;;
@@ -222,10 +226,11 @@ for ((pair = 1; pair <= PAIRS; pair++)); do
 	done
 done
 
-# BPF time, bpf_stats on: each BPF tracer, and the floor (empty programs)
+# BPF time, bpf_stats on: each BPF tracer, the floor (empty programs) and
+# the clock (programs that only read it)
 costed=()
 for t in "${tracers[@]}"; do [[ $t != blk ]] && costed+=("$t"); done
-((${#costed[@]} == 0)) || costed+=(truestat-empty)
+((${#costed[@]} == 0)) || costed+=(truestat-empty truestat-clock)
 ((${#costed[@]} == 0)) || echo "BPF time, bpf_stats on:"
 sysctl -qw kernel.bpf_stats_enabled=1
 for ((i = 1; i <= COST_RUNS; i++)); do
@@ -246,7 +251,7 @@ for line in open(sys.argv[1]):
     tracer, slots, each, part, wall = line.split()
     runs[(tracer, int(slots))].append((float(each), float(part), float(wall)))
 for (tracer, slots), r in sorted(runs.items(), key=lambda x: x[0][1]):
-    if tracer == "truestat-empty":
+    if tracer in ("truestat-empty", "truestat-clock"):
         continue
     print("  %-16s %7d slots: %7.1f us a sweep in BPF, the longest part %.1f us"
           " (goal: at most 50); %.1f us in all" % (tracer, slots,

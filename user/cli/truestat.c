@@ -495,6 +495,8 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 /* The environment's knobs for tests and bench/overhead.sh (README). */
 static void test_opts(struct ts_tracer_opts *t)
 {
+	const char *bench;
+
 	/* a smaller ring buffer of --slow, so that tests fill it */
 	t->slow_ring = test_knob("TRUESTAT_TEST_SLOW_RING", 4096, 1U << 30,
 				 true, "a power of two, 4096 to 2^30");
@@ -531,8 +533,11 @@ static void test_opts(struct ts_tracer_opts *t)
 	/* queue ids from this one on are looked up in the hash */
 	t->qid_near = test_knob("TRUESTAT_TEST_QID_NEAR", 1, TS_QID_NEAR, false,
 				"a number, 1 to 4096");
-	/* for bench/overhead.sh: the cost of programs that do nothing */
-	t->bench_empty = getenv("TRUESTAT_BENCH_EMPTY");
+	/* for bench/overhead.sh: the cost of programs that do nothing (1),
+	 * or only read the clock (clock) */
+	bench = getenv("TRUESTAT_BENCH_EMPTY");
+	t->bench_empty = bench;
+	t->bench_clock = bench && !strcmp(bench, "clock");
 	/* the object for kernels before 5.12, on any kernel */
 	t->test_locked = getenv("TRUESTAT_TEST_LOCKED");
 }

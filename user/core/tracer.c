@@ -300,6 +300,7 @@ static void set_globals(struct truestat_bpf *skel,
 	skel->rodata->filter_devices = o->nkdevs > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	skel->rodata->bench_empty = o->bench_empty;
+	skel->rodata->bench_clock = o->bench_clock;
 	skel->rodata->test_miss_every = o->test_miss_every;
 	skel->rodata->test_miss_dev = o->test_miss_dev;
 	skel->rodata->test_clock_offset = clock_offset;

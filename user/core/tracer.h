@@ -27,6 +27,7 @@ struct ts_tracer_opts {
 	unsigned int max_devs; /* disks traced at once (tests lower it), 0: all */
 	unsigned int qid_near; /* queue ids read from an array (tests), 0: all */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
+	bool bench_clock; /* ... but read the clock once */
 	bool test_locked; /* the object for kernels before 5.12 (tests) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
