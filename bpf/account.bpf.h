@@ -162,12 +162,6 @@ static __always_inline bool test_drop(const struct ts_dev_state *st)
 	return ts_fetch_add(&test_miss_tick, 1) % test_miss_every == 0;
 }
 
-static __always_inline struct request_queue *queue_of_bio(struct bio *bio,
-							  bool direct)
-{
-	return bio_queue(bio, direct);
-}
-
 /*
  * A request's figures for one completion (its record already ended). Only
  * the completion program adds to these, and the kernel never runs a

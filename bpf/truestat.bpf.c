@@ -120,7 +120,7 @@ static __always_inline int on_bio_remap(struct bio *bio, u32 dev, u64 from,
 	m->sub_start_ns = bpf_ktime_get_ns();
 	member_key = ptr_value(bio);
 	bpf_map_update_elem(&member_links, &member_key, &addr, BPF_ANY);
-	member = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
+	member = device_of(bio_queue(bio, direct), NULL, bio, direct, &qid,
 			   false);
 	if (!member)
 		return 0;
@@ -227,8 +227,7 @@ static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 	u32 qid;
 	u64 now;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
-		       true);
+	st = device_of(bio_queue(bio, direct), NULL, bio, direct, &qid, true);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -252,8 +251,7 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 	u32 qid;
 	u64 now;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
-		       false);
+	st = device_of(bio_queue(bio, direct), NULL, bio, direct, &qid, false);
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -274,8 +272,7 @@ static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 	struct ts_dev_state *st;
 	u32 qid;
 
-	st = device_of(queue_of_bio(bio, direct), NULL, bio, direct, &qid,
-		       false);
+	st = device_of(bio_queue(bio, direct), NULL, bio, direct, &qid, false);
 	if (st)
 		bio_leave(qid, (u64)bio, bpf_ktime_get_ns(), NULL);
 	return 0;
@@ -313,7 +310,7 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 	u64 now, queued_ns;
 	u32 qid, at = 0;
 
-	st = device_of(queue_of_bio(split, direct), NULL, split, direct, &qid,
+	st = device_of(bio_queue(split, direct), NULL, split, direct, &qid,
 		       false);
 	if (!st || st->layer == TS_LAYER_BIO) /* one Q and C for all parts */
 		return 0;
