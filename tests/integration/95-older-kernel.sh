@@ -14,11 +14,12 @@
 # made 5.13's refuse truestat once (a 32-bit spill, a request's disk read as
 # a number). Ubuntu 20.04's 5.13, the oldest verifier the default programs
 # (with atomics) meet, runs the load case only (base's tp_btf and raw_tp
-# runs, 35 s with the boot): a change that its verifier refuses fails here,
+# runs, and both with --slow, --by and --pattern, whose code the verifier
+# sees only when they are on): a change that its verifier refuses fails here,
 # not first in make test-kernels, which boots 5.13 and 5.15 for every case.
 # 5.10 is fetched through a private sources list (tests/vm/run.sh).
 # timeout: 1100 s (the three guests' own limits in tests/vm/run.sh, 500 +
-# 360 + 120 s, and their set-up; 477 s in a fresh clone on 2026-11-27)
+# 360 + 160 s, and their set-up; 477 s in a fresh clone on 2026-11-27)
 # concurrent: yes: tests/run-integration.sh runs it beside the other tests,
 # which it would otherwise add 7 minutes to. Its guests run under -icount,
 # whose clock counts instructions: what they measure is the same however

@@ -586,6 +586,7 @@ case_ahci() {
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 RQ_TRACE=
 TS_ARGS=
+LOAD_OPTS="--slow=1000 --by=process --pattern"
 for c in $CASES; do
 	say guest case "$c $(now)"
 	case $c in
@@ -603,6 +604,9 @@ for c in $CASES; do
 		nullb_load 1 "$S_NS" "$K"
 		run_case none none
 		run_case rawtp none --raw-tp
+		# the options' code, which the verifier sees only when they are on
+		run_case opts none $LOAD_OPTS
+		run_case optsraw none --raw-tp $LOAD_OPTS
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;

@@ -24,8 +24,10 @@
 #    time against S, its device depth against K, the depth the device could
 #    not take showing up as OS queue time, and its Q->C against fio's own
 #    latency.
-#  load: base's first and third runs only (tp_btf and raw_tp): that every
-#    program loads and measures, on a kernel booted for that alone;
+#  load: base's first and third runs (tp_btf and raw_tp), and both again
+#    with --slow=1000 --by=process --pattern (opts, optsraw: code the
+#    verifier sees only with those on): that every program loads and
+#    measures, on a kernel booted for that alone;
 #  raid0: md raid0 over four serial null_blk disks (S = 8 ms) read by 1, 4,
 #    16 and 64 jobs under one truestat -D -d md0 (md0 and its members);
 #  dm: dm-linear, dm-delay and dm-crypt over one null_blk, each read in
@@ -110,7 +112,7 @@ limits() {
 	for c in $1; do
 		case $c in
 		base) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 300)) ;;
-		load) GUARD=$((GUARD + 30)) LIMIT=$((LIMIT + 60)) ;;
+		load) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
 		refuse) GUARD=$((GUARD + 20)) LIMIT=$((LIMIT + 40)) ;;
 		scsi) GUARD=$((GUARD + 90)) LIMIT=$((LIMIT + 180)) ;;
 		nvme | nullq) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
@@ -448,7 +450,8 @@ print(kv + '/boot' + ('_smp' if ' $SMP_CASES '.find(' ${cases%% *} ') >= 0 else
       '' if 'done' in g else ': it did NOT finish'))
 runs = ((('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
          ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')) if ' base ' in ' $cases ' else
-        (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none')) if ' load ' in ' $cases ' else ())
+        (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none'), ('opts', 'tp_btf', 'none'),
+         ('optsraw', 'raw_tp', 'none')) if ' load ' in ' $cases ' else ())
 for name, want_kind, sched in runs:
     c = cases.get(name)
     tag = '%s/%s' % (kv, name)
