@@ -83,9 +83,7 @@ static __always_inline void layer_enter(struct ts_dev_state *st, u32 qid,
 	}
 	depth = record_fill(st, qid, s, now, bytes, op, now);
 	if (keep_who) {
-		/* all of it set: rq_extra_set copies its pad too, which the
-		 * verifiers of 5.13 and 5.15 refuse to read unset */
-		struct ts_submitter w = {};
+		struct ts_submitter w;
 
 		who_now(&w);
 		rq_extra_set(at, &w, key.sector, depth);
