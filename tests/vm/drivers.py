@@ -442,7 +442,7 @@ def main():
     cases = st.parse()
     for case in P.get('CASES', '').split():
         for name in RUNS.get(case, []):
-            run(name, cases.get(name))
+            st.judged(name, run, name, cases.get(name))
     if st.OUT:
         print('\n'.join(st.OUT))
 

@@ -23,6 +23,11 @@ export MDADM_NO_UDEV=1 DM_DISABLE_UDEV=1 LD_LIBRARY_PATH=/lib
 say() { echo "@@TS $*"; }
 now() { cut -d' ' -f1 /proc/uptime; }
 
+# The host's sign that the guest goes on (tests/vm/run.sh ends qemu when
+# none comes for a while): the guest's clock, every second of it, on the
+# second serial port, where it cannot break a line of the console's
+(while :; do now; sleep 1; done >/dev/ttyS1) 2>/dev/null &
+
 say guest kernel "$(uname -r)"
 say guest btf "$([ -r /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
 say guest clocksource "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"

@@ -97,32 +97,39 @@ DM_DELAY_MS=50	# dm-delay on reads (>= 50: a timer on every kernel)
 DM_JOBS=8
 DM_RUNTIME=2
 
-# limits CASES: GUARD, the seconds after which the guest powers itself off
-# (its clock), and LIMIT, after which qemu is killed (the host's): twice
-# what each case took here (6.1, 2 cores; base 91 s with the boot, raid0
-# and dm 35 s each; scsi up to 110 s with the boot, its four runs
-# slower on a loaded host; nvme and nullq three runs each). base on 5.10
-# takes longer: its object's verification is twice 6.1's (each of its
-# four runs attaches in 12.4 s of guest time against 6.0), and on
-# 2026-11-27 the guest took 174 s of this host's time in one make test
-# and was killed at the old 180 s in the next: its LIMIT is twice 174 s.
+# limits CASES: GUARD, the seconds of its own clock after which the guest
+# powers itself off, the sum of its cases' (about twice what each case
+# took: 6.1 base 91 s with the boot, raid0 and dm 35 s each, scsi up to
+# 110 s with the boot; 5.10's base verifies its object in 12.4 s of guest
+# time per run against 6.1's 6.0); its clock counts instructions (-icount),
+# so this is the same on any host. The host ends qemu for making no
+# progress: no tick of the guest's clock (guest-init.sh) for STALL s of its
+# own time. LIMIT, in the host's seconds, is only a guard against a guest
+# whose clock crawls: GUARD at HOST_PER_GUEST host seconds per guest
+# second, where this host measured 1-3 (each guest prints its own figure),
+# and a machine three times slower, with the guests beside the host tests,
+# stays below.
+HOST_PER_GUEST=10
 limits() {
 	local c
-	GUARD=40 LIMIT=60
+	GUARD=40
 	for c in $1; do
 		case $c in
-		base) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 300)) ;;
-		load) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
-		refuse) GUARD=$((GUARD + 20)) LIMIT=$((LIMIT + 40)) ;;
-		scsi) GUARD=$((GUARD + 90)) LIMIT=$((LIMIT + 180)) ;;
-		nvme | nullq) GUARD=$((GUARD + 60)) LIMIT=$((LIMIT + 100)) ;;
-		cpus8) GUARD=$((GUARD + 120)) LIMIT=$((LIMIT + 200)) ;;
-		tags64) GUARD=$((GUARD + 900)) LIMIT=$((LIMIT + 300)) ;;
-		*) GUARD=$((GUARD + 40)) LIMIT=$((LIMIT + 70)) ;;
+		base | load | nvme | nullq) GUARD=$((GUARD + 60)) ;;
+		refuse) GUARD=$((GUARD + 20)) ;;
+		scsi) GUARD=$((GUARD + 90)) ;;
+		cpus8) GUARD=$((GUARD + 120)) ;;
+		tags64) GUARD=$((GUARD + 900)) ;;
+		*) GUARD=$((GUARD + 40)) ;;
 		esac
 	done
-	LIMIT=${TS_VM_LIMIT:-$LIMIT}
+	LIMIT=${TS_VM_LIMIT:-$((GUARD * HOST_PER_GUEST))}
 }
+# STALL: the host's seconds without a tick after which a guest counts as
+# hung. A tick comes every second of the guest's clock, and the busiest
+# guest here took at most a few host seconds for one (each guest prints
+# its longest gap); a guest that ticks at all is left to its GUARD.
+STALL=${TS_VM_STALL:-300}
 pkgs=("$@")
 ((${#pkgs[@]})) || pkgs=(linux-image-amd64 linux-image-6.12-amd64 linux-image-6.12-rt-amd64:base,nullq)
 
@@ -389,14 +396,50 @@ boot() {
 	# driver's own few microseconds from issue to the timer and from the
 	# timer to the completion 60-330 us, and service came out 6-33% above
 	# S depending on the host's load; with it, 0.1-0.5%.
+	: >"$tmp/ticks"
 	timeout -k 5 "$LIMIT" qemu-system-x86_64 -accel tcg -cpu max "${cpus[@]}" "${dev[@]}" \
-		-m 1024 -nographic -no-reboot -nodefaults -serial stdio \
+		-m 1024 -nographic -no-reboot -nodefaults -serial stdio -serial "file:$tmp/ticks" \
 		-kernel "$1" -initrd "$2" \
 		-append 'console=ttyS0 panic=-1 quiet' </dev/null >"$3" 2>&1 &
 	QPID=$!
+	watch_ticks "$QPID" "$tmp/ticks"
 	BOOT_RC=0
 	wait "$QPID" || BOOT_RC=$?
 	QPID=
+	# what the guest's clock cost in the host's time, for the limits above
+	local up
+	up=$(tail -n 1 "$tmp/ticks" 2>/dev/null)
+	echo "  # guest clock ${up:-?} s in $BOOT_HOST_S s of the host's; longest wait for a tick $BOOT_GAP_S s"
+	if ((BOOT_STALLED)); then
+		BOOT_RC=125
+		BOOT_WHY="ended by the host: no tick of the guest's clock for $STALL s"
+	elif ((BOOT_RC == 124)); then
+		BOOT_WHY="killed at the host's guard, $LIMIT s"
+	else
+		BOOT_WHY="powered off by itself"
+	fi
+}
+
+# watch_ticks PID TICKS: until qemu (PID) ends; ends it when TICKS has not
+# grown for STALL s (BOOT_STALLED=1). BOOT_HOST_S: the host's seconds it
+# ran, BOOT_GAP_S: the longest it went without a tick.
+watch_ticks() {
+	local size last=0 now start=$SECONDS seen=$SECONDS
+	BOOT_STALLED=0 BOOT_GAP_S=0
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 1
+		size=$(stat -c %s "$2" 2>/dev/null || echo 0)
+		now=$SECONDS
+		if ((size != last)); then
+			last=$size seen=$now
+		elif ((now - seen > STALL)); then
+			BOOT_STALLED=1
+			kill "$1" 2>/dev/null
+			break
+		fi
+		((now - seen <= BOOT_GAP_S)) || BOOT_GAP_S=$((now - seen))
+	done
+	BOOT_HOST_S=$((SECONDS - start))
 }
 # img NAME: a sparse raw disk image of IMG_MB in the temporary directory
 img() {
@@ -409,6 +452,13 @@ img() {
 QPID=
 on_exit '[[ -z $QPID ]] || { kill $QPID; wait $QPID; }'
 
+# boot_check CASES: the name of the boot's check for a guest of CASES
+boot_check() {
+	if [[ " $SMP_CASES " == *" ${1%% *} "* ]]; then echo boot_smp
+	elif [[ " $WIDE_CASES " == *" ${1%% *} "* ]]; then echo boot_8cpu
+	else echo boot; fi
+}
+
 # results CONSOLE KVER KDIR CASES: the checks of one guest (the stacked
 # cases' in tests/vm/stacked.py, the drivers' in tests/vm/drivers.py)
 results() {
@@ -418,7 +468,9 @@ results() {
 	local name rc msg
 	while read -r name rc msg; do
 		if [[ $name == "#" ]]; then echo "        $msg"; else check "$name" "$rc" "$msg"; fi
-	done < <(base_results "$kver" "$cases"
+	done < <(python3 -B "$TS_ROOT/tests/vm/base.py" "$tmp/ts" "$kver" CASES="$cases" \
+			S_NS="$S_NS" K="$K" DEPTH="$DEPTH" BOOT="$(boot_check "$cases")" ||
+			echo "$kver/base 1 tests/vm/base.py ended with status $? (its error above)"
 		python3 "$TS_ROOT/tests/vm/stacked.py" "$tmp/ts" "$kver" CASES="$cases" \
 			S_NS="$S_NS" K="$K" RAID_S_NS="$RAID_S_NS" RAID_JOBS="$RAID_JOBS" \
 			DM_DELAY_MS="$DM_DELAY_MS" DM_JOBS="$DM_JOBS" HZ="${hz:-0}" ||
@@ -426,164 +478,6 @@ results() {
 		python3 -B "$TS_ROOT/tests/vm/drivers.py" "$tmp/ts" "$kver" CASES="$cases" \
 			S_NS="$S_NS" K="$K" NVME_QD="$NVME_QD" SCSI_QD="$SCSI_QD" TAGS64_K="$TAGS64_K" ||
 			echo "$kver/drivers 1 tests/vm/drivers.py ended with status $? (its error above)")
-}
-
-# base_results KVER CASES: the boot, and the base cases when they ran
-base_results() {
-	local kver=$1 cases=$2
-	py "
-S_ms = $S_NS / 1e6
-K, D = $K, $DEPTH
-kv = '$kver'
-cases = {}
-for line in open('$tmp/ts'):
-    parts = line.rstrip('\n').split(' ', 2)
-    if len(parts) < 3:
-        parts.append('')
-    who, key, val = parts
-    c = cases.setdefault(who, {})
-    c.setdefault(key, []).append(val)
-g = cases.get('guest', {})
-print(kv + '/boot' + ('_smp' if ' $SMP_CASES '.find(' ${cases%% *} ') >= 0 else
-                     '_8cpu' if ' $WIDE_CASES '.find(' ${cases%% *} ') >= 0 else ''), int(g.get('kernel') != [kv] or 'done' not in g),
-      'guest ran kernel %s (btf: %s) to the end%s' % (g.get('kernel', ['?'])[0], g.get('btf', ['?'])[0],
-      '' if 'done' in g else ': it did NOT finish'))
-runs = ((('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
-         ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')) if ' base ' in ' $cases ' else
-        (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none'), ('opts', 'tp_btf', 'none'),
-         ('optsraw', 'raw_tp', 'none')) if ' load ' in ' $cases ' else ())
-for name, want_kind, sched in runs:
-    c = cases.get(name)
-    tag = '%s/%s' % (kv, name)
-    if not c:
-        print(tag, 1, 'no output from this case')
-        continue
-    if 'attach_failed' in c:
-        print(tag + '_attach', 1, 'truestat did not attach: ' + ' | '.join(c.get('stderr', [])[-3:]))
-        for l in c.get('log', [])[-25:]:
-            print('#', 0, l)
-        continue
-    err = c.get('stderr', [])
-    kind = [l.split()[-1] for l in err if 'attached with' in l]
-    fell = [l for l in err if 'tp_btf failed' in l]
-    print(tag + '_attach', int(kind != [want_kind] or bool(fell)),
-          'attached with %s in %s s (wanted %s)%s' % (kind[0] if kind else '?', c['attach_s'][0], want_kind,
-          '; ' + fell[0] if fell else ''))
-    # the verifier's last words to tp_btf (guest-init.sh keeps them)
-    for l in c.get('log', [])[-12:] if fell else []:
-        print('#', 0, l)
-    print(tag + '_sched', int('[%s]' % sched not in c['scheduler'][0]), 'scheduler ' + c['scheduler'][0])
-    print(tag + '_exit', int(c.get('exit') != ['0']), 'truestat exit status %s' % c.get('exit', ['?'])[0])
-    docs = [json.loads(l) for l in c.get('json', [])]
-    tot = [d for d in docs if d['type'] == 'totals']
-    if len(tot) != 1:
-        print(tag + '_json', 1, 'expected one totals object, got %d' % len(tot))
-        continue
-    t = dev(tot[0], 'nullb0')
-    span_ms = tot[0]['span_s'] * 1000
-    b = [int(x) for x in c['before'][0].split()[3:]]
-    a = [int(x) for x in c['after'][0].split()[3:]]
-    reads, writes = a[0] - b[0], a[4] - b[4]
-    r = t['ops'].get('read', {})
-    al, conc, osq = t['all'], t['concurrency'], t['os_queue']
-    print(tag + '_counts', int(r.get('ios', -1) + r.get('missed', 0) != reads or writes != 0
-                                or set(t['ops']) != {'read'}),
-          'reads: truestat %d + %d missed, diskstats %d (exact); writes: diskstats %d, truestat ops %s'
-          % (r.get('ios', -1), r.get('missed', 0), reads, writes, sorted(t['ops'])))
-    # null_blk's timer fires S after the request reaches the driver, and
-    # D is taken before the driver arms it: service >= S. Above S is the
-    # guest's path from the issue tracepoint to arming the timer and from
-    # the timer to the completion tracepoint: measured 1-7 us (0.1-0.7%)
-    # with -icount. Tolerance: S to S + 2%. Under -icount the guest's
-    # clock counts its instructions (1 ns each), so that path is a number
-    # of instructions, not the host's speed: 2% of S (1 ms) is 20,000 of
-    # them against the 1,000-7,000 measured.
-    svc = al['service_ms']
-    print(tag + '_service', int(not (S_ms <= svc <= 1.02 * S_ms)),
-          'mean service %.4f ms, S %.4f ms (%+.2f%%; S to S + 2%%)' % (svc, S_ms, (svc / S_ms - 1) * 100))
-    # TRUESTAT_TEST_MISS_EVERY=20 (case missed): one tracked completion in
-    # 20 dropped, as if the platform had; at least that many counted missed
-    n, missed = r.get('ios', 0) + r.get('missed', 0), r.get('missed', 0)
-    if name == 'missed':
-        print(tag + '_dropped', int(missed < (n + 19) // 20),
-              '%d completions counted missed, >= 1 in 20 of %d dropped' % (missed, n))
-    # the device holds at most K; with completions missed the max is only a
-    # range, which must say so and hold K (the device was full at times)
-    if conc['max_exact']:
-        print(tag + '_max_depth', int(conc['max'] != K or missed),
-              'max in-device depth %d = K %d, exact with %d missed' % (conc['max'], K, missed))
-    else:
-        print(tag + '_max_depth', int(not (missed and conc['max_min'] <= K <= conc['max'])),
-              'max not exact after %d missed: K %d in [%d, %d]' % (missed, K, conc['max_min'], conc['max']))
-    # offered more than K, the device holds at most K while busy (each
-    # missed request may overlap the next by its estimated end); how far
-    # below K is the guest's time from a completion to waking the next
-    # waiting job: printed, not judged
-    slowest = al['percentiles_ms']['service']['max'] or 0
-    held = conc['mean'] / (conc['busy_pct'] / 100) if conc['busy_pct'] else 0
-    top = K * (conc['busy_pct'] + 0.005) / 100 + missed * slowest / span_ms + 5e-7
-    print(tag + '_parallel', int(conc['mean'] > top),
-          'mean in-device depth %.4f <= K x busy share %.2f%% + %d missed = %.4f; while busy %.2f of K %d '
-          '(the rest: the refill gap, not judged)' % (conc['mean'], conc['busy_pct'], missed, top, held, K))
-    # Little's law between the depth registers and the per-request service
-    # times (two separate paths through the BPF side), as in 30-depth: equal
-    # but for the changes stamped after their clock read and the JSON's 6
-    # decimals; a missed request is in the depth for 0 to the slowest
-    area, svc_sum = conc['mean'] * span_ms, r.get('ios', 0) * al['service_ms']
-    slack = conc['reordered_ms'] + 5e-7 * (r.get('ios', 0) + span_ms) + 5e-4 * conc['mean']
-    print(tag + '_little', int(not svc_sum - slack <= area <= svc_sum + missed * slowest + slack),
-          'in-device depth x time %.3f ms, service summed %.3f ms (%d): %+.3f, within -%.3f and +%.3f '
-          '(reordered %.3f ms, %d missed x the slowest)' % (area, svc_sum, r.get('ios', 0), area - svc_sum, slack,
-                                                           missed * slowest + slack, conc['reordered_ms'], missed))
-    # the D-K jobs the device cannot take wait in the OS (scheduler or tag
-    # wait), after Q: queue time > 0, and up to D-K (+1 while a completed
-    # job's next bio and a waiting one overlap) at once, never above D
-    q = al['queue_ms']
-    print(tag + '_queue', int(not (q > 0 and D - K <= osq['max'] <= D)),
-          'queue time %.4f ms > 0, OS depth max %d in [D-K, D] = [%d, %d] (mean %.2f)'
-          % (q, osq['max'], D - K, D, osq['mean']))
-    # fio has ended: every bio Q'd while traced has left, so the OS depth
-    # ends at 0. Below 0 a departure was counted whose arrival was not:
-    # always a failure. Above 0 only when a leave was dropped while the
-    # device's entry was set up (claim_races), each leaving one record, and
-    # then the report must say the OS depth is not exact.
-    ev = t['events']
-    print(tag + '_os_end', int(osq['now'] < 0 or (osq['now'] > 0 and (osq['exact'] or osq['now'] > ev['claim_races']))),
-          'OS depth at the end %d (0; above 0 only flagged not exact, up to claim_races %d; exact: %s)'
-          % (osq['now'], ev['claim_races'], osq['exact']))
-    # fio's own mean latency (submit to completion, in the guest) against
-    # Q->C: fio's also holds the syscall path around the block layer,
-    # measured 0.3-2.5% above truestat's total. Tolerance: 0 to 5% above.
-    fio = c.get('fio', [''])[0].split(';')
-    if len(fio) < 41:
-        print(tag + '_fio', 1, 'no terse fio output')
-        continue
-    # With completions missed, truestat's mean is over the others: each
-    # missed request took at least S, and together they took at most what
-    # the same number of fio's slowest took, which bounds the mean over all
-    # of them. fio's slowest: from its completion latency percentiles (the
-    # value at p holds the ceil(p n)-th smallest of its n reads, to within
-    # its histogram bucket: printed in whole us, a bucket at most 1/128 of
-    # its value above), each at most its longest latency; plus its
-    # submission part (lat - clat, >= 0 per read), summed over all n.
-    flat, lmax = float(fio[39]) / 1000, float(fio[38]) / 1000
-    seen, tot = n - missed, al['total_ms']
-    nf = int(fio[5]) // 4  # fio's reads (KiB / 4 KiB)
-    pcts = sorted((float(x.split('%=')[0]), (int(x.split('%=')[1]) + 1) / 1000 * (1 + 1 / 128))
-                  for x in fio[17:37] if not x.startswith('0%'))
-    slowest = sum(min(next((v for p, v in pcts if -(-p * nf // 100) >= r), lmax), lmax)
-                  for r in range(max(nf - missed, 0) + 1, nf + 1))
-    slowest += max(0.0, nf * (flat - float(fio[15]) / 1000))
-    if missed > nf:  # more missed than fio read: no percentile bound
-        slowest = missed * lmax
-    lo = (seen * tot + missed * S_ms) / n if n else tot
-    hi = 1.05 * (seen * tot + min(slowest, missed * lmax)) / n if n else 1.05 * tot
-    print(tag + '_vs_fio', int(not (lo <= flat <= hi)),
-          'fio mean latency %.4f ms, truestat total %.4f ms = queue + service, over %d of %d: '
-          'bound [%.4f, %.4f] (0 to 5%% above; the %d missed between S %.1f ms each and fio\'s %d slowest, '
-          '%.1f ms in all; fio max %.1f ms)'
-          % (flat, tot, seen, n, lo, hi, missed, S_ms, missed, min(slowest, missed * lmax), lmax))
-"
 }
 
 # cases_in CASES SET [-v]: those of CASES in SET (words or a comma list;
@@ -611,7 +505,7 @@ guest() {
 		tr -d '\r' <"$tmp/console" | grep -v '^\s*$' | tail -n 8 | sed 's/^/  #   /'
 		boot "$kimg" "$tmp/initrd" "$tmp/console" "$cases"
 	fi
-	check "$kver/qemu ($cases)" "$BOOT_RC" "the guest powered off by itself within ${LIMIT} s (qemu status $BOOT_RC; 124: killed at the limit)"
+	check "$kver/qemu ($cases)" "$BOOT_RC" "the guest $BOOT_WHY (qemu status $BOOT_RC; guard: its clock at $GUARD s; the host's at $LIMIT s or $STALL s without a tick)"
 	# a guest stopped at the limit says where it was: its kernel's last
 	# words and the last line of ours (the run it was in)
 	if ((BOOT_RC)); then
@@ -637,7 +531,7 @@ refused() {
 	echo "-- $kver: refuse (older than $OLDEST)"
 	initramfs "$kdir" "$kver" "$tmp/initrd" refuse
 	boot "$kimg" "$tmp/initrd" "$tmp/console" refuse
-	check "$kver/qemu (refuse)" "$BOOT_RC" "the guest powered off by itself within ${LIMIT} s (qemu status $BOOT_RC)"
+	check "$kver/qemu (refuse)" "$BOOT_RC" "the guest $BOOT_WHY (qemu status $BOOT_RC)"
 	[[ -z ${TS_VM_KEEP:-} ]] || cp "$tmp/console" "$TS_VM_KEEP/console-$kver-refuse"
 	tr -d '\r' <"$tmp/console" | sed -n 's/^.*@@TS //p' >"$tmp/ts"
 	local line rc btf

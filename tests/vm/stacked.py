@@ -70,6 +70,17 @@ def note(msg):
     OUT.append('# 0 ' + msg)
 
 
+def judged(name, fn, *args):
+    """fn(*args), the checks of one run; output it cannot read (a run cut
+    short, a line broken off) is a failed check that says so, and the runs
+    after it are still judged"""
+    try:
+        fn(*args)
+    except (LookupError, ValueError, TypeError, ZeroDivisionError) as e:
+        check(name + '_judged', 1, 'its output cannot be judged (%s: %s): cut short or malformed'
+              % (type(e).__name__, e))
+
+
 def parse():
     cases = {}
     for line in open(TS_FILE):
@@ -121,8 +132,10 @@ def dev(doc, name):
     return None
 
 
-def started(tag, c):
-    """False (after the failing check) unless truestat ran to its end"""
+def started(tag, c, want=None):
+    """False (after the failing check) unless truestat attached; with
+    @want, how it must attach (a fall back to raw_tp then fails, with the
+    verifier's last words); its exit status"""
     if 'attach_failed' in c:
         check(tag + '_attach', 1, 'truestat did not attach: ' + ' | '.join(c.get('stderr', [])[-3:]))
         for l in c.get('log', [])[-25:]:
@@ -133,8 +146,12 @@ def started(tag, c):
     fell = [l for l in err if 'tp_btf failed' in l]
     # the stacked cases are about the bio layer, not how it attached (the
     # base cases judge that): a fall back to raw_tp is said, not failed
-    check(tag + '_attach', int(not kind), 'attached with %s in %s s%s' % (
-        kind[0] if kind else '?', c.get('attach_s', ['?'])[0], ' (' + fell[0] + ')' if fell else ''))
+    bad = kind != [want] or bool(fell) if want else not kind
+    check(tag + '_attach', int(bad), 'attached with %s in %s s%s%s' % (
+        kind[0] if kind else '?', c.get('attach_s', ['?'])[0], ' (wanted %s)' % want if want else '',
+        ' (' + fell[0] + ')' if fell else ''))
+    for l in c.get('log', [])[-12:] if fell and want else []:
+        note(l)
     check(tag + '_exit', int(c.get('exit') != ['0']), 'truestat exit status %s' % c.get('exit', ['?'])[0])
     return True
 
@@ -608,9 +625,9 @@ def main():
             check(name, 1, 'no output from this case')
             continue
         if name == 'dm':
-            dm(c, cases.get('dm_plain'))
+            judged(name, dm, c, cases.get('dm_plain'))
         else:
-            raid0(c)
+            judged(name, raid0, c)
     if OUT:
         print('\n'.join(OUT))
 

@@ -26,7 +26,7 @@ CHECK = re.compile(r'^  (ok|FAIL|not ok) +([^:]+): ?(.*)$')
 SUMMARY = re.compile(r'^(\d+) passed, (\d+) failed$')
 GUEST = re.compile(r'^(qemu \(.*\)|boot(_\w+)?)?$')   # '': "KVER: no results from the guest"
 DISK = re.compile(r'^(nvme\d+n\d+|nullb\d+|[sv]d[a-z]+)_')
-BASE = ['none', 'deadline', 'rawtp', 'missed', 'opts', 'optsraw']   # run.sh's base_results
+BASE = ['none', 'deadline', 'rawtp', 'missed', 'opts', 'optsraw']   # base.py
 K4 = 'null_blk K 4, S 1 ms: '
 LABELS = {'none': K4 + 'none', 'deadline': K4 + 'mq-deadline', 'rawtp': K4 + 'none, --raw-tp',
           'missed': K4 + '1 completion in 20 dropped', 'opts': K4 + '--slow --by --pattern',
