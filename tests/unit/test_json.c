@@ -128,6 +128,7 @@ static void fill_report(struct ts_report *r)
 
 	memset(r, 0, sizeof(*r));
 	r->span_s = 2.0;
+	r->end_mono_ns = 5716832406121ULL;
 	r->lost_events = 0;
 	r->ndev = 2;
 	snprintf(d->name, sizeof(d->name), "sda");
@@ -165,13 +166,15 @@ static const char check_py[] =
 	"lines = sys.stdin.read().split(\"\\n\")\n"
 	"assert len(lines) == 2 and lines[1] == \"\", lines\n"
 	"d = json.loads(lines[0])\n"
-	"assert list(d) == [\"type\", \"time\", \"span_s\", \"lost_events\","
+	"assert list(d) == [\"type\", \"time\", \"span_s\", \"end_mono_ns\","
+	" \"lost_events\","
 	" \"queue_from\", \"not_traced\", \"devices\"], list(d)\n"
 	"assert d[\"not_traced\"] == [\"zram0\", \"md127\"]\n"
 	"assert d[\"queue_from\"] == \"bio\"\n"
 	"assert d[\"type\"] == \"interval\"\n"
 	"assert d[\"time\"] == \"2023-11-14T22:13:20Z\"\n"
 	"assert d[\"span_s\"] == 2 and d[\"lost_events\"] == 0\n"
+	"assert d[\"end_mono_ns\"] == 5716832406121\n"
 	"assert len(d[\"devices\"]) == 1\n"
 	"v = d[\"devices\"][0]\n"
 	"for k in (\"device\", \"major\", \"minor\", \"ops\", \"all\","
@@ -270,7 +273,8 @@ static void test_print_json_totals_empty(void **state)
 	ts_print_json(f, &r, WHEN);
 	assert_string_equal(done(f),
 			    "{\"type\":\"totals\",\"time\":\"2023-11-14T22:13:20Z\","
-			    "\"span_s\":12.500000,\"lost_events\":7,"
+			    "\"span_s\":12.500000,\"end_mono_ns\":0,"
+			    "\"lost_events\":7,"
 			    "\"queue_from\":\"bio\",\"not_traced\":[],"
 			    "\"devices\":[]}\n");
 }

@@ -102,6 +102,7 @@ static void test_span_and_device(void **state)
 	build();
 	assert_false(r.totals);
 	assert_float_equal(r.span_s, 2.0, 1e-12);
+	assert_int_equal(r.end_mono_ns, b.mono_ns);
 	assert_int_equal(r.lost_events, 3);
 	assert_int_equal(r.ndev, 1);
 	assert_string_equal(r.dev[0].name, "testdisk");

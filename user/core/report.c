@@ -393,6 +393,7 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 
 	memset(r, 0, offsetof(struct ts_report, hist));
 	r->span_s = span_ns / 1e9;
+	r->end_mono_ns = b->mono_ns;
 	r->lost_events = b->lost_events - a->lost_events;
 	for (i = 0; i < b->ndev; i++) {
 		const struct ts_dev_snap *cur = &b->dev[i];

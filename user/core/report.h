@@ -125,6 +125,7 @@ struct ts_report {
 			      * than max_devs at once), likewise */
 	unsigned int max_devs;
 	double span_s;
+	__u64 end_mono_ns; /* when the span ended, CLOCK_MONOTONIC */
 	__u64 lost_events;
 	int ndev;
 	struct ts_dev_report dev[TS_MAX_DEVS];

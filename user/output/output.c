@@ -963,6 +963,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_str(&j, "type", r->totals ? "totals" : "interval");
 	tj_str(&j, "time", stamp);
 	tj_num(&j, "span_s", r->span_s, 6);
+	tj_u64(&j, "end_mono_ns", r->end_mono_ns);
 	tj_u64(&j, "lost_events", r->lost_events);
 	tj_str(&j, "queue_from", r->light ? "request" : "bio");
 	json_not_traced(&j, r);
