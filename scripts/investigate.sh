@@ -270,7 +270,7 @@ curve_start() {
 	CURVE_PID=$!
 	# shellcheck disable=SC2016 # expanded at exit: the pid of then
 	on_exit 'stop_pid "$CURVE_PID" 0 KILL'
-	wait_for "$CURVE_PID" 10 grep -q "attached with" "$tmp/curve.json.err" ||
+	wait_for "$CURVE_PID" "$START_GUARD" grep -q "attached with" "$tmp/curve.json.err" ||
 		die 1 "truestat -D did not start: $(last_error "$tmp/curve.json.err")"
 }
 curve_stop() {

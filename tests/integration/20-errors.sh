@@ -126,11 +126,14 @@ check_cmd load_failure_verbose_log "-v prints the verifier's reason and exits 1 
 check_cmd help "--help exits 0" "$T" --help >"$tmp/out"
 check_cmd help_examples "--help shows examples" grep -q "^Examples:" "$tmp/out"
 
-# Signals: INT and TERM print the totals and exit 0; HUP likewise.
+# Signals: INT and TERM print the totals and exit 0; HUP likewise. Sent
+# once it has attached (70-signals covers a signal while it attaches), and
+# a second later: a report's worth of tracing
 for sig in INT TERM HUP; do
-	"$T" >"$tmp/out" 2>"$tmp/err" &
+	"$T" -v >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
-	sleep 1.5
+	wait_for "$pid" "$START_GUARD" grep -q "attached with" "$tmp/err" || true
+	sleep 1
 	kill -"$sig" "$pid"
 	rc=0
 	wait "$pid" || rc=$?

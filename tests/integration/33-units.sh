@@ -26,7 +26,7 @@ run() {
 		>"$tmp/$name.table" 2>"$tmp/$name.err" &
 	pid=$!
 	on_exit "kill -9 $pid"
-	wait_for "$pid" 10 grep -q "attached with" "$tmp/$name.err" ||
+	wait_for "$pid" "$START_GUARD" grep -q "attached with" "$tmp/$name.err" ||
 		{ check "${name}_attached" 1 "$(grep -v '^libbpf' "$tmp/$name.err" | tail -3)"; return; }
 	bpf_ids "$pid" >"$tmp/$name.ids"
 	fio --name=units --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \

@@ -54,10 +54,11 @@ check far_probes "$([[ ${reach:-0} -gt 4 ]]; echo $?)" \
 	"records placed up to ${reach:-?} slots from their hash (> 4: past the first probes)"
 
 # the table says so too, in words
-TRUESTAT_TEST_RQ_SLOTS=8 "$TRUESTAT" -d "$dev" 1 1 >"$out.table" 2>&1 &
+TRUESTAT_TEST_RQ_SLOTS=8 "$TRUESTAT" -v -d "$dev" 1 1 >"$out.table" 2>"$out.table.err" &
 pid=$!
 on_exit "kill $pid"
-sleep 0.3
+on_exit "rm -f '$out.table.err'"
+wait_for "$pid" "$START_GUARD" grep -q "attached with" "$out.table.err" || true
 fio --name=full --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 	--ioengine=io_uring --iodepth=32 --runtime=1.5 --time_based --output=/dev/null
 wait "$pid" || true

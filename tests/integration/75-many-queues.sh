@@ -207,7 +207,7 @@ echo "  # part 2 done at $SECONDS s"
 TRUESTAT_TEST_MAX_DEVS=1 "$TRUESTAT" -v -d "$a" -d "$c" 1 2 >"$tmp/table" 2>"$tmp/table.err" &
 tpid=$!
 on_exit "kill -9 $tpid"
-wait_for "$tpid" 10 grep -q "attached with" "$tmp/table.err"
+wait_for "$tpid" "$START_GUARD" grep -q "attached with" "$tmp/table.err"
 dd if="/dev/$a" of=/dev/null bs=4k count=64 iflag=direct status=none
 dd if="/dev/$c" of=/dev/null bs=4k count=64 iflag=direct status=none
 rc=0

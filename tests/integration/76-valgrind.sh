@@ -18,7 +18,7 @@ tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
 on_exit "rm -rf $tmp"
 port=$(free_port)
 for mode in table json prometheus; do
-	args=(-H -D -d "$dev" 0.5 4)
+	args=(-v -H -D -d "$dev" 0.5 4)
 	[[ $mode == json ]] && args=(-j "${args[@]}")
 	[[ $mode == prometheus ]] && args=(--prometheus="$port" "${args[@]}")
 	valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
@@ -26,7 +26,8 @@ for mode in table json prometheus; do
 		"$TRUESTAT" "${args[@]}" >"$tmp/$mode.out" 2>"$tmp/$mode.vg" &
 	pid=$!
 	on_exit "kill -9 $pid"
-	sleep 2 # valgrind loads slowly
+	# valgrind loads slowly: the I/O starts once truestat has attached
+	wait_for "$pid" "$START_GUARD" grep -q "attached with" "$tmp/$mode.vg" || true
 	fio --name=vg --filename="/dev/$dev" --direct=1 --rw=randrw --bs=4k \
 		--ioengine=libaio --iodepth=4 --runtime=2 --time_based --output=/dev/null
 	if [[ $mode == prometheus ]]; then

@@ -35,10 +35,12 @@ for i in $(seq "$readers"); do
 	dd if="/dev/$dev" of=/dev/null bs=4k count=3 skip=$((i * 3)) iflag=direct status=none
 	((i != readers / 2)) ||
 		dd if=/dev/zero of="/dev/$dev" bs=8k count=1 seek=4200 oflag=direct status=none
-	((i != 100)) || { sleep 0.6; curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics.100" || true; }
+	# the exporter's figures are the last report's: one whole report
+	# after the 100th reader
+	((i != 100)) || { ts_reports_after "$tmp/by.json"; curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics.100" || true; }
 done
 ds1=$(diskstats "$dev")
-sleep 1 # a report after the last dd: its entries idle once more
+ts_reports_after "$tmp/by.json" # a report after the last dd: its entries idle once more
 curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics" || true
 ts_stop INT
 check by_exit "$TS_RC" "truestat ended with status $TS_RC"

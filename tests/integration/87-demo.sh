@@ -36,7 +36,9 @@ keep=$(mktemp -d /tmp/truestat-test.demo.XXXXXX)
 on_exit "rm -rf '$keep'"
 simdisk_left_before
 
-# 1. the whole demo, through make
+# 1. the whole demo, through make. 300 s: a guard against a hang; the
+# demo's runs are 48 reports at most of truestat's 0.5 s (scripts/demo.sh:
+# 4 x (RAMP_MAX + WINDOW)), the rest its set-up, built already here
 t0=$EPOCHREALTIME
 rc=0
 timeout -k 5 300 make -s -C "$TS_ROOT" demo DEMO_ARGS="--keep $keep" >"$keep.out" 2>&1 || rc=$?

@@ -34,7 +34,7 @@ before=$(diskstats "$LOOP")
 (cd "$tmp" && ./truestat -j -v -d "$LOOP" 2 1 >"$tmp/out" 2>"$tmp/err") &
 pid=$!
 on_exit "kill -9 $pid"
-wait_for "$pid" 10 grep -q "attached with" "$tmp/err" 2>/dev/null || true
+wait_for "$pid" "$START_GUARD" grep -q "attached with" "$tmp/err" 2>/dev/null || true
 dd if="/dev/$LOOP" of=/dev/null bs=4k count=500 iflag=direct status=none
 rc=0
 wait "$pid" || rc=$?

@@ -160,7 +160,7 @@ ts_start() {
 	"$TRUESTAT" -j -v "$@" >"$out" 2>"$out.err" &
 	TS_PID=$!
 	on_exit "kill -9 $TS_PID"
-	wait_for "$TS_PID" 10 grep -q "attached with" "$out.err" && return 0
+	wait_for "$TS_PID" "$START_GUARD" grep -q "attached with" "$out.err" && return 0
 	echo "truestat did not attach:"
 	grep -v "^libbpf" "$out.err" | tail -5
 	return 1
