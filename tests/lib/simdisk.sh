@@ -168,10 +168,15 @@ print(' '.join(str(p['id']) for p in json.load(sys.stdin)
 	return 0
 }
 
+# simdisk_sync: every request completed so far is in the log: the daemon
+# writes it every 20 ms (however late it gets the CPU) and counts each
+# write; the second write after now took whatever the first had left
 simdisk_sync() {
-	# the daemon writes its log every 20 ms
-	sleep 0.1
+	local w
+	w=$(cat "$SIMDISK_LOG.writes" 2>/dev/null || echo 0)
+	wait_for "$SIMDISK_PID" "$START_GUARD" _simdisk_writes_past $((w + 2)) || true
 }
+_simdisk_writes_past() { (($(cat "$SIMDISK_LOG.writes" 2>/dev/null || echo 0) >= $1)); }
 
 simdisk_down() {
 	# every step may find its part gone already (set -e in the callers)

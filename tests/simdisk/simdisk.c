@@ -49,7 +49,9 @@
  *                [-l LOG] MOUNTPOINT
  *
  * The log has one line per request, in CLOCK_MONOTONIC ns (the clock of
- * bpf_ktime_get_ns), written within about 20 ms of its reply:
+ * bpf_ktime_get_ns), written within about 20 ms of its reply (LOG.writes
+ * counts the writes: two more than there were when a request completed,
+ * and its line is in the log, however late the writer ran):
  *	arrival start finish reply op offset bytes unit sent seq token seek
  * arrival: the daemon received it; start/finish: the model's times;
  * reply: when the reply began (finish plus the timer's lateness), before
@@ -70,6 +72,7 @@
 #define FUSE_USE_VERSION 34
 #include <errno.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <pthread.h>
 #include <math.h>
 #include <sched.h>
@@ -378,6 +381,25 @@ static void write_log(const struct vec *q)
 	fflush(log_file);
 }
 
+/* How many times the log was written, in LOG.writes (renamed into place). */
+static void count_write(void)
+{
+	static unsigned long long writes;
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if (!cfg.log_path)
+		return;
+	snprintf(path, sizeof(path), "%s.writes", cfg.log_path);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%llu\n", ++writes);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
 /* Writes the log every 20 ms, away from the timer thread. */
 static void *log_main(void *arg)
 {
@@ -398,6 +420,7 @@ static void *log_main(void *arg)
 		out = t;
 		pthread_mutex_unlock(&lock);
 		write_log(&out);
+		count_write();
 		pthread_mutex_lock(&lock);
 	}
 	pthread_mutex_unlock(&lock);
