@@ -30,9 +30,14 @@ fio_phase() {
 		--ioengine=libaio --iodepth="$1" --runtime=3 --time_based --output=/dev/null
 }
 fio_phase 1
-sleep 1.2 # idle intervals between the phases: they tell them apart
+# an idle interval between the phases tells them apart. Of the next 3
+# reports (a line each), the first may have been taken before fio's last
+# I/O and the second holds it at the latest: the third's interval is
+# wholly idle. 10 s, 6x the 1.5 s they take, is a guard
+wait_for "$TS_PID" 10 _lines_at_least "$out" $(($(wc -l <"$out") + 3))
 fio_phase 32
-sleep 1.2 # idle at the end: the sums over the run must then agree exactly
+# idle at the end: the sums over the run must then agree exactly
+ts_reports_after "$out"
 ts_stop TERM
 check ts_exit "$TS_RC" "SIGTERM ends truestat with status $TS_RC, SVG of $(stat -c %s "$svg" 2>/dev/null || echo 0) bytes"
 

@@ -31,7 +31,11 @@ for sig in INT TERM HUP; do
 		bpf_ids "$pid" >"$tmp/ids"
 		before=$(diskstats "$dev")
 		dd if="/dev/$dev" of=/dev/null bs=4k count=300 iflag=direct status=none
-		sleep 0.8
+		# the signal comes after two reports (the output check wants them),
+		# whenever the host writes them; 10 s: 16x their 0.6 s, a guard
+		if [[ $mode == interval ]]; then
+			wait_for "$pid" 10 _lines_at_least "$tmp/out" 2 || true
+		fi
 		after=$(diskstats "$dev")
 		kill -"$sig" "$pid"
 		rc=0
@@ -87,15 +91,18 @@ ends_within() {
 printed() {
 	py "print(' '.join(x['type'] for x in docs('$1')) or 'nothing')"
 }
-# int_after TEXT SECONDS: once $tmp/err has TEXT (10 s at most), SIGINT to
-# $pid, which must end within SECONDS, else SIGKILL; RC: its status.
+# int_after TEXT SECONDS: once $tmp/err has TEXT (START_GUARD s of polling
+# at most: TEXT comes with the attach; less if $pid ends first), SIGINT to
+# $pid, which must end within SECONDS, else SIGKILL; RC: its status. It
+# polls every 5 ms, not wait_for's 50: the signal must come right after.
 int_after() {
 	local i
-	for ((i = 0; i < 2000; i++)); do
+	for ((i = 0; i < START_GUARD * 200; i++)); do
 		grep -q "$1" "$tmp/err" && break
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.005
 	done
-	kill -INT "$pid"
+	kill -INT "$pid" 2>/dev/null || true # one that ended shows in RC
 	ends_within "$2" "$pid" || kill -9 "$pid"
 	RC=0
 	wait "$pid" 2>/dev/null || RC=$?

@@ -40,6 +40,10 @@ io() { # DEV RW SECONDS [fio args]
 		--runtime="$s" --time_based --output=/dev/null "$@"
 }
 alive() { kill -0 "$TS_PID" 2>/dev/null && echo 0 || echo 1; }
+busy() { # DEV: it has requests in flight
+	local r w
+	read -r r w <"/sys/block/$1/inflight" && ((r + w))
+}
 
 newfile 128
 loop_at "$FILE"
@@ -66,7 +70,9 @@ m2=$(mark)
 io "$dev_a" randread 3 &
 fio_pid=$!
 on_exit "kill $fio_pid"
-sleep 1
+# the detach is lazy only once fio has the device open: its I/O in flight
+# says so, however long fio took to start (its 3 s count from then)
+wait_for "$fio_pid" "$START_GUARD" busy "$dev_a" || true
 rc=0
 losetup -d "/dev/$dev_a" || rc=$?
 check detach_lazy "$rc" "losetup -d $dev_a during I/O: status $rc, backing file still there: $(losetup -nO BACK-FILE "/dev/$dev_a" | wc -l) (lazy)"

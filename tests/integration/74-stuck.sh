@@ -26,12 +26,19 @@ out=$tmp/ts.json
 ts_start "$out" -d "$dev" 0.5
 t_attach=$EPOCHREALTIME
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$TS_PID/status"; }
+# all of fio's 8 in the device (the loop device's inflight: reads, writes)
+stuck8() {
+	local r w
+	read -r r w <"/sys/block/$dev/inflight" && ((r + w == 8))
+}
 kill -STOP "$SIMDISK_PID"
 fio --name=stuck --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 	--ioengine=io_uring --iodepth=8 --runtime=60 --time_based \
 	--output="$tmp/fio.txt" &
 fio_pid=$!
 on_exit "kill -9 $fio_pid"
+# the ages count from here: fio's start-up, however slow, is not in them
+wait_for "$fio_pid" "$START_GUARD" stuck8 || true
 sleep 2
 rss1=$(rss)
 sleep 3
@@ -67,9 +74,9 @@ print('stuck_in_device', int(not stuck or stuck[-1][1]['concurrency']['now'] != 
 # age printed to 3 decimals, the span to 6)
 steps = [(ages[i + 1] - ages[i], stuck[i + 1][0]['span_s']) for i in range(len(ages) - 1)]
 off = [abs(g - sp) for g, sp in steps]
-# and it reaches 3 s: the count comes 5 s after fio's start (sleep 2 + 3),
-# of which fio's start up to its first request and the report period
-# before the count take the rest (kept: fio's start is not measured)
+# and it reaches 3 s: the count comes 5 s after all 8 were in the device
+# (sleep 2 + 3), of which the report period before the count (0.5 s) and
+# the lateness of that report take the rest
 print('age_grows', int(len(ages) < 4 or ages[0] <= 0 or ages[-1] < 3 or max(off) > 0.001 + 1e-6),
       'oldest in the device: %s s; each step = the report span within %.4f s (0.001: rounding)'
       % (' '.join('%.3f' % a for a in ages[-4:]), max(off) if off else 0))

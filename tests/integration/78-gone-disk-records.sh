@@ -56,10 +56,15 @@ losetup --direct-io=on "/dev/$a" "$file"
 udevadm settle 2>/dev/null || sleep 0.5
 mm_a=$(cat "/sys/block/$a/dev")
 ds_a0=$(diskstats "$a") # udev's reads of the new disk, before tracing
-TRUESTAT_TEST_MISS_EVERY=2 TRUESTAT_TEST_MISS_DEV=$(devt "$a") ts_start "$out" 10
+# the report interval must hold all of A's reads to B's writes (setup:
+# between == 0): 2 s of fio, a detach, a removal, an add, an attach and 3
+# udevadm settle, 3.3 s here and 5-7 s on a host 3x slower or busy, which
+# 30 s holds 4x over; the waits for a report allow 15 s past it
+interval=30
+TRUESTAT_TEST_MISS_EVERY=2 TRUESTAT_TEST_MISS_DEV=$(devt "$a") ts_start "$out" "$interval"
 # one read, so that the first report sees A (-v names its queue id and slot)
 dd if="/dev/$a" of=/dev/null bs=4k count=1 iflag=direct status=none
-wait_for "$TS_PID" 15 _lines_at_least "$out" 1
+wait_for "$TS_PID" $((interval + 15)) _lines_at_least "$out" 1
 lines=$(wc -l <"$out")
 io "$a" randread
 losetup -d "/dev/$a"
@@ -75,7 +80,7 @@ mm_b=$(cat "/sys/block/$b/dev")
 io "$b" randwrite
 between=$(($(wc -l <"$out") - lines))
 # the next report (its sweep finds A's records with B in the slot)
-wait_for "$TS_PID" 15 _lines_at_least "$out" $((lines + 1))
+wait_for "$TS_PID" $((interval + 15)) _lines_at_least "$out" $((lines + 1))
 ds_b=$(diskstats "$b")
 ts_stop INT
 check exit "$TS_RC" "exit status $TS_RC at SIGINT"

@@ -166,7 +166,9 @@ query() {
 }
 q='histogram_quantile(0.99, truestat_service_seconds_bucket{device="'$dev'",op="read"})'
 p99=none
-for ((i = 0; i < 60; i++)); do
+# 120 s: a guard for Prometheus' start, first scrape and query (seconds
+# here); the loop ends as soon as they are done
+for ((i = 0; i < 240; i++)); do
 	sleep 0.5
 	p99=$(query "$q" 2>/dev/null) || p99=none
 	[[ $p99 != none && $p99 != NaN ]] && break

@@ -31,13 +31,11 @@ import json, sys
 print(sum(p.get("name", "").startswith("ts_") and p.get("uid") == int(sys.argv[1])
           for p in json.load(sys.stdin)))' "$1"
 }
-wait_metrics() { # URL: /metrics answered within 10 s
-	local i
-	for ((i = 0; i < 100; i++)); do
-		curl -sf "$1" >"$2" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
+# wait_metrics PID URL FILE: URL answered, into FILE, within START_GUARD s
+# (a guard: the start is an attach, slower under strace or on a busy host);
+# it fails at once if PID (when not empty) ends first
+wait_metrics() {
+	wait_for "$1" "$START_GUARD" curl -sf "$2" -o "$3"
 }
 
 # --- the unit file
@@ -95,7 +93,7 @@ nobody_cmd "${cap_list[@]}"
 pid=$!
 on_exit "kill -9 $pid"
 ok=0
-wait_metrics "http://127.0.0.1:$port/metrics" "$tmp/m0" || ok=1
+wait_metrics "$pid" "http://127.0.0.1:$port/metrics" "$tmp/m0" || ok=1
 dd if="/dev/$LOOP" of=/dev/null bs=4k count=256 iflag=direct status=none
 curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics" || ok=1
 status=$(grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs):' "/proc/$pid/status" | tr -s '\t ' ' ' | tr '\n' ';' || true)
@@ -137,7 +135,7 @@ on_exit "kill -9 $spid"
 # pid, strace's child (setpriv execs truestat)
 on_exit "kill -9 \$(ps -o pid= --ppid $spid)"
 ok=0
-wait_metrics "http://127.0.0.1:$port/metrics" "$tmp/m1" || ok=1
+wait_metrics "$spid" "http://127.0.0.1:$port/metrics" "$tmp/m1" || ok=1
 curl -s -o /dev/null "http://127.0.0.1:$port/nope" || true
 tpid=$(ps -o pid= --ppid "$spid" | tr -d ' ' || true)
 if [[ -n $tpid ]]; then kill -TERM "$tpid" 2>/dev/null || true; else ok=1; fi
@@ -205,7 +203,8 @@ if [[ $(ps -p 1 -o comm=) == systemd ]]; then
 	systemctl daemon-reload
 	ok=0
 	systemctl start "$name" || ok=1
-	wait_metrics "http://127.0.0.1:$port/metrics" "$tmp/m2" || ok=1
+	# systemd may restart it (Restart=): no pid to watch
+	wait_metrics "" "http://127.0.0.1:$port/metrics" "$tmp/m2" || ok=1
 	mpid=$(systemctl show -p MainPID --value "$name")
 	status=$(grep -E '^(Uid|CapEff):' "/proc/$mpid/status" 2>/dev/null | tr -s '\t ' ' ' | tr '\n' ';' || true)
 	systemctl stop "$name" || ok=1

@@ -118,10 +118,11 @@ fio --name=tls --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 after=$(diskstats "$dev")
 want=$(($(cut -d' ' -f1 <<<"$after") - $(cut -d' ' -f1 <<<"$before")))
 # I/O has stopped: the next scrape holds every read (a wrong count never
-# comes to equal it, and the loop ends at 30 s)
+# comes to equal it, and the loop ends at 120 s: a guard for Prometheus'
+# start and scrapes, seconds here, which costs nothing when they are done)
 lab='{job="good",device="'$dev'",op="read"}'
 got=none
-for ((i = 0; i < 60; i++)); do
+for ((i = 0; i < 240; i++)); do
 	got=$(query "truestat_requests_total$lab + truestat_missed_completions_total$lab" 2>/dev/null) || got=none
 	[[ $got == "$want" ]] && break
 	sleep 0.5
@@ -129,8 +130,8 @@ done
 check prometheus_tls_scrape "$([[ $got == "$want" ]]; echo $?)" \
 	"Prometheus over TLS with basic auth: reads + missed $got, diskstats $want"
 # each job scraped at least once (Prometheus spreads their first scrapes
-# over the interval): a target is "unknown" until then
-for ((i = 0; i < 60; i++)); do
+# over the interval): a target is "unknown" until then; 120 s, a guard
+for ((i = 0; i < 240; i++)); do
 	api targets | grep -q '"health":"unknown"' || break
 	sleep 0.5
 done

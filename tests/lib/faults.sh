@@ -3,7 +3,8 @@
 #
 #	bpf_ids PID		the BPF programs and links PID holds, from its
 #				fdinfo ("prog ID" / "link ID" lines); waits until
-#				all 8 tracepoints are linked (up to 10 s)
+#				all 8 tracepoints are linked (START_GUARD s at
+#				most: the attach; less if PID ends first)
 #	bpf_left IDS_FILE	how many of those programs and links the kernel
 #				still has, once it had the time to free them
 #				(rcu_freed_within, common.sh)
@@ -28,7 +29,9 @@ _bpf_linked() {
 
 bpf_ids() {
 	local pid=$1 f
-	wait_for "" 10 _bpf_linked "$pid" || true
+	# the attach, with the verifier, takes longer on a slow or busy host:
+	# a hang guard, not a measure; a PID that ends stops the wait at once
+	wait_for "$pid" "$START_GUARD" _bpf_linked "$pid" || true
 	for f in /proc/"$pid"/fdinfo/*; do
 		awk '/^prog_type:/ { p = 1 } /^link_id:/ { print "link", $2 }
 		     /^prog_id:/ && p { print "prog", $2 }' "$f" 2>/dev/null
