@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* ts_claim_settled and ts_claim_held on a slot claimed by another thread. */
+/*
+ * ts_claim_settled and ts_claim_held on a slot claimed by another thread;
+ * ts_claim_counts, a slot's counters per disk.
+ */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -95,9 +99,50 @@ static void test_held_sees_a_new_claim(void **state)
 	assert_true(ts_claim_held(&st, &c));
 }
 
+/* The slot's reads (its counters as the BPF side keeps them), counted. */
+static __u64 reads(struct ts_claim_base *b, __u64 claimed_ns, bool traced,
+		   __u64 slot_reads)
+{
+	static struct ts_claim_counters c;
+
+	memset(&c, 0, sizeof(c));
+	c.stats.op[TS_OP_READ].ios = slot_reads;
+	c.stats.events[TS_EV_UNMATCHED] = slot_reads / 10;
+	c.pattern.op[0].size_ios[1] = slot_reads;
+	c.pattern.last_end = 4242;
+	ts_claim_counts(b, claimed_ns, traced, &c);
+	assert_int_equal(c.stats.events[TS_EV_UNMATCHED],
+			 c.stats.op[TS_OP_READ].ios / 10);
+	assert_int_equal(c.pattern.op[0].size_ios[1], c.stats.op[TS_OP_READ].ios);
+	assert_int_equal(c.pattern.last_end, 4242); /* a sector, not a count */
+	return c.stats.op[TS_OP_READ].ios;
+}
+
+/*
+ * The counters go on from one disk of a slot to the next: A counts from
+ * zero, B (traced) from where the slot stood at the last read under A, C
+ * (not traced) keeps B's start (its slot's counters are B's), D (traced)
+ * starts where the slot stood under C. A read that sees a claim again
+ * counts from the same start.
+ */
+static void test_counts_per_disk(void **state)
+{
+	static struct ts_claim_base b;
+
+	assert_int_equal(reads(&b, 1, true, 100), 100);	/* A */
+	assert_int_equal(reads(&b, 1, true, 150), 150);
+	assert_int_equal(reads(&b, 2, true, 157), 7);	/* B */
+	assert_int_equal(reads(&b, 2, true, 160), 10);
+	assert_int_equal(reads(&b, 3, false, 170), 20);	/* C: B's */
+	assert_int_equal(reads(&b, 3, false, 170), 20);
+	assert_int_equal(reads(&b, 4, true, 175), 5);	/* D */
+	assert_int_equal(reads(&b, 4, true, 175), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_per_disk),
 		cmocka_unit_test(test_published),
 		cmocka_unit_test(test_waits_out_a_claim),
 		cmocka_unit_test(test_claim_never_ends),

@@ -171,9 +171,12 @@ static void find_refused(struct ts_tracer *t)
 	nrefused = n;
 }
 
+static bool verbose;
+
 /*
- * -v: each disk as it is first traced, with its queue id and slot (a disk
- * is its slot's claim: a new disk can get a gone one's queue back).
+ * -v: each disk as it is first traced (read by a report or a scrape), with
+ * its queue id and slot (a disk is its slot's claim: a new disk can get a
+ * gone one's queue back).
  */
 static void say_new_disks(const struct ts_snapshot *s)
 {
@@ -224,12 +227,18 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN); /* a closed stdout shows up as EPIPE */
 }
 
-/* What a scrape of /metrics needs: the run's start and room for now. */
+/* The snapshots a run keeps: at attach, the last two, the disks gone. */
+struct run {
+	struct ts_snapshot *first, *prev, *cur, *gone;
+	struct ts_report *report;
+};
+
+/* What a scrape of /metrics needs: the run and room for now. */
 struct exporter {
 	struct ts_httpd *httpd;
 	struct ts_web *web; /* --web.config.file, or NULL */
 	struct ts_tracer *tracer;
-	const struct ts_snapshot *first;
+	struct run *run;
 	struct ts_snapshot *now;
 	struct ts_report *report;
 	struct ts_prom *printed; /* keeps the counters from going down */
@@ -244,7 +253,9 @@ static char *render_metrics(void *ctx, size_t *len)
 	struct exporter *x = ctx;
 
 	ts_tracer_snapshot(x->tracer, x->now, false);
-	ts_report_build(x->first, x->now, sys_name, x->report);
+	if (verbose)
+		say_new_disks(x->now);
+	ts_report_build(x->run->first, x->now, sys_name, x->report);
 	x->report->totals = true;
 	x->report->light = x->light;
 	if (x->by) { /* the table is since the start, as the report is */
@@ -323,7 +334,8 @@ static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
 		if (d->untraced)
 			continue;
 		for (j = 0; j < a->ndev; j++)
-			if (a->dev[j].qid == d->qid && a->dev[j].queue == d->queue)
+			if (a->dev[j].qid == d->qid &&
+			    a->dev[j].claimed_ns == d->claimed_ns)
 				p = &a->dev[j];
 		for (ios = ns = 0, op = 0; op < TS_NR_OPS; op++) {
 			ios += d->stats.op[op].ios - (p ? p->stats.op[op].ios : 0);
@@ -337,21 +349,17 @@ static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
 
 /*
  * Takes snapshot @cur after @prev. When a new disk took over the queue id of
- * an old one in between, @first and @prev are rebased so that the new disk
- * is counted from its own start, and the old one is kept in @gone.
+ * an old one in between, the old one is kept in @gone for the totals.
  */
-static bool verbose;
 
-static void take(struct ts_tracer *t, struct ts_snapshot *first,
-		 struct ts_snapshot *prev, struct ts_snapshot *cur,
-		 struct ts_snapshot *gone)
+static void take(struct ts_tracer *t, const struct ts_snapshot *prev,
+		 struct ts_snapshot *cur, struct ts_snapshot *gone)
 {
 	ts_tracer_snapshot(t, cur, true);
 	find_refused(t);
 	if (verbose)
 		say_new_disks(cur);
-	ts_snapshot_rebase(first, prev, cur, gone);
-	ts_snapshot_rebase(prev, prev, cur, NULL);
+	ts_tracer_gone(t, gone);
 	update_hints(t, prev, cur);
 }
 
@@ -443,7 +451,7 @@ static unsigned int test_knob(const char *name, unsigned long lo,
 }
 
 static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
-			  const struct ts_snapshot *first)
+			  struct run *run)
 {
 	char err[256];
 
@@ -454,7 +462,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 		die(EXIT_FAILURE, err);
 	}
 	exporter.tracer = tracer;
-	exporter.first = first;
+	exporter.run = run;
 	exporter.light = o->light;
 	exporter.by = o->by;
 	exporter.top = o->top;
@@ -542,12 +550,6 @@ static void test_opts(struct ts_tracer_opts *t)
 	t->test_locked = getenv("TRUESTAT_TEST_LOCKED");
 }
 
-/* The snapshots a run keeps: at attach, the last two, the disks gone. */
-struct run {
-	struct ts_snapshot *first, *prev, *cur, *gone;
-	struct ts_report *report;
-};
-
 static void run_alloc(struct run *r)
 {
 	r->first = calloc(1, sizeof(*r->first));
@@ -568,7 +570,7 @@ static void run_free(struct run *r)
 /* A snapshot in @r's cur, from the maps now. */
 static void run_take(struct ts_tracer *t, struct run *r)
 {
-	take(t, r->first, r->prev, r->cur, r->gone);
+	take(t, r->prev, r->cur, r->gone);
 }
 
 /* The snapshot just taken becomes the one the next is measured from. */
@@ -675,7 +677,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "truestat: attached with %s\n",
 			ts_tracer_kind(tracer));
 	if (o.prometheus)
-		open_exporter(&o, tracer, run.first);
+		open_exporter(&o, tracer, &run);
 	if (topts.slow)
 		slow_tracer = tracer;
 	if (o.by)

@@ -271,16 +271,6 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 		r->active |= r->events[i] != 0;
 }
 
-static struct ts_dev_snap *find_qid(struct ts_snapshot *s, unsigned int qid)
-{
-	int i;
-
-	for (i = 0; i < s->ndev; i++)
-		if (s->dev[i].qid == qid)
-			return &s->dev[i];
-	return NULL;
-}
-
 _Static_assert(sizeof(struct ts_dev_stats) % sizeof(__u64) == 0,
 	       "struct ts_dev_stats: __u64 counters only");
 
@@ -303,20 +293,12 @@ static void snap_add(struct ts_dev_snap *to, const struct ts_dev_snap *from,
 	}
 }
 
-/*
- * Keeps old disk @p's own figures in @gone: less its start @b when @b is
- * the same disk's (else it was first seen with its counters from zero),
- * added to an earlier gone disk of the same number (one row per number),
- * with no histograms (the slot's, which the next disk empties).
- */
-static void keep_gone(struct ts_snapshot *gone, const struct ts_dev_snap *p,
-		      const struct ts_dev_snap *b)
+void ts_snapshot_keep_gone(struct ts_snapshot *gone,
+			   const struct ts_dev_snap *p)
 {
 	struct ts_dev_snap g = *p;
 	int j;
 
-	if (b && b->queue == p->queue && b->claimed_ns == p->claimed_ns)
-		snap_add(&g, b, -1);
 	g.hist_slot = 0;
 	for (j = 0; j < gone->ndev; j++) {
 		if (gone->dev[j].kdev == g.kdev) {
@@ -328,61 +310,23 @@ static void keep_gone(struct ts_snapshot *gone, const struct ts_dev_snap *p,
 		gone->dev[gone->ndev++] = g;
 }
 
-/* Gone disk @p with its counters as untraced @d holds them now, in @until. */
-static const struct ts_dev_snap *gone_until(struct ts_dev_snap *until,
-					    const struct ts_dev_snap *p,
-					    const struct ts_dev_snap *d)
+bool ts_slot_next(struct ts_dev_snap *last, const struct ts_dev_snap *d,
+		  struct ts_dev_snap *g)
 {
-	*until = *p;
-	until->stats = d->stats;
-	until->pattern = d->pattern;
-	return until;
-}
+	bool gone = last->queue && !last->untraced &&
+		    (last->queue != d->queue || last->claimed_ns != d->claimed_ns);
 
-int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
-		       const struct ts_snapshot *cur, struct ts_snapshot *gone)
-{
-	struct ts_dev_snap *b, until;
-	const struct ts_dev_snap *d, *p;
-	int i, j, n = 0;
-
-	for (i = 0; i < cur->ndev; i++) {
-		d = &cur->dev[i];
-		if (find_dev(prev, d))
-			continue;
-		for (p = NULL, j = 0; j < prev->ndev && !p; j++)
-			if (prev->dev[j].qid == d->qid)
-				p = &prev->dev[j];
-		if (!p)
-			continue; /* a queue id first seen: counters from zero */
-		n++;
+	if (gone) {
+		*g = *last;
 		/* a disk not traced counts nothing: the gone one's figures
-		 * run up to now, and the next traced disk starts from now */
-		if (d->untraced && !p->untraced)
-			p = gone_until(&until, p, d);
-		b = find_qid(base, d->qid);
-		if (gone && !p->untraced)
-			keep_gone(gone, p, b);
-		if (!b && base->ndev < TS_MAX_DEVS)
-			b = &base->dev[base->ndev++];
-		if (!b)
-			continue;
-		if (b != p) {
-			b->stats = p->stats;
-			b->pattern = p->pattern;
+		 * run up to now */
+		if (d->untraced) {
+			g->stats = d->stats;
+			g->pattern = d->pattern;
 		}
-		b->untraced = d->untraced;
-		b->qid = d->qid;
-		b->queue = d->queue;
-		b->kdev = d->kdev;
-		b->claimed_ns = d->claimed_ns;
-		b->in_device = b->in_os = 0;
-		/* the BPF side emptied the histograms: they count from zero */
-		b->hist_slot = 0;
-		memset(b->device_time, 0, sizeof(b->device_time));
-		memset(b->os_time, 0, sizeof(b->os_time));
 	}
-	return n;
+	*last = *d;
+	return gone;
 }
 
 void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,

@@ -146,20 +146,24 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		     ts_name_fn name, struct ts_report *r);
 
 /*
- * Disks that took over a queue id between snapshots @prev and @cur: the BPF
- * side resets such an entry's depth registers, but its per-CPU counters go
- * on from the old disk's. For each, @base (the start of a report that ends
- * at @cur or later; @base may be @prev) gets an entry for the new disk with
- * the counters as they stood at @prev and no depth time, and the old disk's
- * own figures (at @prev, less its start in @base) are added to @gone
- * (unless NULL), one entry per device number, so that the totals can still
- * show it. Exact when the old disk did nothing after @prev. A disk not
- * traced that took the id (-d: untraced) counts nothing: the old disk's
- * figures run to @cur, and it is the next traced disk's start. A disk is its
- * slot, queue, number and claim time (a disk made again can get the same
- * queue back). Returns how many disks took over a queue id.
+ * A slot read after @last (the slot as read before, then @d): false, or
+ * when @d is another disk's claim and @last's disk was traced, true with
+ * the gone disk's own figures in @g: as last read (exact when it did
+ * nothing after), or as the slot holds them now when a disk not traced
+ * (-d) took it, which counts nothing. A disk is its slot, queue, number
+ * and claim time (a disk made again can get the same queue back). The
+ * loader's counters are per disk (lib/claim.h).
  */
-int ts_snapshot_rebase(struct ts_snapshot *base, const struct ts_snapshot *prev,
-		       const struct ts_snapshot *cur, struct ts_snapshot *gone);
+bool ts_slot_next(struct ts_dev_snap *last, const struct ts_dev_snap *d,
+		  struct ts_dev_snap *g);
+
+/*
+ * Gone disk @p kept in @gone for the totals: added to an earlier gone disk
+ * of the same number (one row per number), with no histograms (the
+ * slot's, which the next disk empties). A report from a snapshot that
+ * holds the disk's start takes that off, as for any disk.
+ */
+void ts_snapshot_keep_gone(struct ts_snapshot *gone,
+			   const struct ts_dev_snap *p);
 
 #endif

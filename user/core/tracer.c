@@ -48,6 +48,9 @@ struct ts_tracer {
 	__u64 depth_claim[TS_HIST_DEVS]; /* claimed_ns of the disk followed */
 	int ncpus;
 	struct ts_dev_stats *percpu;
+	struct ts_claim_base *claims; /* each slot's counters per disk */
+	struct ts_dev_snap *last; /* each slot as last read (ts_slot_next) */
+	struct ts_snapshot *gone; /* disks gone since ts_tracer_gone */
 	const struct ts_repair *repairs; /* mmap of repairs */
 	size_t repairs_len;
 	__u64 repairs_read; /* repairs taken from the log so far */
@@ -709,7 +712,10 @@ static int map_state(struct ts_tracer *t, char *err, size_t errlen)
 			    strerror(errno));
 	t->ncpus = libbpf_num_possible_cpus();
 	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
-	if (t->ncpus <= 0 || !t->percpu)
+	t->claims = calloc(TS_MAX_DEVS, sizeof(*t->claims));
+	t->last = calloc(TS_MAX_DEVS, sizeof(*t->last));
+	t->gone = calloc(1, sizeof(*t->gone));
+	if (t->ncpus <= 0 || !t->percpu || !t->claims || !t->last || !t->gone)
 		return fail(err, errlen, "cannot size the per-CPU maps");
 	return 0;
 }
@@ -789,7 +795,7 @@ static __u64 lost_events(struct ts_tracer *t)
 	return sum;
 }
 
-static void sum_stats(struct ts_tracer *t, unsigned int qid,
+static bool sum_stats(struct ts_tracer *t, unsigned int qid,
 		      struct ts_dev_stats *out)
 {
 	__u64 *dst = (__u64 *)out;
@@ -799,22 +805,23 @@ static void sum_stats(struct ts_tracer *t, unsigned int qid,
 	memset(out, 0, sizeof(*out));
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.dev_stats), &qid,
 				t->percpu))
-		return;
+		return false;
 	for (cpu = 0; cpu < t->ncpus; cpu++) {
 		const __u64 *src = (const __u64 *)&t->percpu[cpu];
 
 		for (i = 0; i < n; i++)
 			dst[i] += src[i];
 	}
+	return true;
 }
 
-/* Device @qid's access pattern (--pattern), or zeros. */
-static void read_pattern(struct ts_tracer *t, unsigned int qid,
+/* Device @qid's access pattern (--pattern, else zeros); false: unread. */
+static bool read_pattern(struct ts_tracer *t, unsigned int qid,
 			 struct ts_pattern *out)
 {
-	if (!t->pattern ||
-	    bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.patterns), &qid, out))
-		memset(out, 0, sizeof(*out));
+	memset(out, 0, sizeof(*out));
+	return !t->pattern ||
+	       !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.patterns), &qid, out);
 }
 
 /*
@@ -1070,33 +1077,32 @@ static void read_depth(struct ts_tracer *t, __u64 claim, unsigned int slot,
 	*out = t->depth_total[slot];
 }
 
-/* Slot @qid, of claim @c, as snapshot @s's next device. */
-static void fill_slot(struct ts_tracer *t, unsigned int qid,
-		      const struct ts_claim *c, unsigned int durable,
-		      struct ts_snapshot *s)
+/* Slot @qid's counters, of claim @c: the disk's own (lib/claim.h). */
+static void read_counters(struct ts_tracer *t, unsigned int qid,
+			  const struct ts_claim *c, struct ts_dev_snap *d)
 {
-	const volatile struct ts_dev_state *st = &t->state[qid];
-	struct ts_dev_snap *d = &s->dev[s->ndev];
+	struct ts_claim_counters now;
 
-	memset(d, 0, sizeof(*d));
-	d->qid = qid;
-	d->queue = c->queue;
-	d->queue_id = st->queue_id;
-	d->kdev = st->dev;
-	d->claimed_ns = c->claimed_ns;
-	d->layer = st->layer;
-	if (st->mode != TS_DEV_TRACED) {
-		d->untraced = true;
-		sum_stats(t, qid, &d->stats);
-		read_pattern(t, qid, &d->pattern);
-		return;
-	}
+	/* a map that could not be read: its counters as last read */
+	if (!sum_stats(t, qid, &now.stats))
+		now.stats = t->claims[qid].last.stats;
+	if (!read_pattern(t, qid, &now.pattern))
+		now.pattern = t->claims[qid].last.pattern;
+	ts_claim_counts(&t->claims[qid], c->claimed_ns, !d->untraced, &now);
+	d->stats = now.stats;
+	d->pattern = now.pattern;
+}
+
+/* What only a traced disk's entry @d holds, in snapshot @s. */
+static void fill_traced(struct ts_tracer *t,
+			const volatile struct ts_dev_state *st,
+			const struct ts_claim *c, unsigned int durable,
+			struct ts_snapshot *s, struct ts_dev_snap *d)
+{
 	read_levels(st, d);
-	sum_stats(t, qid, &d->stats);
 	d->sync_in_flight = durable;
-	read_pattern(t, qid, &d->pattern);
 	read_bounds(t, st, d, d->levels_ns);
-	d->oldest_issue_ns = oldest_issue(t, qid);
+	d->oldest_issue_ns = oldest_issue(t, d->qid);
 	d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
 	if (d->hist_slot) {
 		memcpy(s->hist[d->hist_slot - 1],
@@ -1105,6 +1111,29 @@ static void fill_slot(struct ts_tracer *t, unsigned int qid,
 		read_depth(t, c->claimed_ns, d->hist_slot - 1,
 			   &s->depth[d->hist_slot - 1]);
 	}
+}
+
+/* Slot @qid, of claim @c, as snapshot @s's next device. */
+static void fill_slot(struct ts_tracer *t, unsigned int qid,
+		      const struct ts_claim *c, unsigned int durable,
+		      struct ts_snapshot *s)
+{
+	const volatile struct ts_dev_state *st = &t->state[qid];
+	struct ts_dev_snap *d = &s->dev[s->ndev], gone;
+
+	memset(d, 0, sizeof(*d));
+	d->qid = qid;
+	d->queue = c->queue;
+	d->queue_id = st->queue_id;
+	d->kdev = st->dev;
+	d->claimed_ns = c->claimed_ns;
+	d->layer = st->layer;
+	d->untraced = st->mode != TS_DEV_TRACED;
+	read_counters(t, qid, c, d);
+	if (!d->untraced)
+		fill_traced(t, st, c, durable, s, d);
+	if (ts_slot_next(&t->last[qid], d, &gone))
+		ts_snapshot_keep_gone(t->gone, &gone);
 }
 
 /*
@@ -1155,6 +1184,15 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 		s->seq = ++t->seq;
 		ts_bounds_end_span(&t->bounds, s->mono_ns);
 	}
+}
+
+void ts_tracer_gone(struct ts_tracer *t, struct ts_snapshot *gone)
+{
+	int i;
+
+	for (i = 0; i < t->gone->ndev; i++)
+		ts_snapshot_keep_gone(gone, &t->gone->dev[i]);
+	t->gone->ndev = 0;
 }
 
 int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
@@ -1295,6 +1333,9 @@ void ts_tracer_close(struct ts_tracer *t)
 		munmap((void *)t->rq_table, t->rq_table_len);
 	truestat_bpf__destroy(t->skel);
 	free(t->percpu);
+	free(t->claims);
+	free(t->last);
+	free(t->gone);
 	free(t->who);
 	free(t);
 }

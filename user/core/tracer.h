@@ -63,6 +63,13 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
 				__u64 service_ns);
 /*
+ * The disks whose slot another disk took since the last call (each read
+ * of the slots sees them: reports and scrapes alike), their own figures
+ * kept in @gone for the totals (ts_snapshot_keep_gone).
+ */
+void ts_tracer_gone(struct ts_tracer *t, struct ts_snapshot *gone);
+
+/*
  * Disks refused a slot so far (kernel dev_t), at most @max into @kdevs:
  * how many; *@more: some were refused beyond what the BPF side could note.
  */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <string.h>
 #include <time.h>
 
 #include "claim.h"
@@ -31,4 +32,26 @@ bool ts_claim_held(const volatile struct ts_dev_state *st,
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return st->queue == c->queue && st->claimed_ns == c->claimed_ns;
+}
+
+_Static_assert(sizeof(struct ts_claim_counters) % sizeof(__u64) == 0,
+	       "struct ts_claim_counters: __u64 counters only");
+
+void ts_claim_counts(struct ts_claim_base *b, __u64 claimed_ns, bool traced,
+		     struct ts_claim_counters *c)
+{
+	__u64 *now = (__u64 *)c, *last = (__u64 *)&b->last;
+	const __u64 *start = (const __u64 *)&b->start;
+	__u64 last_end = c->pattern.last_end;
+	size_t i;
+
+	/* a disk traced after another starts where the slot stood */
+	if (claimed_ns != b->claimed_ns && traced && b->claimed_ns)
+		b->start = b->last;
+	b->claimed_ns = claimed_ns;
+	for (i = 0; i < sizeof(*c) / sizeof(__u64); i++) {
+		last[i] = now[i];
+		now[i] -= start[i];
+	}
+	c->pattern.last_end = last_end;
 }

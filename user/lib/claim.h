@@ -39,4 +39,32 @@ bool ts_claim_settled(const volatile struct ts_dev_state *st,
 bool ts_claim_held(const volatile struct ts_dev_state *st,
 		   const struct ts_claim *c);
 
+/*
+ * A slot's counters (per-CPU figures, the access pattern) go on from one
+ * disk to the next: a claim resets the slot's depth, not its counters. A
+ * disk's own counts are the slot's less where they stood when it claimed
+ * the slot, which the loader knows as they stood when it last read the
+ * slot: exact unless the old disk did I/O after that read (a disk that
+ * came and went between two reads is counted in the next one's). A disk
+ * not traced counts nothing: its slot's counters are the disk's before
+ * it, which keeps its start.
+ */
+struct ts_claim_counters {
+	struct ts_dev_stats stats;
+	struct ts_pattern pattern; /* its last_end is no counter */
+};
+
+struct ts_claim_base {
+	__u64 claimed_ns; /* the claim the counts are of, 0: none yet */
+	struct ts_claim_counters start; /* the slot's counters at its claim */
+	struct ts_claim_counters last;	/* at the last read */
+};
+
+/*
+ * A slot's counters @c, read now under claim @claimed_ns (of a disk
+ * @traced or not), become that disk's own; @b follows the slot's claims.
+ */
+void ts_claim_counts(struct ts_claim_base *b, __u64 claimed_ns, bool traced,
+		     struct ts_claim_counters *c);
+
 #endif
