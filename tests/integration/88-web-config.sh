@@ -84,6 +84,43 @@ printf '\x16\x03\x01' >&"$slow"
 check tls_stalled_handshake "$([[ $(status -m 3 "${auth[@]}" "$url/metrics") == 200 ]]; echo $?)" \
 	"/metrics answered while another client's handshake stalls"
 exec {slow}>&-
+# a handshake cut short by its client (a scanner, a timeout) leaves the
+# next client whole: OpenSSL's error queue is the thread's, and an error
+# left in it by the first would make the exporter take the next one's
+# every wait for the socket (in its handshake, in a long /metrics) for a
+# failure; read through a small window, so that it waits to write too
+check_lines < <(python3 - "$port" "$tmp/ca.crt" <<'PY'
+import base64, socket, ssl, sys, time
+port, ca = int(sys.argv[1]), sys.argv[2]
+a = socket.create_connection(('127.0.0.1', port))
+a.sendall(b'\x16\x03\x01\x00\x05\x01')  # a ClientHello's first bytes
+a.shutdown(socket.SHUT_WR)
+while a.recv(4096):  # until the exporter has closed it: done with it
+    pass
+a.close()
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(('127.0.0.1', port))
+t = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname='127.0.0.1')
+t.sendall(b'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Basic '
+          + base64.b64encode(b'prom:s3cret pass') + b'\r\n\r\n')
+time.sleep(0.5)  # the exporter fills the window and waits for room
+data = b''
+while True:
+    try:
+        chunk = t.recv(65536)
+    except (ssl.SSLError, OSError):
+        break
+    if not chunk:
+        break
+    data += chunk
+head, _, body = data.partition(b'\r\n\r\n')
+length = [int(l.split(b':')[1]) for l in head.split(b'\r\n') if l.lower().startswith(b'content-length:')]
+print('tls_after_aborted_handshake', int(not length or len(body) != length[0]),
+      'after a handshake cut short, /metrics through a 4 KiB window: %d of %s bytes'
+      % (len(body), length[0] if length else 'no Content-Length'))
+PY
+)
 
 # Debian's Prometheus: one job as it should be, one without the password,
 # one without the CA.

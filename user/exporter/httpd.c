@@ -213,7 +213,11 @@ static void reply_error(struct client *c, int status)
 static void close_client(struct client *c)
 {
 	if (c->tls) {
-		SSL_shutdown(c->tls); /* close_notify, if it goes at once */
+		/* close_notify, if it goes at once; a handshake cut short
+		 * has no session to close (OpenSSL would queue an error) */
+		if (SSL_is_init_finished(c->tls))
+			SSL_shutdown(c->tls);
+		ERR_clear_error();
 		SSL_free(c->tls);
 	}
 	if (c->fd >= 0)
@@ -274,6 +278,10 @@ static void on_request(struct client *c, struct ts_web *web,
 }
 
 /*
+ * OpenSSL's error queue is the thread's, and SSL_get_error reads it: it is
+ * emptied before each call whose result it explains, so that no earlier
+ * client's error ends this one.
+ *
  * After SSL_read or SSL_write returned @n <= 0: -1 with errno EAGAIN and
  * c->tls_wants set when TLS waits for the socket (a handshake in
  * progress, a record half read), 0 at the peer's close_notify, -1 with
@@ -306,6 +314,7 @@ static ssize_t client_read(struct client *c, void *buf, size_t len)
 	if (!c->tls)
 		return read(c->fd, buf, len);
 	c->tls_wants = 0;
+	ERR_clear_error();
 	n = SSL_read(c->tls, buf, (int)len);
 	return n > 0 ? n : tls_result(c, n);
 }
@@ -317,6 +326,7 @@ static ssize_t client_write(struct client *c, const void *buf, size_t len)
 	if (!c->tls)
 		return write(c->fd, buf, len);
 	c->tls_wants = 0;
+	ERR_clear_error();
 	n = SSL_write(c->tls, buf, (int)len);
 	return n > 0 ? n : tls_result(c, n);
 }

@@ -71,8 +71,10 @@ static int tls_client_ca(SSL_CTX *ctx, const struct ts_web_config *c,
 		return -1;
 	names = SSL_load_client_CA_file(c->client_ca_file);
 	if (!names ||
-	    SSL_CTX_load_verify_locations(ctx, c->client_ca_file, NULL) != 1)
+	    SSL_CTX_load_verify_locations(ctx, c->client_ca_file, NULL) != 1) {
+		sk_X509_NAME_pop_free(names, X509_NAME_free);
 		return fail(err, errlen, "client_ca_file", c->client_ca_file);
+	}
 	SSL_CTX_set_client_CA_list(ctx, names);
 	if (c->client_auth == TS_CLIENT_CERT_REQUIRED)
 		mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
@@ -93,6 +95,10 @@ static SSL_CTX *tls_new(const struct ts_web_config *c, char *err, size_t errlen)
 		return NULL;
 	}
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+	/* with client certificates, a TLS 1.2 session resumed without one
+	 * would be refused rather than treated as a cache miss */
+	SSL_CTX_set_session_id_context(ctx, (const unsigned char *)"truestat",
+				       sizeof("truestat") - 1);
 	if (!SSL_CTX_set_min_proto_version(ctx, tls_version(c->min_version)) ||
 	    !SSL_CTX_set_max_proto_version(ctx, tls_version(c->max_version)))
 		fail(err, errlen, "min_version/max_version", "");
