@@ -172,7 +172,7 @@ static void test_random_timelines(void **state)
 static void test_lost_repairs(void **state)
 {
 	struct ts_bounds_read in = {
-		.qid = 1, .queue = 0x2000, .device_peak_taken = 10, .missed = 6,
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 10, .missed = 1,
 	};
 	struct ts_bounds_out out;
 
@@ -182,6 +182,7 @@ static void test_lost_repairs(void **state)
 	assert_int_equal(out.span.lo, 9);
 	assert_int_equal(out.span.unsure_ns, 10); /* the window, 10..20 */
 	ts_bounds_lost(&b);
+	in.missed = 6;
 	ts_bounds_device(&b, &in, 100, &out);
 	assert_int_equal(out.span.lo, 4);
 	assert_int_equal(out.span.unsure_ns, 100); /* all the span */
@@ -197,12 +198,49 @@ static void test_lost_repairs(void **state)
 	assert_false(out.run.exact);
 	assert_int_equal(out.run.lo, 8);
 	assert_int_equal(out.run.hi, 10);
-	/* a disk that takes over the queue id starts from nothing */
+	/* a disk that takes over the queue id starts from nothing (its
+	 * counters too: lib/claim.h) */
 	in.queue = 0x3000;
 	in.device_peak_taken = 2;
+	in.missed = 0;
 	ts_bounds_device(&b, &in, 300, &out);
 	assert_true(out.run.exact);
 	assert_int_equal(out.run.hi, 2);
+}
+
+/*
+ * A repair counted but not in the log as read for this snapshot (it came
+ * after the log was read, or took its slot while locked): that device's
+ * span is not exact, all of it unsure; another device's is. The window
+ * read with the next snapshot lies before the next span, which is exact.
+ */
+static void test_repair_after_log_read(void **state)
+{
+	struct ts_bounds_read in = {
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 10, .missed = 2,
+	}, other = { .qid = 2, .queue = 0x3000, .device_peak_taken = 4 };
+	struct ts_bounds_out out;
+
+	ts_bounds_init(&b, 0);
+	ts_bounds_repair(&b, 1, 10, 20); /* one of the two logged */
+	ts_bounds_device(&b, &in, 100, &out);
+	assert_false(out.span.exact);
+	assert_int_equal(out.span.lo, 8);
+	assert_int_equal(out.span.unsure_ns, 100);
+	ts_bounds_device(&b, &other, 100, &out);
+	assert_true(out.span.exact);
+	ts_bounds_end_span(&b, 100);
+	ts_bounds_repair(&b, 1, 50, 90);
+	ts_bounds_device(&b, &in, 200, &out);
+	assert_true(out.span.exact);
+	assert_int_equal(out.span.unsure_ns, 0);
+	assert_false(out.run.exact);
+	/* the disk made again on the same queue: a claim of its own, its
+	 * counters from zero, nothing of the old one's */
+	in.claimed_ns = 150;
+	in.missed = 0;
+	ts_bounds_device(&b, &in, 200, &out);
+	assert_true(out.run.exact);
 }
 
 /* The stamp in a depth word: a change before the last one takes its time. */
@@ -230,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_random_timelines),
 		cmocka_unit_test(test_lost_repairs),
+		cmocka_unit_test(test_repair_after_log_read),
 		cmocka_unit_test(test_change_time),
 	};
 

@@ -1004,6 +1004,7 @@ static void read_bounds(struct ts_tracer *t,
 	struct ts_bounds_read in = {
 		.qid = d->qid,
 		.queue = d->queue,
+		.claimed_ns = d->claimed_ns,
 		.device_peak_taken = st->device_peak_taken,
 		.os_peak_taken = st->os_peak_taken,
 		.suspects = st->suspects,

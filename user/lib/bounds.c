@@ -35,8 +35,11 @@ static __s64 max64(__s64 a, __s64 b)
 
 /*
  * The repair windows of device @qid over the span up to @now_ns: the most
- * open at once and the time any is; when some repairs were not logged, all
- * the span's repairs at once, all the span long.
+ * open at once and the time any is; when some of its @missed repairs were
+ * not logged, all of them at once, all the span long. A repair counted
+ * but not logged: the log had lost some, its slot was taken while locked
+ * (kernels before 5.12), or it came after the log was read for this
+ * snapshot (then its window, read with the next, lies before that span).
  */
 static void windows_of(const struct ts_bounds *b, unsigned int qid,
 		       __u64 missed, __u64 now_ns, struct ts_windows *out)
@@ -44,15 +47,15 @@ static void windows_of(const struct ts_bounds *b, unsigned int qid,
 	static struct ts_miss_window w[TS_REPAIR_SLOTS];
 	unsigned int i, n = 0;
 
-	if (b->overflow) {
+	for (i = 0; i < b->nwin; i++)
+		if (b->win[i].qid == qid)
+			w[n++] = b->win[i].w;
+	if (b->overflow || missed > n) {
 		out->most = missed;
 		out->covered_ns = missed && now_ns > b->span_start_ns ?
 					  now_ns - b->span_start_ns : 0;
 		return;
 	}
-	for (i = 0; i < b->nwin; i++)
-		if (b->win[i].qid == qid)
-			w[n++] = b->win[i].w;
 	ts_windows_scan(w, n, b->span_start_ns, now_ns, out);
 }
 
@@ -63,9 +66,10 @@ void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 	struct ts_windows win;
 	__u64 over;
 
-	if (d->queue != in->queue) {
+	if (d->queue != in->queue || d->claimed_ns != in->claimed_ns) {
 		memset(d, 0, sizeof(*d));
 		d->queue = in->queue;
+		d->claimed_ns = in->claimed_ns;
 	}
 	d->peak = max64(d->peak, in->device_peak_taken);
 	d->os_peak = max64(d->os_peak, in->os_peak_taken);

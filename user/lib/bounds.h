@@ -15,7 +15,7 @@
 #include "depth.h"
 
 struct ts_bounds_dev {
-	__u64 queue;	 /* the queue this entry is of */
+	__u64 queue, claimed_ns; /* the disk this entry is of: its claim */
 	__s64 peak;	 /* device depth peak in the span so far */
 	__s64 os_peak, os_peak_run;
 	__u64 under_start;  /* requests never counted, when the span began */
@@ -42,11 +42,11 @@ struct ts_bounds {
 /* What one snapshot read of a device, for ts_bounds_device. */
 struct ts_bounds_read {
 	unsigned int qid;
-	__u64 queue;
+	__u64 queue, claimed_ns; /* its claim of the slot */
 	__s64 device_peak_taken, os_peak_taken; /* the sweep's takes */
 	unsigned int suspects;
-	__u64 under;  /* requests in the device never counted, so far */
-	__u64 missed; /* repairs so far */
+	__u64 under;  /* requests in the device never counted, since its claim */
+	__u64 missed; /* repairs since its claim */
 	__u64 contended; /* depth updates made with the clock as read */
 };
 
