@@ -161,7 +161,9 @@ static __always_inline int on_complete(struct request *rq, int error,
 	now = bpf_ktime_get_ns();
 	durable_request_done(rq, direct, now);
 	s = rq_find((u64)rq, &at);
-	if (s && record_is_older(s, rq, data_len, direct)) {
+	/* another queue's record of this request (a tag set shared between
+	 * queues), or an earlier life's: that one's completion went unseen */
+	if (s && (s->qid != qid || record_is_older(s, rq, data_len, direct))) {
 		forget_held(s, (u64)rq, now);
 		s = NULL;
 	}
