@@ -31,6 +31,7 @@
 #include "core.bpf.h"
 #include "atomics.bpf.h"
 #include "depth.bpf.h"
+#include "slow.bpf.h"
 
 /*
  * Slots of the request table in use, minus one (the loader sizes it; tests
@@ -244,12 +245,13 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 }
 
 /*
- * The record in @s ended unseen: its request leaves the depth of the
- * device it was issued on (with a tag set shared between queues, the same
- * request can come back on another) at its estimated end, and is counted
- * there.
+ * The record in @s (slot @at) ended unseen: its request leaves the depth of
+ * the device it was issued on (with a tag set shared between queues, the
+ * same request can come back on another) at its estimated end, and is
+ * counted there, and in its submitter's row (--by).
  */
-static __always_inline void forget_request(struct ts_rq_slot *s, u64 now)
+static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
+					   u64 now)
 {
 	u32 qid = s->qid, idx;
 	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
@@ -270,6 +272,7 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u64 now)
 		ts_store_release(&r->seq, n + 1);
 	}
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
+	who_missed(qid, at, s->op);
 	if (st)
 		device_down(st, qid, estimated_end(qid, s->issue_ns, now), true);
 }
@@ -287,7 +290,7 @@ static __always_inline struct ts_rq_slot *record_open(u64 addr, u64 now,
 	struct ts_rq_slot *s = rq_probe(addr, at, &free, &free_at);
 
 	if (s && rq_take(s, addr, addr + 1)) {
-		forget_request(s, now);
+		forget_request(s, *at, now);
 		return s;
 	}
 	if (!s && free &&
@@ -332,12 +335,13 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 	return depth;
 }
 
-/* Record @s of @rq ended unseen: held, forgotten, freed. */
-static __always_inline void forget_held(struct ts_rq_slot *s, u64 rq, u64 now)
+/* Record @s (slot @at) of @rq ended unseen: held, forgotten, freed. */
+static __always_inline void forget_held(struct ts_rq_slot *s, u32 at, u64 rq,
+					u64 now)
 {
 	if (!rq_take(s, rq, rq + 1))
 		return;
-	forget_request(s, now);
+	forget_request(s, at, now);
 	ts_release(&s->rq, rq + 1, 0);
 }
 

@@ -165,19 +165,51 @@ who_entry(const struct ts_who_key *key, const struct ts_submitter *w)
 	return s;
 }
 
+/* --by: the submitter's key of a request of device @qid, direction @op. */
+static __always_inline struct ts_who_key who_key(u32 qid, u8 op,
+						 const struct ts_submitter *w)
+{
+	struct ts_who_key key = { .qid = qid, .op = op };
+
+	if (w->tgid)
+		key.id = by == TS_BY_CGROUP ? w->cgroup : w->tgid;
+	return key;
+}
+
+/*
+ * --by: the request of record slot @at, direction @op, of device @qid,
+ * ended unseen (repaired): missed in its submitter's row, as in the
+ * device's.
+ */
+static __always_inline void who_missed(u32 qid, u32 at, u8 op)
+{
+	struct ts_rq_extra x = {};
+	struct ts_who_key key;
+	struct ts_who_stats *s;
+
+	if (by == TS_BY_NONE)
+		return;
+	rq_extra_get(at, &x);
+	key = who_key(qid, op, &x.who);
+	s = who_entry(&key, &x.who);
+	if (s)
+		__sync_fetch_and_add(&s->missed, 1);
+	else
+		count_event(qid, TS_EV_WHO_FULL);
+}
+
 /* --by: request @rec, submitted by x->who, completed at @now. */
 static __always_inline void who_account(u32 qid, const struct ts_rq_slot *rec,
 					const struct ts_rq_extra *x, u64 now)
 {
 	u64 start = rec->queued_ns ? rec->queued_ns : rec->issue_ns;
-	struct ts_who_key key = { .qid = qid, .op = rec->op };
+	struct ts_who_key key;
 	struct ts_who_stats *s;
 	u64 b;
 
 	if (by == TS_BY_NONE)
 		return;
-	if (x->who.tgid)
-		key.id = by == TS_BY_CGROUP ? x->who.cgroup : x->who.tgid;
+	key = who_key(qid, rec->op, &x->who);
 	s = who_entry(&key, &x->who);
 	if (!s) {
 		count_event(qid, TS_EV_WHO_FULL);

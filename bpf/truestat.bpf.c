@@ -164,7 +164,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 	/* another queue's record of this request (a tag set shared between
 	 * queues), or an earlier life's: that one's completion went unseen */
 	if (s && (s->qid != qid || record_is_older(s, rq, data_len, direct))) {
-		forget_held(s, (u64)rq, now);
+		forget_held(s, at, (u64)rq, now);
 		s = NULL;
 	}
 	if (!s) {

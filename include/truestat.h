@@ -238,6 +238,7 @@ struct ts_who_stats {
 	__u64 ios, bytes;
 	__u64 queued_ios, queue_ns; /* over those whose Q was seen */
 	__u64 service_ns, total_ns;
+	__u64 missed; /* its completion never seen (repaired): not in ios */
 	char comm[16]; /* of the first request's submitter */
 	__u64 total[TS_WHO_SLOTS];
 };

@@ -12,8 +12,12 @@
 # requests of its range and fio's mean latency for the job (D..C holds
 # A..R, and fio's submit..reap holds Q..C). By process: two rows, one per
 # fio job, with its I/Os and bytes; with --top=1, one of them summed as
-# other, in the JSON and in the exporter's by-process series alike. Bad
-# --by and --top: one line, exit 2.
+# other, in the JSON and in the exporter's by-process series alike. With
+# one completion in 7 dropped (TRUESTAT_TEST_MISS_EVERY), each missed one
+# is in its cgroup's row: the rows' missed add up to the device's repairs
+# (missed_completions), and a cgroup's I/Os + missed equal its job's, less
+# at most the requests of no known submitter (the row of id 0, the issues
+# unseen). Bad --by and --top: one line, exit 2.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
@@ -37,18 +41,19 @@ job() {
 	FIO_PIDS+=($!)
 }
 port=$(free_port)
-run() { # BY TOP
+run() { # BY TOP [NAME]
+	local name=${3:-$1}
 	simdisk_mark
 	ds0=$(diskstats "$SIMDISK_LOOP")
-	ts_start "$tmp/$1.json" --by="$1" --top="$2" --prometheus="$port" -d "$SIMDISK_LOOP"
+	ts_start "$tmp/$name.json" --by="$1" --top="$2" --prometheus="$port" -d "$SIMDISK_LOOP"
 	FIO_PIDS=()
 	job a 4k 0
 	job b 16k 32M
 	wait "${FIO_PIDS[@]}"
-	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/$1.prom" || true
+	curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/$name.prom" || true
 	ts_stop INT
 	ds1=$(diskstats "$SIMDISK_LOOP")
-	simdisk_save "$tmp/$1"
+	simdisk_save "$tmp/$name"
 }
 
 run cgroup 5
@@ -116,7 +121,26 @@ ok = ok and sum(prom.values()) == sum(r['ios'] for r in rows)
 print('process_prometheus', int(not ok), 'truestat_by_requests_total: %s; JSON rows %s' % (prom, [r['ios'] for r in rows]))
 ")
 
-check_schema by_schema "$tmp"/cgroup.json "$tmp"/process.json
+TRUESTAT_TEST_MISS_EVERY=7 run cgroup 5 dropped
+check_lines < <(py "
+d = dev(totals('$tmp/dropped.json'), '$SIMDISK_LOOP')
+ev = d['events']
+rows = [r for r in d['by']['rows'] if r['op'] == 'read']
+got = sum(r['missed'] for r in rows)
+print('dropped_rows_missed', int(got != ev['missed_completions'] or not got or ev['who_table_full']),
+      'the rows\' missed %d, the device\'s repairs %d (> 0; who_table_full %d)' % (
+      got, ev['missed_completions'], ev['who_table_full']))
+unknown = sum(r['ios'] + r['missed'] for r in rows if not r.get('id')) + ev['issues_unseen']
+for n in 'ab':
+    f = json.load(open('$tmp/%s.fio' % n))['jobs'][0]['read']
+    mine = [r for r in rows if r.get('name') == '/truestat-test.$$.' + n]
+    seen = mine[0]['ios'] + mine[0]['missed'] if len(mine) == 1 else -1
+    print('dropped_' + n, int(not f['total_ios'] - unknown <= seen <= f['total_ios']),
+          'cgroup %s: %d I/Os + %d missed, fio %d (less at most %d of no known submitter)' % (
+          n, mine[0]['ios'] if mine else -1, mine[0]['missed'] if mine else -1, f['total_ios'], unknown))
+")
+
+check_schema by_schema "$tmp"/cgroup.json "$tmp"/process.json "$tmp"/dropped.json
 
 for a in --by=foo --by= --top=0 --top=x --top=5; do
 	rc=0

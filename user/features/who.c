@@ -30,6 +30,7 @@ static void subtract(struct ts_who_stats *d, const struct ts_who_stats *a)
 	d->queue_ns -= a->queue_ns;
 	d->service_ns -= a->service_ns;
 	d->total_ns -= a->total_ns;
+	d->missed -= a->missed;
 	for (i = 0; i < TS_WHO_SLOTS; i++)
 		d->total[i] -= a->total[i];
 }
@@ -42,6 +43,7 @@ static void add(struct ts_who_stats *sum, const struct ts_who_stats *x)
 	sum->queue_ns += x->queue_ns;
 	sum->service_ns += x->service_ns;
 	sum->total_ns += x->total_ns;
+	sum->missed += x->missed;
 }
 
 static bool is_folded(const struct ts_who_entry *e)
@@ -100,7 +102,7 @@ void ts_who_delta(const struct ts_who_table *a, const struct ts_who_table *b,
 		if (!find(b, &a->e[i]) && (f = folded_of(out, &a->e[i])))
 			subtract(&f->s, &a->e[i].s);
 	for (i = 0; i < out->n; i++)
-		if (out->e[i].s.ios)
+		if (out->e[i].s.ios || out->e[i].s.missed)
 			out->e[n++] = out->e[i];
 	out->n = n;
 	qsort(out->e, out->n, sizeof(out->e[0]), by_device_then_time);
@@ -375,16 +377,33 @@ static void walk_rows(struct who_table *p, unsigned int qid)
 	}
 }
 
+/* Device @qid's requests whose completion was never seen, over its rows. */
+static unsigned long long missed_of(const struct ts_who_span *w,
+				    unsigned int qid)
+{
+	unsigned long long n = 0;
+	int i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->e[i].key.qid == qid)
+			n += w->e[i].s.missed;
+	return n;
+}
+
 void ts_who_print(FILE *f, const struct ts_who_span *w, enum ts_unit units,
 		  unsigned int qid, const char *name,
 		  unsigned long long not_attributed)
 {
 	struct who_table p = { .w = w, .name = name, .min_ms = INFINITY };
+	unsigned long long missed = missed_of(w, qid);
 
 	walk_rows(&p, qid);
 	p.t = ts_tfmt_pick(p.min_ms, units);
 	p.f = f;
 	walk_rows(&p, qid);
+	if (p.rows && missed)
+		fprintf(f, "  %llu of these requests completed unseen: not in IOS (each row's missed in -j)\n",
+			missed);
 	if (p.rows && not_attributed)
 		fprintf(f, "  %llu requests not attributed: the table of %d submitters was full\n",
 			not_attributed, TS_WHO_ENTRIES);
@@ -395,6 +414,7 @@ static void json_row(struct tj *j, const struct ts_who_span *w, int op,
 {
 	tj_str(j, "op", ts_op_names[op]);
 	tj_u64(j, "ios", s->ios);
+	tj_u64(j, "missed", s->missed);
 	tj_u64(j, "bytes", s->bytes);
 	tj_num(j, "mb_per_s", w->span_s > 0 ? s->bytes / w->span_s / 1e6 : 0, 3);
 	tj_num(j, "queue_ms", mean_ms(s->queue_ns, s->queued_ios), 6);
