@@ -3,12 +3,15 @@
 # its slot, whose per-CPU counters go on from the old disk's: the new disk's
 # series count its own I/O only. loop N (a number no device has) is made
 # and read 2,000 times, scraped, then detached and removed through
-# /dev/loop-control; loop N made again takes the queue id it gave back (the
-# kernel hands out the lowest free one), is read 100 times and scraped at
-# once. truestat reports once a day: only the scrapes read its maps until
-# the totals at SIGINT. Checked against each disk's own /proc/diskstats:
-#  - each scrape: requests + missed completions of loop N's reads equal its
-#    diskstats (udev's reads of a new disk are in both), exactly;
+# /dev/loop-control; loop N+1, made then, takes the queue id N gave back
+# (the kernel hands out the lowest free one), is read 100 times and
+# scraped at once. (The same number made again can get the same request
+# queue back, at the same address: that is the same disk to truestat, see
+# doc/building.md.) truestat reports once a day: only the scrapes read its
+# maps until the totals at SIGINT. Checked against each disk's own
+# /proc/diskstats:
+#  - each scrape: requests + missed completions of the disk's reads equal
+#    its diskstats (udev's reads of a new disk are in both), exactly;
 #  - the totals: the gone disk's row and the new one's, each its own;
 #  - the new disk took the old one's queue id and slot (truestat -v names
 #    each disk when a scrape first sees it): else the case did not happen,
@@ -23,58 +26,58 @@ on_exit "rm -rf $tmp"
 file=$(mktemp /var/tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$file'"
 truncate -s 16M "$file"
-loop_numbers 1
-n=$LOOP_NUMBERS
-dev=loop$n
+loop_numbers 2
+read -r n_old n_new <<<"$LOOP_NUMBERS"
 port=$(free_port)
 ts_start "$tmp/ts.json" --prometheus="$port" 86400
 
-# life READS: loop N made on the file and read READS times; its diskstats
-# reads once udev has let go of it
+# life N READS: loop N made on the file and read READS times; its
+# diskstats reads once udev has let go of it
 life() {
-	loop_ctl add "$n"
-	losetup --direct-io=on "/dev/$dev" "$file"
-	dd if="/dev/$dev" of=/dev/null bs=4k count="$1" iflag=direct status=none
+	loop_ctl add "$1"
+	losetup --direct-io=on "/dev/loop$1" "$file"
+	dd if="/dev/loop$1" of=/dev/null bs=4k count="$2" iflag=direct status=none
 	udevadm settle 2>/dev/null || sleep 0.5
-	diskstats "$dev" | cut -d' ' -f1
+	diskstats "loop$1" | cut -d' ' -f1
 }
 scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$1" || true; }
 
-old=$(life 2000)
+old=$(life "$n_old" 2000)
 scrape "$tmp/old.prom"
-losetup -d "/dev/$dev"
-loop_gone "$dev" || true
+losetup -d "/dev/loop$n_old"
+loop_gone "loop$n_old" || true
 udevadm settle 2>/dev/null || sleep 0.5
-old=$(diskstats "$dev" | cut -d' ' -f1)
-loop_ctl remove "$n"
-new=$(life 100)
+old=$(diskstats "loop$n_old" | cut -d' ' -f1)
+loop_ctl remove "$n_old"
+new=$(life "$n_new" 100)
 scrape "$tmp/new.prom"
 ts_stop INT
 check exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
 
 check_lines < <(py "
 import re
-def reads(path):
+def reads(path, dev):
     got = {}
     for l in open(path):
-        m = re.match(r'truestat_(requests|missed_completions)_total\{device=\"$dev\",layer=\"request\",op=\"read\"\} (\S+)', l)
+        m = re.match(r'truestat_(requests|missed_completions)_total\{device=\"%s\",layer=\"request\",op=\"read\"\} (\S+)' % dev, l)
         if m:
             got[m.group(1)] = float(m.group(2))
     return int(got.get('requests', 0) + got.get('missed_completions', 0)), bool(got)
-for name, path, want in (('old', '$tmp/old.prom', $old), ('new', '$tmp/new.prom', $new)):
-    got, seen = reads(path)
+for name, dev, path, want in (('old', 'loop$n_old', '$tmp/old.prom', $old), ('new', 'loop$n_new', '$tmp/new.prom', $new)):
+    got, seen = reads(path, dev)
     print('scrape_' + name, int(not seen or got != want),
-          'the %s $dev in its scrape: requests + missed %d, its diskstats %d (exact)%s'
-          % (name, got, want, '' if seen else '; no series of it'))
-rows = [x for x in totals('$tmp/ts.json')['devices'] if x['device'] == '$dev']
-tot = sorted(x['ops'].get('read', {}).get('ios', 0) + x['ops'].get('read', {}).get('missed', 0) for x in rows)
-print('totals', int(tot != sorted([$old, $new])),
-      'the totals\' rows of $dev: reads + missed %s, diskstats of the two disks %s' % (tot, sorted([$old, $new])))
+          'the %s disk, %s, in its scrape: requests + missed %d, its diskstats %d (exact)%s'
+          % (name, dev, got, want, '' if seen else '; no series of it'))
+t = totals('$tmp/ts.json')['devices']
+tot = [sum(x['ops'].get('read', {}).get('ios', 0) + x['ops'].get('read', {}).get('missed', 0)
+           for x in t if x['device'] == d) for d in ('loop$n_old', 'loop$n_new')]
+print('totals', int(tot != [$old, $new]),
+      'the totals\' rows of loop$n_old and loop$n_new: reads + missed %s, their diskstats %s' % (tot, [$old, $new]))
 ")
 # the case this is about: the new disk on the old one's queue id, and so its
 # slot (-v names each disk when a read, here a scrape, first sees it)
-ids=$(sed -n "s/^truestat: tracing $dev (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1:\2/p" "$tmp/ts.json.err" | paste -sd ' ')
-read -r id_old id_new _ <<<"$ids $ids"
-check same_slot "$([[ -n $ids && $id_old == "$id_new" && $ids == *" "* ]]; echo $?)" \
-	"the two disks $dev (queue id:slot as -v named them): $ids (the same: the case happened)"
+said() { sed -n "s/^truestat: tracing loop$1 (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1:\2/p" "$tmp/ts.json.err"; }
+id_old=$(said "$n_old") id_new=$(said "$n_new")
+check same_slot "$([[ -n $id_old && $id_old == "$id_new" ]]; echo $?)" \
+	"loop$n_old and loop$n_new, queue id:slot as -v named them: ${id_old:-none} and ${id_new:-none} (the same: the case happened)"
 finish
