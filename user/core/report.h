@@ -46,7 +46,7 @@ struct ts_dev_snap {
 
 struct ts_snapshot {
 	unsigned int seq; /* span ends are 1, 2, ...; 0: start or a scrape */
-	__u64 mono_ns; /* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns */
+	__u64 mono_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns): as of its counters */
 	__u64 lost_events; /* recursion_misses of all programs */
 	int ndev;
 	struct ts_dev_snap dev[TS_MAX_DEVS];

@@ -49,6 +49,7 @@ struct ts_tracer {
 	int ncpus;
 	struct ts_dev_stats *percpu;
 	struct ts_claim_base *claims; /* each slot's counters per disk */
+	__u64 counted_ns; /* CLOCK_MONOTONIC just after the last read of them */
 	struct ts_dev_snap *last; /* each slot as last read (ts_slot_next) */
 	struct ts_snapshot *gone; /* disks gone since ts_tracer_gone */
 	const struct ts_repair *repairs; /* mmap of repairs */
@@ -1087,6 +1088,7 @@ static void read_counters(struct ts_tracer *t, unsigned int qid,
 	/* a map that could not be read: its counters as last read */
 	if (!sum_stats(t, qid, &now.stats))
 		now.stats = t->claims[qid].last.stats;
+	t->counted_ns = mono_ns();
 	if (!read_pattern(t, qid, &now.pattern))
 		now.pattern = t->claims[qid].last.pattern;
 	ts_claim_counts(&t->claims[qid], c->claimed_ns, !d->untraced, &now);
@@ -1213,10 +1215,13 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	read_repairs(t);
 	durable_in_flight(t, durable);
 	s->ndev = 0;
+	t->counted_ns = 0;
 	for (qid = 0; qid < TS_MAX_DEVS; qid++)
 		if (read_slot(t, qid, durable[qid], s))
 			s->ndev++;
-	s->mono_ns = mono_ns();
+	/* as of the counters' reads: a request that completes after the last
+	 * one (while the rest of its device is read) is the next span's */
+	s->mono_ns = t->counted_ns ? t->counted_ns : mono_ns();
 	s->lost_events = lost_events(t);
 	s->seq = 0;
 	if (span_end) {
