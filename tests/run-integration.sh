@@ -16,7 +16,8 @@
 # nor anything the leftovers check looks at (host block and loop devices,
 # BPF programs, tracefs), and whose checks hold on a busy host, may say so:
 # 95-older-kernel, qemu guests in virtual time. It runs at nice 10, so
-# that the host tests, whose timing is the host's, get the CPU first.
+# that the host tests, whose timing is the host's, get the CPU first, and
+# at nice 0 once they are done.
 # SIGINT, SIGTERM or SIGHUP ends every test still running (TERM to its
 # process group, which cleans up) and waits for it before the runner dies.
 set -uo pipefail
@@ -137,6 +138,18 @@ for t in "${host[@]}"; do
 	start "$t"
 	reap "${started[-1]}"
 	report "$t" "${started[-1]}" "$begin"
+done
+# descendants PID: PID and every process below it
+descendants() {
+	local c
+	echo "$1"
+	for c in $(pgrep -P "$1"); do descendants "$c"; done
+}
+# the host tests are done: what still runs beside them gets the CPU back
+# (nice 0, inherited by what it starts next), or other load on the host
+# (two busy loops) would starve it at nice 10 for the rest of its run
+for i in "${!side_pid[@]}"; do
+	renice -n 0 -p $(descendants "${side_pid[i]}") >/dev/null 2>&1 || true
 done
 for i in "${!side[@]}"; do
 	echo "== ${side[i]##*/}"
