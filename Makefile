@@ -175,6 +175,13 @@ $(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/checks.skel.h $(wildcar
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 
+# Test tool: a completion landing inside another's adds (op_add).
+TEST_TOOLS += $(OUTPUT)/nest-check
+
+$(OUTPUT)/nest-check: tests/tools/nest-check.c $(OUTPUT)/checks.skel.h $(wildcard include/*.h include/*.def)
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -pthread -o $@
+
 # Test tool: the depth updates run from every CPU at once (item 2 of the
 # issue "Exact or flagged").
 TEST_TOOLS += $(OUTPUT)/depth-race

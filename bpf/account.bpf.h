@@ -162,30 +162,98 @@ static __always_inline bool test_drop(const struct ts_dev_state *st)
 	return ts_fetch_add(&test_miss_tick, 1) % test_miss_every == 0;
 }
 
+/* What completions added while another one's adds were under way. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TS_MAX_DEVS);
+	__type(key, u32);
+	__type(value, struct ts_nested_stats);
+} nested_stats SEC(".maps");
+
+static __always_inline void op_add_plain(struct ts_op_stats *os,
+					 const struct ts_op_stats *v)
+{
+	os->ios += v->ios;
+	os->bytes += v->bytes;
+	os->service_ns += v->service_ns;
+	os->queued_ios += v->queued_ios;
+	os->queue_ns += v->queue_ns;
+	os->total_ns += v->total_ns;
+	os->layer_ios += v->layer_ios;
+	os->layer_ns += v->layer_ns;
+}
+
+static __always_inline void op_add_shared(u32 qid, u8 op,
+					  const struct ts_op_stats *v)
+{
+	struct ts_nested_stats *n = bpf_map_lookup_elem(&nested_stats, &qid);
+	u64 i = op;
+	struct ts_op_stats *os;
+
+	barrier_var(i); /* see op_stats */
+	if (!n || i >= TS_NR_OPS)
+		return;
+	os = &n->op[i];
+	__sync_fetch_and_add(&os->ios, v->ios);
+	__sync_fetch_and_add(&os->bytes, v->bytes);
+	__sync_fetch_and_add(&os->service_ns, v->service_ns);
+	__sync_fetch_and_add(&os->queued_ios, v->queued_ios);
+	__sync_fetch_and_add(&os->queue_ns, v->queue_ns);
+	__sync_fetch_and_add(&os->total_ns, v->total_ns);
+	__sync_fetch_and_add(&os->layer_ios, v->layer_ios);
+	__sync_fetch_and_add(&os->layer_ns, v->layer_ns);
+}
+
 /*
- * A request's figures for one completion (its record already ended). Only
- * the completion program adds to these, and the kernel never runs a
- * program nested in itself on one CPU: plain adds are exact.
+ * Adds @v to device @qid's figures of direction @op (@ds: this CPU's).
+ * Plain adds are a load, an add and a store: a completion that runs on
+ * this CPU between the two (a member's request ending a stacked bio from
+ * an interrupt while the stacked device's own C is counted; before 6.1,
+ * this program nested in itself) would have its adds overwritten. So the
+ * adds mark @ds busy, and one that finds it busy adds to the shared
+ * nested_stats atomically. On one CPU a nested program runs to its end
+ * before the one it interrupted goes on: the mark needs no atomics.
  */
+static __always_inline void op_add(struct ts_dev_stats *ds, u32 qid, u8 op,
+				   const struct ts_op_stats *v)
+{
+	struct ts_op_stats *os = op_stats(ds, op);
+
+	if (!os)
+		return;
+	if (ds->adding) {
+		op_add_shared(qid, op, v);
+		return;
+	}
+	ds->adding = 1;
+	barrier();
+	op_add_plain(os, v);
+	barrier();
+	ds->adding = 0;
+}
+
+/* A request's figures for one completion (its record already ended). */
 static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
 					    const struct ts_rq_slot *rec,
 					    u64 now)
 {
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
 	u64 issue_ns = rec->issue_ns, queued_ns = rec->queued_ns;
-	struct ts_op_stats *os = op_stats(ds, rec->op);
+	struct ts_op_stats v = {
+		.ios = 1,
+		.bytes = rec->bytes,
+		.service_ns = now - issue_ns,
+	};
 	u8 op = rec->op;
 
-	if (!ds || !os)
+	if (!ds)
 		return;
-	os->ios++;
-	os->bytes += rec->bytes;
-	os->service_ns += now - issue_ns;
 	if (queued_ns) {
-		os->queued_ios++;
-		os->queue_ns += issue_ns - queued_ns;
-		os->total_ns += now - queued_ns;
+		v.queued_ios = 1;
+		v.queue_ns = issue_ns - queued_ns;
+		v.total_ns = now - queued_ns;
 	}
+	op_add(ds, qid, op, &v);
 	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, rec->bytes))
 		count_event(qid, TS_EV_NO_HIST);
 	else

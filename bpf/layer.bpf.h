@@ -175,20 +175,22 @@ static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
 					  u64 layer_ns, u8 depth_class)
 {
 	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
-	struct ts_op_stats *os = op_stats(ds, op);
+	struct ts_op_stats v = {
+		.ios = 1,
+		.bytes = bytes,
+		.service_ns = q_to_c,
+		.queued_ios = 1,
+		.total_ns = q_to_c,
+	};
 	struct ts_hist *h;
 
-	if (!ds || !os)
+	if (!ds)
 		return;
-	os->ios++;
-	os->bytes += bytes;
-	os->service_ns += q_to_c;
-	os->queued_ios++;
-	os->total_ns += q_to_c;
 	if (layer_ns) { /* 1 ns over, so that 0 means none */
-		os->layer_ios++;
-		os->layer_ns += layer_ns - 1;
+		v.layer_ios = 1;
+		v.layer_ns = layer_ns - 1;
 	}
+	op_add(ds, qid, op, &v);
 	h = hist_of(st->hist_slot, op);
 	if (!h) {
 		count_event(qid, TS_EV_NO_HIST);

@@ -179,6 +179,24 @@ struct ts_dev_stats {
 	 */
 	__u64 device_reordered_ns;
 	__u64 os_reordered_ns;
+	/*
+	 * 1 while a completion adds to op[] on this CPU (op_add,
+	 * bpf/account.bpf.h): one nested in it adds to nested_stats instead.
+	 * Not a figure: the loader's sum clears it.
+	 */
+	__u64 adding;
+};
+
+/*
+ * ARRAY nested_stats, index = slot, shared by all CPUs and added to
+ * atomically: what completions added that ran while another completion's
+ * adds to the same device were under way on their CPU (a member's request
+ * ending a stacked bio from an interrupt while the stacked device's own C
+ * is counted; on kernels before 6.1, the completion program nested in
+ * itself). The loader adds them to the per-CPU figures.
+ */
+struct ts_nested_stats {
+	struct ts_op_stats op[TS_NR_OPS];
 };
 
 /*

@@ -2,12 +2,14 @@
 /*
  * Test programs over truestat's own BPF code, in an object of their own
  * (never shipped): ts_hist_check for tests/tools/hist-check, ts_depth_check
- * for tests/tools/depth-race. Built like bpf/truestat.bpf.c, with and
+ * for tests/tools/depth-race, ts_nest_loop and ts_nest_irq for
+ * tests/tools/nest-check. Built like bpf/truestat.bpf.c, with and
  * without TS_LOCKED_ATOMICS.
  */
 #include "core.bpf.h"
 #include "depth.bpf.h"
 #include "records.bpf.h"
+#include "account.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -74,5 +76,58 @@ int ts_depth_check(void *ctx)
 		return 0;
 	}
 	bpf_loop(depth_check_rounds, depth_check_one, NULL, 0);
+	return 0;
+}
+
+/*
+ * For tests/tools/nest-check: ts_nest_loop counts nest_check_rounds
+ * completions of test slot TS_NEST_QID on the CPU that runs it, and
+ * ts_nest_irq one more at each completion of a real disk, from its
+ * interrupt, which lands inside the loop's adds now and then: the two
+ * nest. By op_add, as truestat counts; with nest_check_plain, by plain
+ * adds only (the control, which must lose some). ts_nest_irq counts only
+ * while nest_check_on, and nest_check_busy says how many run.
+ */
+#define TS_NEST_QID (TS_MAX_DEVS - 1)
+__u32 nest_check_rounds, nest_check_plain, nest_check_on;
+__u64 nest_check_irqs, nest_check_busy;
+
+static __always_inline void nest_add(void)
+{
+	struct ts_op_stats v = { .ios = 1, .bytes = 4096, .service_ns = 1 };
+	u32 qid = TS_NEST_QID;
+	struct ts_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &qid);
+	struct ts_op_stats *os = op_stats(ds, TS_OP_READ);
+
+	if (!ds || !os)
+		return;
+	if (nest_check_plain)
+		op_add_plain(os, &v);
+	else
+		op_add(ds, qid, TS_OP_READ, &v);
+}
+
+static long nest_one(u32 i, void *unused)
+{
+	nest_add();
+	return 0;
+}
+
+SEC("raw_tp")
+int ts_nest_loop(void *ctx)
+{
+	bpf_loop(nest_check_rounds, nest_one, NULL, 0);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(ts_nest_irq)
+{
+	__sync_fetch_and_add(&nest_check_busy, 1);
+	if (*(volatile __u32 *)&nest_check_on) {
+		nest_add();
+		__sync_fetch_and_add(&nest_check_irqs, 1);
+	}
+	__sync_fetch_and_add(&nest_check_busy, -1);
 	return 0;
 }

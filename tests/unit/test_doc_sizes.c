@@ -74,6 +74,9 @@ static void test_device_maps(void **state)
 	says("%.0f KiB per CPU for the counters (%zu B per slot)",
 	     TS_MAX_DEVS * sizeof(struct ts_dev_stats) / KIB,
 	     sizeof(struct ts_dev_stats));
+	says("%.0f KiB for what nested completions added (%zu B per slot)",
+	     TS_MAX_DEVS * sizeof(struct ts_nested_stats) / KIB,
+	     sizeof(struct ts_nested_stats));
 }
 
 static void test_tables(void **state)
@@ -110,6 +113,7 @@ static void test_histograms(void **state)
 static void test_sum(void **state)
 {
 	double shared = TS_MAX_DEVS * sizeof(struct ts_dev_state) +
+			TS_MAX_DEVS * sizeof(struct ts_nested_stats) +
 			TS_RQ_SLOTS * (sizeof(struct ts_rq_slot) +
 				       sizeof(struct ts_layer_rec)) +
 			TS_BIO_SLOTS * sizeof(struct ts_bio_slot) +

@@ -796,23 +796,39 @@ static __u64 lost_events(struct ts_tracer *t)
 	return sum;
 }
 
+/* @dst[i] += @src[i] for @n 64-bit counters. */
+static void add_u64s(void *dst, const void *src, size_t n)
+{
+	const __u64 *s = src;
+	__u64 *d = dst;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d[i] += s[i];
+}
+
+/*
+ * Device @qid's figures summed over CPUs, with what nested completions
+ * added (nested_stats); false: unread.
+ */
 static bool sum_stats(struct ts_tracer *t, unsigned int qid,
 		      struct ts_dev_stats *out)
 {
-	__u64 *dst = (__u64 *)out;
-	size_t n = sizeof(*out) / sizeof(__u64), i;
-	int cpu;
+	const size_t n = sizeof(struct ts_op_stats) / sizeof(__u64);
+	struct ts_nested_stats nested;
+	int cpu, op;
 
 	memset(out, 0, sizeof(*out));
 	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.dev_stats), &qid,
-				t->percpu))
+				t->percpu) ||
+	    bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.nested_stats), &qid,
+				&nested))
 		return false;
-	for (cpu = 0; cpu < t->ncpus; cpu++) {
-		const __u64 *src = (const __u64 *)&t->percpu[cpu];
-
-		for (i = 0; i < n; i++)
-			dst[i] += src[i];
-	}
+	for (cpu = 0; cpu < t->ncpus; cpu++)
+		add_u64s(out, &t->percpu[cpu], sizeof(*out) / sizeof(__u64));
+	for (op = 0; op < TS_NR_OPS; op++)
+		add_u64s(&out->op[op], &nested.op[op], n);
+	out->adding = 0;
 	return true;
 }
 
