@@ -171,7 +171,7 @@ $(OUTPUT)/checks-locked.skel.h: $(OUTPUT)/checks-locked.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name checks_locked_bpf > $@
 
-$(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/checks.skel.h $(wildcard include/*.h include/*.def)
+$(OUTPUT)/hist-check: tests/tools/hist-check.c $(OUTPUT)/checks.skel.h $(OUTPUT)/checks-locked.skel.h $(wildcard include/*.h include/*.def)
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) $< $(LDFLAGS) $(LIBBPF_LIBS) -o $@
 

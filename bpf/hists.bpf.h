@@ -62,6 +62,19 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 }
 
 /*
+ * A traced device claimed without histograms while some are left: its
+ * claim found hist_next's lock held (the object for old kernels, where
+ * ts_fetch_add then adds nothing). The sweep gives it some, so that it is
+ * not without them for the run.
+ */
+static __always_inline void hists_retry(struct ts_dev_state *st)
+{
+	if (st->mode == TS_DEV_TRACED && !st->hist_slot && !(st->queue & 1) &&
+	    TS_ONCE(&hist_next) < TS_HIST_DEVS)
+		claim_hists(st);
+}
+
+/*
  * Array indexes: left alone, clang checks one copy of a bucket number and
  * indexes with another, made by a 32-bit move; the 6.1 verifier (tests/vm)
  * does not carry the bound across that move and rejects the program.

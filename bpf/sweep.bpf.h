@@ -10,6 +10,7 @@
 #include "atomics.bpf.h"
 #include "compat.bpf.h"
 #include "depth.bpf.h"
+#include "hists.bpf.h"
 #include "records.bpf.h"
 
 /*
@@ -158,8 +159,8 @@ static long sweep_begin(u32 qid, void *unused)
 }
 
 /*
- * Each device's peaks since the last sweep; the next ones start from now.
- * Object for old kernels: first the changes left in its depths (none stay
+ * Each device's peaks since the last sweep; the next ones start from now;
+ * histograms for one claimed without (hists_retry). Object for old kernels: first the changes left in its depths (none stay
  * left when the device goes quiet).
  */
 static long sweep_end(u32 qid, void *unused)
@@ -168,6 +169,7 @@ static long sweep_end(u32 qid, void *unused)
 
 	if (!st || !st->queue)
 		return 0;
+	hists_retry(st);
 #ifdef TS_LOCKED_ATOMICS
 	deferred_apply_slot(qid, 0);
 	deferred_apply_slot(qid, 1);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test programs over truestat's own BPF code, in an object of their own
- * (never shipped): ts_hist_check for tests/tools/hist-check, ts_depth_check
+ * (never shipped): ts_hist_check and ts_hist_claim_check for
+ * tests/tools/hist-check, ts_depth_check
  * for tests/tools/depth-race, ts_nest_loop and ts_nest_irq for
  * tests/tools/nest-check. Built like bpf/truestat.bpf.c, with and
  * without TS_LOCKED_ATOMICS.
@@ -34,6 +35,34 @@ SEC("raw_tp")
 int ts_hist_check(void *ctx)
 {
 	bpf_loop(TS_HIST_CHECK_N, hist_check_one, NULL, 0);
+	return 0;
+}
+
+/*
+ * For tests/tools/hist-check, object for old kernels: a claim that finds
+ * hist_next's lock held by another CPU gets no histograms
+ * (hist_claim_first 0); the sweep's hists_retry gives it some once the
+ * lock is free (hist_claim_after).
+ */
+struct ts_dev_state hist_claim_state;
+__u32 hist_claim_first, hist_claim_after;
+
+SEC("raw_tp")
+int ts_hist_claim_check(void *ctx)
+{
+#ifdef TS_LOCKED_ATOMICS
+	struct ts_dev_state *st = &hist_claim_state;
+	u32 other = bpf_get_smp_processor_id() + 1;
+	u64 k = ptr_value(&hist_next);
+
+	st->mode = TS_DEV_TRACED;
+	bpf_map_update_elem(&word_locks, &k, &other, BPF_ANY);
+	claim_hists(st);
+	hist_claim_first = st->hist_slot;
+	word_unlock(k);
+	hists_retry(st);
+	hist_claim_after = st->hist_slot;
+#endif
 	return 0;
 }
 

@@ -3,7 +3,10 @@
  * hist-check: the bucket functions of include/hist.h as the BPF compiler
  * built them (program ts_hist_check, run with BPF_PROG_TEST_RUN) against the
  * same functions built for userspace, on every bucket boundary, one below
- * and one above it, and on every power of two of bytes. Needs root. Prints
+ * and one above it, and on every power of two of bytes. Then, with the
+ * object for old kernels, a claim that finds the histogram slots' lock
+ * held must get its histograms at the next sweep (ts_hist_claim_check,
+ * hists_retry in bpf/hists.bpf.h). Needs root. Prints
  * "NAME RC MESSAGE" lines (RC 0: pass) for tests/integration/15-hist-bpf.sh,
  * the first differences on stderr.
  */
@@ -15,6 +18,7 @@
 
 #include "truestat.h"
 #include "checks.skel.h"
+#include "checks-locked.skel.h"
 
 static int fill(__u64 *in)
 {
@@ -34,6 +38,38 @@ static int fill(__u64 *in)
 	}
 	in[n++] = ~0ULL;
 	return n;
+}
+
+/* The object for old kernels: a claim's histograms when its lock was held. */
+static int claim_retry(void)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, run);
+	struct checks_locked_bpf *skel = checks_locked_bpf__open();
+	struct bpf_program *prog;
+	int err, rc;
+
+	if (!skel) {
+		printf("hist_claim_open 1 cannot open the BPF object\n");
+		return 1;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog,
+					  prog == skel->progs.ts_hist_claim_check);
+	err = checks_locked_bpf__load(skel);
+	if (!err)
+		err = bpf_prog_test_run_opts(
+			bpf_program__fd(skel->progs.ts_hist_claim_check), &run);
+	if (err) {
+		printf("hist_claim_run 1 %s\n", strerror(-err));
+		checks_locked_bpf__destroy(skel);
+		return 1;
+	}
+	rc = skel->bss->hist_claim_first || !skel->bss->hist_claim_after;
+	printf("hist_claim_retry %d with the lock held the claim got slot %u "
+	       "(0: none), at the sweep after slot %u\n", rc,
+	       skel->bss->hist_claim_first, skel->bss->hist_claim_after);
+	checks_locked_bpf__destroy(skel);
+	return rc;
 }
 
 int main(void)
@@ -84,5 +120,5 @@ int main(void)
 	printf("hist_bpf_sizes %d %d values, %d differ\n", !!bad_size, n,
 	       bad_size);
 	checks_bpf__destroy(skel);
-	return bad_bucket || bad_size;
+	return claim_retry() || bad_bucket || bad_size;
 }
