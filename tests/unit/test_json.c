@@ -168,7 +168,8 @@ static const char check_py[] =
 	"d = json.loads(lines[0])\n"
 	"assert list(d) == [\"type\", \"time\", \"span_s\", \"end_mono_ns\","
 	" \"lost_events\","
-	" \"queue_from\", \"not_traced\", \"devices\"], list(d)\n"
+	" \"queue_from\", \"not_traced\", \"devices\", \"findings\","
+	" \"findings_skipped\"], list(d)\n"
 	"assert d[\"not_traced\"] == [\"zram0\", \"md127\"]\n"
 	"assert d[\"queue_from\"] == \"bio\"\n"
 	"assert d[\"type\"] == \"interval\"\n"
@@ -276,7 +277,8 @@ static void test_print_json_totals_empty(void **state)
 			    "\"span_s\":12.500000,\"end_mono_ns\":0,"
 			    "\"lost_events\":7,"
 			    "\"queue_from\":\"bio\",\"not_traced\":[],"
-			    "\"devices\":[]}\n");
+			    "\"devices\":[],\"findings\":[],"
+			    "\"findings_skipped\":[]}\n");
 }
 
 static void test_table_idle(void **state)

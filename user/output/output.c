@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "findings/findings.h"
 #include "lib/json.h"
 #include "output.h"
 
@@ -641,6 +642,15 @@ static void put_sections(FILE *f, const struct ts_report *r)
 				     r->dev[i].events[TS_EV_WHO_FULL]);
 }
 
+/* What the figures mean, ranked: nothing when nothing is found. */
+static void put_findings(FILE *f, const struct ts_report *r)
+{
+	static struct ts_findings fs;
+
+	ts_findings_build(r, &fs);
+	ts_findings_print(f, &fs);
+}
+
 void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 {
 	struct ts_tfmt t;
@@ -672,6 +682,7 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		if (r->dev[i].active)
 			put_device_rows(f, &t, r, &r->dev[i]);
 	put_sections(f, r);
+	put_findings(f, r);
 	put_notes(f, r);
 }
 
@@ -951,6 +962,14 @@ static void json_not_traced(struct tj *j, const struct ts_report *r)
 	tj_end_arr(j);
 }
 
+static void json_findings(struct tj *j, const struct ts_report *r)
+{
+	static struct ts_findings fs;
+
+	ts_findings_build(r, &fs);
+	ts_findings_json(j, &fs);
+}
+
 void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 {
 	struct tj j;
@@ -972,6 +991,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 		if (r->dev[i].active)
 			json_device(&j, r, &r->dev[i]);
 	tj_end_arr(&j);
+	json_findings(&j, r);
 	tj_end_obj(&j);
 	tj_close(&j);
 }

@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Findings (user/findings/) from reports that ts_report_build makes of two
+ * hand-made snapshots: for each finding a disk where it must appear, with
+ * its figures, one where it must not, and crossed controls.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "findings/findings.h"
+#include "output/output.h"
+
+#define MS 1000000ULL
+#define SEC (1000 * MS)
+
+static struct ts_snapshot a, b;
+static struct ts_report r;
+static struct ts_findings fs;
+static struct ts_who_span who;
+static struct ts_dev_snap *disk;
+
+static void name_fn(unsigned int major, unsigned int minor, char *buf,
+		    size_t len, struct ts_stack *stack)
+{
+	snprintf(buf, len, "vda");
+}
+
+/* One disk with histograms, over a span of @span_s, nothing done yet. */
+static void reset(double span_s)
+{
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.seq = 1;
+	b.seq = 2;
+	a.mono_ns = 100 * SEC;
+	b.mono_ns = a.mono_ns + span_s * SEC;
+	a.ndev = b.ndev = 1;
+	a.dev[0] = (struct ts_dev_snap){ .qid = 0, .queue = 0x1000,
+					 .kdev = 254 << 20, .hist_slot = 1 };
+	b.dev[0] = a.dev[0];
+	disk = &b.dev[0];
+	disk->device_span.exact = true;
+}
+
+/*
+ * @secs at in-device depth @depth, each request @svc_ms in the device after
+ * @q_ms in the OS (the OS queue then never empty), all reads.
+ */
+static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
+{
+	struct ts_op_stats *o = &disk->stats.op[TS_OP_READ];
+	__u64 svc = svc_ms * MS, q = q_ms * MS;
+	__u64 n = secs * depth / (svc_ms / 1e3); /* Little */
+	int slot;
+
+	for (slot = 0; slot < TS_LEVEL_SLOTS; slot++)
+		if (ts_slot_level(slot) <= depth)
+			disk->device_time[slot] += secs * SEC;
+	if (q)
+		disk->os_time[0] += secs * SEC;
+	b.depth[0].service[ts_depth_class(depth)][ts_hist_bucket(svc)] += n;
+	b.hist[0][TS_OP_READ].service[ts_hist_bucket(svc)] += n;
+	o->ios += n;
+	o->bytes += n * 4096;
+	o->service_ns += n * svc;
+	o->queued_ios += n;
+	o->queue_ns += n * q;
+	o->total_ns += n * (q + svc);
+	if ((__s64)depth > disk->device_span.hi)
+		disk->device_span.lo = disk->device_span.hi = depth;
+}
+
+static void build(void)
+{
+	ts_report_build(&a, &b, name_fn, &r);
+	ts_findings_build(&r, &fs);
+}
+
+static const struct ts_finding *find(const char *id)
+{
+	int i;
+
+	for (i = 0; i < fs.n; i++)
+		if (!strcmp(fs.f[i].id, id))
+			return &fs.f[i];
+	return NULL;
+}
+
+static double fig(const struct ts_finding *f, const char *name)
+{
+	int k;
+
+	for (k = 0; k < f->nfigures; k++)
+		if (!strcmp(f->figure[k].name, name))
+			return f->figure[k].value;
+	fail_msg("no figure %s in %s", name, f->id);
+	return NAN;
+}
+
+/* K = 8 units of 2 ms seen at depths 2-16 briefly, at 2 mostly: 97% busy. */
+static void eight_units_at_two(void)
+{
+	reset(10);
+	phase(2, 8.2, 2, 0);
+	phase(4, 0.5, 2, 0);
+	phase(8, 0.5, 2, 0);
+	phase(16, 0.5, 4, 0);
+}
+
+static void test_busy_not_full(void **state)
+{
+	const struct ts_finding *f;
+
+	eight_units_at_two();
+	build();
+	f = find("busy-not-full");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_MEDIUM);
+	assert_string_equal(f->op, "read");
+	assert_true(f->exact);
+	assert_float_equal(fig(f, "busy_pct"), 97, 0.01);
+	assert_float_equal(fig(f, "concurrency"), 3.04, 0.01);
+	/* 8 at once seen at 5-8, 4000 IOPS there against 1361 now */
+	assert_float_equal(fig(f, "best_depth"), 8, 1e-9);
+	assert_float_equal(fig(f, "headroom"), 4000 / 1361.0, 0.2);
+	assert_non_null(strstr(f->sentence, "about 2."));
+	assert_int_equal(fs.n, 1);
+}
+
+/* The same disk at 10% load: nothing to say. */
+static void test_light_load_none(void **state)
+{
+	reset(10);
+	phase(1, 0.7, 2, 0);
+	phase(2, 0.2, 2, 0);
+	phase(4, 0.1, 2, 0);
+	build();
+	assert_int_equal(fs.n, 0);
+	assert_int_equal(fs.nskipped, 0);
+}
+
+/* Busy at depth 1 only: the parallelism is not known, so no conclusion. */
+static void test_busy_cannot_tell(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(1, 9.5, 2, 0);
+	build();
+	f = find("busy-not-full");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_NOTE);
+	assert_non_null(strstr(f->sentence, "scripts/knee.sh vda"));
+	assert_int_equal(fs.n, 1);
+}
+
+/* K = 1 under 8 readers: waiting inside the device, not busy-not-full. */
+static void one_unit_eight_readers(void)
+{
+	reset(10);
+	phase(1, 1, 2, 0);
+	phase(8, 9, 16, 0);
+}
+
+static void test_waiting_in_device(void **state)
+{
+	const struct ts_finding *f;
+
+	one_unit_eight_readers();
+	build();
+	f = find("waiting-in-device");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_HIGH);
+	assert_int_equal(f->rank, 1);
+	assert_float_equal(fig(f, "concurrency"), 7.3, 1e-6);
+	assert_float_equal(fig(f, "parallelism"), 1, 1e-9);
+	/* 500 at 2 ms and 4500 at 16 ms */
+	assert_float_equal(fig(f, "service_ms"), 14.6, 1e-6);
+	assert_float_equal(fig(f, "service_base_ms"), 2, 2 / 16.0);
+	assert_null(find("busy-not-full"));
+	assert_null(find("capped-volume"));
+	assert_null(find("slow-not-busy"));
+}
+
+/* K = 8 below its knee: no wait inside it. */
+static void test_waiting_in_device_none(void **state)
+{
+	eight_units_at_two();
+	build();
+	assert_null(find("waiting-in-device"));
+}
+
+/* 3 ms in the OS for 1 ms in the device, one class of depth only. */
+static void test_waiting_in_os(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(5);
+	phase(4, 5, 1, 3);
+	build();
+	f = find("waiting-in-os");
+	assert_non_null(f);
+	assert_string_equal(f->op, "read");
+	assert_float_equal(fig(f, "queue_share"), 0.75, 1e-9);
+	assert_float_equal(fig(f, "queue_ms"), 3, 1e-9);
+	assert_float_equal(fig(f, "os_queue"), 1, 1e-9);
+}
+
+/* A few µs in the OS; and a device past its knee backs up into the OS. */
+static void test_waiting_in_os_none(void **state)
+{
+	reset(5);
+	phase(4, 5, 1, 0.004);
+	build();
+	assert_null(find("waiting-in-os"));
+	one_unit_eight_readers();
+	phase(8, 0, 16, 0);
+	disk->stats.op[TS_OP_READ].queue_ns = 5000 * 20 * MS;
+	disk->stats.op[TS_OP_READ].total_ns += 5000 * 20 * MS;
+	build();
+	assert_null(find("waiting-in-os"));
+	assert_non_null(find("waiting-in-device"));
+}
+
+/* Durable writes: @per_s a second of @total_ms, @flush_ms of it a flush. */
+static void durable(double secs, double per_s, double total_ms,
+		    double flush_ms)
+{
+	struct ts_op_stats *fl = &disk->stats.op[TS_OP_FLUSH];
+	__u64 n = secs * per_s;
+
+	disk->stats.sync.ios += n;
+	disk->stats.sync.total_ns += n * total_ms * MS;
+	fl->ios += n;
+	fl->service_ns += n * flush_ms * MS;
+}
+
+static void test_flush_wait(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(1, 3, 2, 0);
+	durable(10, 43.9, 17.615, 15.68);
+	build();
+	f = find("commits-wait-on-flush");
+	assert_non_null(f);
+	assert_string_equal(f->op, "sync");
+	assert_float_equal(fig(f, "flush_share"), 0.89, 0.001);
+	assert_float_equal(fig(f, "under_way"), 0.773, 0.001);
+	assert_float_equal(fig(f, "sync_iops"), 43.9, 1e-9);
+}
+
+/* innodb_flush_log_at_trx_commit=2: a flush a durable write, rarely. */
+static void test_flush_wait_none(void **state)
+{
+	reset(10);
+	phase(1, 3, 2, 0);
+	durable(10, 7.3, 16.753, 14.74);
+	build();
+	assert_null(find("commits-wait-on-flush"));
+	r.light = true; /* durable writes not followed: never a finding */
+	durable(10, 100, 17.6, 15.7);
+	build();
+	r.light = true;
+	ts_findings_build(&r, &fs);
+	assert_null(find("commits-wait-on-flush"));
+}
+
+/* Reads of @size bytes, @seq of @n sequential, the rest @seek_k apart. */
+static void reads_pattern(__u64 n, double seq, int size_k, int seek_k)
+{
+	struct ts_pattern_op *p = &disk->pattern.op[TS_OP_READ];
+
+	p->seek[0] = n * seq;
+	p->seek[seek_k] = n - 1 - p->seek[0];
+	p->size_ios[size_k] = n;
+	p->size_bytes[size_k] = n << size_k;
+}
+
+static void test_random_reads(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(1, 9.2, 13, 0);
+	reads_pattern(4389, 0.062, 12, 12); /* 4-8 KiB, seeks below 2 MiB */
+	build();
+	r.show_pattern = true;
+	ts_findings_build(&r, &fs);
+	f = find("random-reads");
+	assert_non_null(f);
+	assert_float_equal(fig(f, "sequential_share"), 0.062, 0.001);
+	assert_float_equal(fig(f, "seek_p50_below"), 2097152.0, 1e-9);
+	assert_float_equal(fig(f, "most_bytes_below"), 8192, 1e-9);
+	assert_float_equal(fig(f, "busy_pct"), 92, 1e-9);
+}
+
+/* The table rebuilt: sequential 1 MiB reads. Without --pattern: none. */
+static void test_random_reads_none(void **state)
+{
+	reset(10);
+	phase(1, 9.2, 13, 0);
+	reads_pattern(951, 0.932, 20, 12);
+	build();
+	r.show_pattern = true;
+	ts_findings_build(&r, &fs);
+	assert_null(find("random-reads"));
+	reads_pattern(4389, 0.062, 12, 12);
+	build();
+	assert_null(find("random-reads"));
+}
+
+/* A volume capped at 1000 IOPS over 1 ms units: depth 1, 2, ... 64. */
+static void test_capped(void **state)
+{
+	static const unsigned int depth[] = { 1, 2, 4, 8, 16, 32, 64 };
+	const struct ts_finding *f;
+	int i;
+
+	reset(7);
+	phase(1, 1, 1.1, 0);
+	for (i = 1; i < 7; i++)
+		phase(depth[i], 1, depth[i], 0);
+	build();
+	f = find("capped-volume");
+	assert_non_null(f);
+	assert_float_equal(fig(f, "rate_iops"), 1000, 1000 / 16.0);
+	assert_float_equal(fig(f, "from_depth"), 1, 1e-9);
+	assert_float_equal(fig(f, "to_depth"), 64, 1e-9);
+	/* it says the wait inside the device; no second finding for it */
+	assert_null(find("waiting-in-device"));
+	assert_null(find("busy-not-full"));
+}
+
+/* Still growing to the deepest depth: no cap seen. */
+static void test_capped_none(void **state)
+{
+	reset(4);
+	phase(1, 1, 2, 0);
+	phase(2, 1, 2, 0);
+	phase(4, 1, 2, 0);
+	phase(8, 1, 2, 0);
+	build();
+	assert_null(find("capped-volume"));
+	one_unit_eight_readers(); /* two points only */
+	build();
+	assert_null(find("capped-volume"));
+}
+
+static void test_slow_not_busy(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(1, 1, 2, 0);   /* 500 requests of 2 ms */
+	phase(1, 5, 500, 0); /* 10 of 500 ms */
+	build();
+	f = find("slow-not-busy");
+	assert_non_null(f);
+	assert_float_equal(fig(f, "concurrency"), 0.6, 1e-9);
+	assert_float_equal(fig(f, "p50_depth1_ms"), 2, 2 / 16.0);
+	assert_true(fig(f, "service_depth1_ms") > 11);
+}
+
+static void test_slow_not_busy_none(void **state)
+{
+	reset(10);
+	phase(1, 6, 2, 0);
+	build();
+	assert_int_equal(fs.n, 0);
+	one_unit_eight_readers(); /* slow from load, not alone */
+	build();
+	assert_null(find("slow-not-busy"));
+}
+
+static void submitter(__u64 id, const char *comm, __u64 ios, double svc_ms)
+{
+	struct ts_who_entry *e = &who.e[who.n++];
+
+	memset(e, 0, sizeof(*e));
+	e->key = (struct ts_who_key){ .id = id, .qid = 0, .op = TS_OP_READ };
+	e->s.ios = ios;
+	e->s.service_ns = ios * svc_ms * MS;
+	snprintf(e->s.comm, sizeof(e->s.comm), "%s", comm);
+}
+
+static void with_who(void)
+{
+	build();
+	r.who = &who;
+	ts_findings_build(&r, &fs);
+}
+
+static void test_one_submitter(void **state)
+{
+	const struct ts_finding *f;
+
+	memset(&who, 0, sizeof(who));
+	who.by = TS_BY_PROCESS;
+	submitter(4242, "backup", 4000, 2);
+	submitter(17, "mysqld", 1000, 2);
+	reset(10);
+	phase(1, 9, 2, 0);
+	with_who();
+	f = find("one-submitter");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_LOW);
+	assert_non_null(strstr(f->sentence, "pid 4242 (backup)"));
+	assert_float_equal(fig(f, "device_time_share"), 0.8, 1e-9);
+}
+
+/* Alone, or one among equals, or an idle disk: nobody owns it. */
+static void test_one_submitter_none(void **state)
+{
+	memset(&who, 0, sizeof(who));
+	who.by = TS_BY_PROCESS;
+	submitter(4242, "backup", 4000, 2);
+	reset(10);
+	phase(1, 9, 2, 0);
+	with_who();
+	assert_null(find("one-submitter"));
+	submitter(17, "mysqld", 4000, 2);
+	with_who();
+	assert_null(find("one-submitter"));
+	reset(10);
+	phase(1, 1, 2, 0);
+	with_who();
+	assert_null(find("one-submitter"));
+}
+
+/* The depth not exact: the finding says so and is not marked exact. */
+static void test_not_exact(void **state)
+{
+	const struct ts_finding *f;
+
+	one_unit_eight_readers();
+	disk->device_span = (struct ts_depth_range){ .lo = 8, .hi = 12,
+						     .excess = 4 };
+	build();
+	f = find("waiting-in-device");
+	assert_non_null(f);
+	assert_false(f->exact);
+	assert_non_null(strstr(f->sentence, "estimates: the depth was not exact, the device held between 8 and 12"));
+	/* exact figures: no caveat */
+	one_unit_eight_readers();
+	build();
+	assert_true(find("waiting-in-device")->exact);
+}
+
+static void test_too_few(void **state)
+{
+	reset(1);
+	phase(8, 0.2, 40, 0); /* 40 requests */
+	build();
+	assert_int_equal(fs.n, 0);
+	assert_int_equal(fs.nskipped, 1);
+	assert_string_equal(fs.skipped[0].reason,
+			    "40 I/Os in 1.00 s: fewer than 50, too few to conclude");
+}
+
+static void test_idle(void **state)
+{
+	reset(1);
+	build();
+	assert_int_equal(fs.n, 0);
+	assert_int_equal(fs.nskipped, 0);
+}
+
+/* The table's block and the JSON of one report. */
+static void test_output(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	one_unit_eight_readers();
+	build();
+	ts_print_table(f, &r, 0);
+	ts_print_json(f, &r, 0);
+	fclose(f);
+	if (getenv("TS_SHOW"))
+		fputs(buf, stderr);
+	assert_non_null(strstr(buf, "\nfindings, most important first:\n  1. waiting-in-device [high]: vda reads: the device held 7.3 requests at once"));
+	assert_non_null(strstr(buf, "\"findings\":[{\"id\":\"waiting-in-device\",\"device\":\"vda\",\"op\":\"read\",\"rank\":1,\"severity\":\"high\",\"exact\":true,"));
+	assert_non_null(strstr(buf, "{\"name\":\"concurrency\",\"value\":7.300000,\"unit\":\"requests\"}"));
+	assert_non_null(strstr(buf, "\"findings_skipped\":[]"));
+	free(buf);
+}
+
+/* Quiet when nothing is found. */
+static void test_output_quiet(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	reset(10);
+	phase(1, 1, 2, 0);
+	build();
+	ts_print_table(f, &r, 0);
+	fclose(f);
+	assert_null(strstr(buf, "findings"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_busy_not_full),
+		cmocka_unit_test(test_light_load_none),
+		cmocka_unit_test(test_busy_cannot_tell),
+		cmocka_unit_test(test_waiting_in_device),
+		cmocka_unit_test(test_waiting_in_device_none),
+		cmocka_unit_test(test_waiting_in_os),
+		cmocka_unit_test(test_waiting_in_os_none),
+		cmocka_unit_test(test_flush_wait),
+		cmocka_unit_test(test_flush_wait_none),
+		cmocka_unit_test(test_random_reads),
+		cmocka_unit_test(test_random_reads_none),
+		cmocka_unit_test(test_capped),
+		cmocka_unit_test(test_capped_none),
+		cmocka_unit_test(test_slow_not_busy),
+		cmocka_unit_test(test_slow_not_busy_none),
+		cmocka_unit_test(test_one_submitter),
+		cmocka_unit_test(test_one_submitter_none),
+		cmocka_unit_test(test_not_exact),
+		cmocka_unit_test(test_too_few),
+		cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_output),
+		cmocka_unit_test(test_output_quiet),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

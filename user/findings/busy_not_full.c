@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * busy-not-full: %util near 100% while the device ran fewer requests at
+ * once than it has shown it completes more with: the throughput left.
+ */
+#include <math.h>
+
+#include "findings.h"
+
+/* Busy, but seen at one depth class only: its parallelism is not known. */
+static void cannot_tell(const struct ts_finding_ctx *c, const char *op)
+{
+	const struct ts_dev_report *d = c->d;
+	struct ts_finding *f;
+	char now[24];
+
+	f = ts_finding_add(c, "busy-not-full", op, TS_SEV_NOTE, TS_RESTS_DEPTH,
+			   "%s %s: %%util says %.0f%% busy, but the device was seen long enough at one depth only (%s, %.1f requests at once): whether it does more at once is not known; offer more at once (a load step) or run scripts/knee.sh %s to find its parallelism",
+			   d->name, ts_finding_op_words(op), d->busy_pct,
+			   ts_finding_depths(&d->curve, d->curve.now_row, now,
+					     sizeof(now)),
+			   d->device.mean, d->name);
+	ts_finding_figure(f, "busy_pct", d->busy_pct, "percent");
+	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+}
+
+void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
+{
+	const struct ts_dev_report *d = c->d;
+	const struct ts_curve *k = &d->curve;
+	const char *op = ts_finding_dev_op(d);
+	int knee = ts_finding_knee(d, c->r->light);
+	const struct ts_curve_row *best;
+	struct ts_finding *f;
+	char at[24];
+
+	if (d->device.busy_share < TS_FIND_BUSY || !d->has_curve)
+		return;
+	if (k->parallelism_row < 0) {
+		cannot_tell(c, op);
+		return;
+	}
+	/* at or past the knee: the device is full, not merely busy */
+	if (knee >= 0 && d->device.mean >= k->row[knee].hi)
+		return;
+	/* deeper depths gave no more by the curve's own rule (+20%) */
+	if (k->best_row < 0 || !(k->headroom >= TS_CURVE_GROWTH))
+		return;
+	best = &k->row[k->best_row];
+	f = ts_finding_add(c, "busy-not-full", op, TS_SEV_MEDIUM,
+			   TS_RESTS_DEPTH,
+			   "%s %s: %%util says %.0f%% busy, but the device ran %.1f requests at once where it has shown %.1f: %s %.1fx the throughput is left (%.0f IOPS now while busy, %.0f at depth %s)",
+			   d->name, ts_finding_op_words(op), d->busy_pct,
+			   d->device.mean, best->mean_depth,
+			   knee < 0 ? "at least" : "about", k->headroom,
+			   k->now_iops, best->iops,
+			   ts_finding_depths(k, k->best_row, at, sizeof(at)));
+	ts_finding_figure(f, "busy_pct", d->busy_pct, "percent");
+	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+	ts_finding_figure(f, "best_depth", best->mean_depth, "requests");
+	ts_finding_figure(f, "iops_now", k->now_iops, "iops");
+	ts_finding_figure(f, "iops_best", best->iops, "iops");
+	ts_finding_figure(f, "headroom", k->headroom, "ratio");
+}

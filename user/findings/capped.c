@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * capped-volume: throughput flat at one rate over rising depth, each
+ * request longer the deeper, the OS queue empty: a rate limit, and its
+ * rate. A volume's cap and a device whose units are all busy look alike
+ * from the block layer; the sentence says so.
+ */
+#include "findings.h"
+
+/* Flat: within the curve's +20% of the knee's throughput, either way. */
+static bool flat(const struct ts_curve_row *row, double rate)
+{
+	return row->iops <= rate * TS_CURVE_GROWTH &&
+	       row->iops >= rate / TS_CURVE_GROWTH;
+}
+
+/*
+ * A plateau from the knee to @last: at least two evidenced rows beyond
+ * the knee (two points make any line, three test it), two doublings deep.
+ */
+bool ts_finding_capped(const struct ts_dev_report *d, bool light, int *first,
+		       int *last)
+{
+	const struct ts_curve *k = &d->curve;
+	int knee = ts_finding_knee(d, light), i, rows = 0, deepest = -1;
+
+	if (knee < 0)
+		return false;
+	/* requests waited at the OS's door: the curve's "OS queue" rule */
+	if (!d->bio_layer &&
+	    d->os.busy_share >= TS_CURVE_OS_WAIT * d->device.busy_share)
+		return false;
+	for (i = knee + 1; i < k->nrows; i++) {
+		if (!k->row[i].evidence)
+			continue;
+		if (!flat(&k->row[i], k->row[knee].iops))
+			return false;
+		rows++;
+		deepest = i;
+	}
+	if (rows < 2 || deepest - knee < 2 ||
+	    !(k->row[deepest].service_ms >
+	      TS_CURVE_GROWTH * k->row[knee].service_ms))
+		return false;
+	if (first)
+		*first = knee;
+	if (last)
+		*last = deepest;
+	return true;
+}
+
+/* The plateau's rate: its rows beyond the knee, weighted by their time. */
+static double plateau_rate(const struct ts_curve *k, int first, int last)
+{
+	double sum = 0, time = 0;
+	int i;
+
+	for (i = first + 1; i <= last; i++) {
+		if (!k->row[i].evidence)
+			continue;
+		sum += k->row[i].iops * k->row[i].time_s;
+		time += k->row[i].time_s;
+	}
+	return sum / time;
+}
+
+void ts_rule_capped(const struct ts_finding_ctx *c)
+{
+	const struct ts_dev_report *d = c->d;
+	const struct ts_curve *k = &d->curve;
+	const char *op = ts_finding_dev_op(d);
+	char a[24], b[24], s1[32], s2[32];
+	struct ts_finding *f;
+	int first, last;
+	double rate;
+
+	if (!d->has_curve || !ts_finding_capped(d, c->r->light, &first, &last))
+		return;
+	rate = plateau_rate(k, first, last);
+	f = ts_finding_add(c, "capped-volume", op, TS_SEV_HIGH, TS_RESTS_DEPTH,
+			   "%s %s: a rate limit at about %.0f IOPS: the device completed as many (within 20%%) at every depth from %s to %s, each request longer the deeper (%s at depth %s, %s at %s), with the OS queue empty; a volume's provisioned rate and a device with all its units busy look alike here; more depth only adds latency",
+			   d->name, ts_finding_op_words(op), rate,
+			   ts_finding_depths(k, first, a, sizeof(a)),
+			   ts_finding_depths(k, last, b, sizeof(b)),
+			   ts_time_str(s1, sizeof(s1), k->row[first].service_ms,
+				       TS_UNIT_AUTO),
+			   a,
+			   ts_time_str(s2, sizeof(s2), k->row[last].service_ms,
+				       TS_UNIT_AUTO),
+			   b);
+	ts_finding_figure(f, "rate_iops", rate, "iops");
+	ts_finding_figure(f, "from_depth", k->row[first].hi, "requests");
+	ts_finding_figure(f, "to_depth", k->row[last].hi, "requests");
+	ts_finding_figure(f, "service_first_ms", k->row[first].service_ms, "ms");
+	ts_finding_figure(f, "service_last_ms", k->row[last].service_ms, "ms");
+	ts_finding_figure(f, "avg_kb", d->all.avg_kb, "KiB");
+}

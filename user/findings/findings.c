@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings.h"
+
+/* In the order a tie in severity is ranked: the limit before its signs. */
+const struct ts_rule ts_rules[] = {
+	{ "capped-volume", ts_rule_capped },
+	{ "waiting-in-device", ts_rule_waiting_in_device },
+	{ "waiting-in-os", ts_rule_waiting_in_os },
+	{ "commits-wait-on-flush", ts_rule_flush_wait },
+	{ "slow-not-busy", ts_rule_slow_not_busy },
+	{ "busy-not-full", ts_rule_busy_not_full },
+	{ "random-reads", ts_rule_random_reads },
+	{ "one-submitter", ts_rule_one_submitter },
+};
+
+const int ts_nrules = sizeof(ts_rules) / sizeof(ts_rules[0]);
+
+const char *ts_finding_dev_op(const struct ts_dev_report *d)
+{
+	int op;
+
+	if (d->nops_active != 1)
+		return "all";
+	for (op = 0; op < TS_NR_OPS; op++)
+		if (d->op[op].ios || d->op[op].missed || d->op[op].unissued)
+			return ts_op_names[op];
+	return "all";
+}
+
+const char *ts_finding_op_words(const char *op)
+{
+	static const char *const words[][2] = {
+		{ "read", "reads" },	 { "write", "writes" },
+		{ "discard", "discards" }, { "flush", "flushes" },
+		{ "other", "other requests" }, { "sync", "durable writes" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(op, words[i][0]))
+			return words[i][1];
+	return "I/O";
+}
+
+int ts_finding_knee(const struct ts_dev_report *d, bool light)
+{
+	const struct ts_curve *c = &d->curve;
+	double os = d->bio_layer ? 0 : light ? NAN : d->os.busy_share;
+
+	if (!d->has_curve ||
+	    ts_curve_limit_of(c, d->device.excess, d->device.busy_share, os) !=
+		    TS_LIMIT_DEVICE)
+		return -1;
+	return c->parallelism_row;
+}
+
+const char *ts_finding_depths(const struct ts_curve *c, int row, char *buf,
+			      size_t len)
+{
+	const struct ts_curve_row *x = &c->row[row];
+
+	if (x->lo == x->hi)
+		snprintf(buf, len, "%u", x->lo);
+	else
+		snprintf(buf, len, "%u-%u", x->lo, x->hi);
+	return buf;
+}
+
+int ts_finding_base_row(const struct ts_curve *c)
+{
+	int i;
+
+	for (i = 0; i < c->nrows; i++)
+		if (c->row[i].evidence)
+			return i;
+	return -1;
+}
+
+/* What of @rests is not exact in @d, as a clause for the sentence. */
+static const char *inexact_clause(const struct ts_dev_report *d,
+				  unsigned int rests, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if ((rests & TS_RESTS_DEPTH) && !d->device.exact)
+		snprintf(buf, len, " (estimates: the depth was not exact, the device held between %u and %u at most)",
+			 d->device.max_min, d->device.max);
+	else if ((rests & TS_RESTS_OS_DEPTH) && !d->os.exact)
+		snprintf(buf, len, " (estimates: the OS queue's depth was not exact)");
+	else if (d->all.missed)
+		snprintf(buf, len, " (%llu completions were never seen: not in these figures)",
+			 (unsigned long long)d->all.missed);
+	return buf;
+}
+
+struct ts_finding *ts_finding_add(const struct ts_finding_ctx *c,
+				  const char *id, const char *op,
+				  enum ts_severity sev, unsigned int rests,
+				  const char *fmt, ...)
+{
+	struct ts_finding *f;
+	char caveat[160];
+	va_list ap;
+	size_t n;
+
+	if (c->out->n >= TS_FINDINGS_MAX)
+		return NULL;
+	f = &c->out->f[c->out->n++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->device = c->d->name;
+	f->op = op;
+	f->severity = sev;
+	va_start(ap, fmt);
+	vsnprintf(f->sentence, sizeof(f->sentence), fmt, ap);
+	va_end(ap);
+	inexact_clause(c->d, rests, caveat, sizeof(caveat));
+	f->exact = !caveat[0];
+	n = strlen(f->sentence);
+	snprintf(f->sentence + n, sizeof(f->sentence) - n, "%s", caveat);
+	return f;
+}
+
+void ts_finding_figure(struct ts_finding *f, const char *name, double value,
+		       const char *unit)
+{
+	if (!f || f->nfigures >= TS_FIGURES_MAX)
+		return;
+	f->figure[f->nfigures++] = (struct ts_figure){ name, value, unit };
+}
+
+/* Device @d has too few I/Os for findings this span: why, in @out. */
+static bool too_few(const struct ts_dev_report *d, double span_s,
+		    struct ts_findings *out)
+{
+	struct ts_findings_skip *s;
+	__u64 ios = d->all.ios + d->all.missed;
+
+	if (ios >= TS_FIND_MIN_IOS || out->nskipped >= TS_MAX_DEVS)
+		return ios < TS_FIND_MIN_IOS;
+	s = &out->skipped[out->nskipped++];
+	s->device = d->name;
+	snprintf(s->reason, sizeof(s->reason),
+		 "%llu I/Os in %.2f s: fewer than %d, too few to conclude",
+		 (unsigned long long)ios, span_s, TS_FIND_MIN_IOS);
+	return true;
+}
+
+static int by_severity(const void *a, const void *b)
+{
+	const struct ts_finding *x = a, *y = b;
+
+	if (x->severity != y->severity)
+		return x->severity > y->severity ? -1 : 1;
+	return x->rank - y->rank; /* the order found: rule order, by device */
+}
+
+void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
+{
+	struct ts_finding_ctx c = { .r = r, .span_s = r->span_s, .out = out };
+	int i, k;
+
+	out->n = 0;
+	out->nskipped = 0;
+	for (i = 0; i < r->ndev; i++) {
+		c.d = &r->dev[i];
+		if (!c.d->active || too_few(c.d, r->span_s, out))
+			continue;
+		for (k = 0; k < ts_nrules; k++)
+			ts_rules[k].fn(&c);
+	}
+	for (i = 0; i < out->n; i++)
+		out->f[i].rank = i;
+	qsort(out->f, out->n, sizeof(out->f[0]), by_severity);
+	for (i = 0; i < out->n; i++)
+		out->f[i].rank = i + 1;
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The findings in the table and in JSON. */
+#include "findings.h"
+
+static const char *severity_name(enum ts_severity s)
+{
+	static const char *const names[] = {
+		[TS_SEV_NOTE] = "cannot_tell",
+		[TS_SEV_LOW] = "low",
+		[TS_SEV_MEDIUM] = "medium",
+		[TS_SEV_HIGH] = "high",
+	};
+
+	return names[s];
+}
+
+void ts_findings_print(FILE *f, const struct ts_findings *fs)
+{
+	const struct ts_finding *x;
+	int i;
+
+	if (!fs->n)
+		return;
+	fprintf(f, "\nfindings, most important first:\n");
+	for (i = 0; i < fs->n; i++) {
+		x = &fs->f[i];
+		if (x->severity == TS_SEV_NOTE)
+			fprintf(f, "  cannot tell (%s): %s\n", x->id,
+				x->sentence);
+		else
+			fprintf(f, "  %d. %s [%s]: %s\n", x->rank, x->id,
+				severity_name(x->severity), x->sentence);
+	}
+}
+
+static void json_finding(struct tj *j, const struct ts_finding *x)
+{
+	int k;
+
+	tj_obj(j, NULL);
+	tj_str(j, "id", x->id);
+	tj_str(j, "device", x->device);
+	tj_str(j, "op", x->op);
+	tj_u64(j, "rank", x->rank);
+	tj_str(j, "severity", severity_name(x->severity));
+	tj_bool(j, "exact", x->exact);
+	tj_str(j, "sentence", x->sentence);
+	tj_arr(j, "figures");
+	for (k = 0; k < x->nfigures; k++) {
+		tj_obj(j, NULL);
+		tj_str(j, "name", x->figure[k].name);
+		tj_num(j, "value", x->figure[k].value, 6);
+		tj_str(j, "unit", x->figure[k].unit);
+		tj_end_obj(j);
+	}
+	tj_end_arr(j);
+	tj_end_obj(j);
+}
+
+void ts_findings_json(struct tj *j, const struct ts_findings *fs)
+{
+	int i;
+
+	tj_arr(j, "findings");
+	for (i = 0; i < fs->n; i++)
+		json_finding(j, &fs->f[i]);
+	tj_end_arr(j);
+	tj_arr(j, "findings_skipped");
+	for (i = 0; i < fs->nskipped; i++) {
+		tj_obj(j, NULL);
+		tj_str(j, "device", fs->skipped[i].device);
+		tj_str(j, "reason", fs->skipped[i].reason);
+		tj_end_obj(j);
+	}
+	tj_end_arr(j);
+}

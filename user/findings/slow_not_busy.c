@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * slow-not-busy: requests issued to an empty device (depth 1) took far
+ * longer on average than their median, while the device held about one
+ * at a time: slowness that load does not explain.
+ */
+#include "findings.h"
+
+/*
+ * About one at a time: half a request above serial, so the device held
+ * one request or none most of the span.
+ */
+#define TS_SERIAL_CONC 1.5
+
+void ts_rule_slow_not_busy(const struct ts_finding_ctx *c)
+{
+	const struct ts_dev_report *d = c->d;
+	const struct ts_curve_row *one = &d->curve.row[0];
+	const char *op = ts_finding_dev_op(d);
+	char mean[32], p50[32], p99[32];
+	struct ts_finding *f;
+
+	if (!d->has_curve || !one->evidence || d->device.mean >= TS_SERIAL_CONC)
+		return;
+	/* the curve's 3x: service no longer the device's usual */
+	if (!(one->service_ms >= TS_CURVE_SATURATION * one->p50_ms))
+		return;
+	f = ts_finding_add(c, "slow-not-busy", op, TS_SEV_HIGH, TS_RESTS_DEPTH,
+			   "%s %s: requests alone in the device took %s on average against a median of %s (p99 %s), while it held %.1f at once: some requests are far slower and load does not explain it; a failing (retrying), throttled or stalling device",
+			   d->name, ts_finding_op_words(op),
+			   ts_time_str(mean, sizeof(mean), one->service_ms,
+				       TS_UNIT_AUTO),
+			   ts_time_str(p50, sizeof(p50), one->p50_ms,
+				       TS_UNIT_AUTO),
+			   ts_time_str(p99, sizeof(p99), one->p99_ms,
+				       TS_UNIT_AUTO),
+			   d->device.mean);
+	ts_finding_figure(f, "service_depth1_ms", one->service_ms, "ms");
+	ts_finding_figure(f, "p50_depth1_ms", one->p50_ms, "ms");
+	ts_finding_figure(f, "p99_depth1_ms", one->p99_ms, "ms");
+	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+}

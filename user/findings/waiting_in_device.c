@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * waiting-in-device: the device holds more than its knee, where it stops
+ * completing more, and each request takes longer than at depth 1: more
+ * load only queues inside the device.
+ */
+#include "findings.h"
+
+void ts_rule_waiting_in_device(const struct ts_finding_ctx *c)
+{
+	const struct ts_dev_report *d = c->d;
+	const struct ts_curve *k = &d->curve;
+	const char *op = ts_finding_dev_op(d);
+	int knee = ts_finding_knee(d, c->r->light), base;
+	char kd[24], bd[24], svc[32], svc1[32];
+	struct ts_finding *f;
+
+	/* a plateau over rising depth is capped-volume's, which says this */
+	if (knee < 0 || ts_finding_capped(d, c->r->light, NULL, NULL))
+		return;
+	base = ts_finding_base_row(k);
+	if (d->device.mean < k->row[knee].hi)
+		return;
+	/* the curve's +20%: well above a histogram bucket's 6.25% */
+	if (!(d->all.service_ms > TS_CURVE_GROWTH * k->row[base].service_ms))
+		return;
+	f = ts_finding_add(c, "waiting-in-device", op, TS_SEV_HIGH,
+			   TS_RESTS_DEPTH,
+			   "%s %s: the device held %.1f requests at once, past depth %s beyond which it completes no more (%.0f IOPS there): each request spent %s in it against %s at depth %s; more load only queues inside the device",
+			   d->name, ts_finding_op_words(op), d->device.mean,
+			   ts_finding_depths(k, knee, kd, sizeof(kd)),
+			   k->row[knee].iops,
+			   ts_time_str(svc, sizeof(svc), d->all.service_ms,
+				       TS_UNIT_AUTO),
+			   ts_time_str(svc1, sizeof(svc1),
+				       k->row[base].service_ms, TS_UNIT_AUTO),
+			   ts_finding_depths(k, base, bd, sizeof(bd)));
+	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+	ts_finding_figure(f, "parallelism", k->row[knee].hi, "requests");
+	ts_finding_figure(f, "iops_at_knee", k->row[knee].iops, "iops");
+	ts_finding_figure(f, "service_ms", d->all.service_ms, "ms");
+	ts_finding_figure(f, "service_base_ms", k->row[base].service_ms, "ms");
+	ts_finding_figure(f, "base_depth", k->row[base].hi, "requests");
+}
