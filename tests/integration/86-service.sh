@@ -238,7 +238,10 @@ for l in open(sys.argv[1]):
             frozenset(re.findall(r'([a-z_]+)="', m.group(2) or '')))
 def base(name):
     return re.sub(r'_(bucket|sum|count)$', '', name)
-known = {base(n) for n in served} | set(served)
+# declared with no sample now (truestat_finding while nothing is found):
+# known by name; 85-prometheus-findings checks their labels
+declared = set(re.findall(r'^# TYPE ([a-z_]+) ', open(sys.argv[1]).read(), re.M))
+known = {base(n) for n in served} | set(served) | declared
 # exported names; not the middle of a recorded one (device:truestat_x:rate5m)
 used = set(re.findall(r'(?<![:\w])(truestat_[a-z_]+)(?![\w:])', open(sys.argv[2]).read()))
 missing = sorted(n for n in used if n not in known and base(n) not in known)
@@ -250,6 +253,8 @@ n = 0
 for name, labels in re.findall(r"series: '([a-z_]+)\{([^}]*)\}'", open(sys.argv[3]).read()):
     n += 1
     names = frozenset(re.findall(r'([a-z_]+)="', labels)) - {'instance', 'job'}
+    if name in declared and name not in served:
+        continue
     if names not in served.get(name, set()):
         bad.append('%s{%s}' % (name, ','.join(sorted(names))))
 print('test_series_labels', int(bool(bad) or not n),

@@ -230,6 +230,7 @@ static void install_signals(void)
 /* The snapshots a run keeps: at attach, the last two, the disks gone. */
 struct run {
 	struct ts_snapshot *first, *prev, *cur, *gone;
+	struct ts_snapshot *window; /* the exporter's without an interval */
 	struct ts_report *report;
 };
 
@@ -242,6 +243,7 @@ struct exporter {
 	struct ts_snapshot *now;
 	struct ts_report *report;
 	struct ts_prom *printed; /* keeps the counters from going down */
+	struct ts_findings *findings; /* of the last window */
 	bool light; /* --light */
 	int by, top; /* --by, --top */
 	struct ts_who_table who_table;
@@ -469,7 +471,11 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.now = calloc(1, sizeof(*exporter.now));
 	exporter.report = calloc(1, sizeof(*exporter.report));
 	exporter.printed = calloc(1, sizeof(*exporter.printed));
-	if (!exporter.now || !exporter.report || !exporter.printed)
+	exporter.findings = calloc(1, sizeof(*exporter.findings));
+	if (!o->interval_s)
+		run->window = calloc(1, sizeof(*run->window));
+	if (!exporter.now || !exporter.report || !exporter.printed ||
+	    !exporter.findings || (!o->interval_s && !run->window))
 		die(EXIT_FAILURE, "out of memory");
 	/* a submitter with series of its own keeps them for the run */
 	if (o->by)
@@ -564,6 +570,7 @@ static void run_alloc(struct run *r)
 static void run_free(struct run *r)
 {
 	free(r->first), free(r->prev), free(r->cur), free(r->gone);
+	free(r->window);
 	free(r->report);
 }
 
@@ -580,6 +587,35 @@ static void run_next(struct run *r)
 
 	r->prev = r->cur;
 	r->cur = tmp;
+}
+
+/*
+ * The exporter's findings (truestat_finding) without an interval: drawn
+ * from a report over each minute. A minute holds the 50 completions a
+ * finding asks of a disk down to about one I/O a second, and a finding
+ * shows within a minute of its start, whatever the scrape interval.
+ */
+#define FINDINGS_WINDOW_TAKES 60
+
+/* The findings of report @rep for the exporter, if one runs. */
+static void export_findings(const struct ts_report *rep)
+{
+	if (!exporter.httpd)
+		return;
+	ts_findings_build(rep, exporter.findings);
+	exporter.printed->findings = exporter.findings;
+	exporter.printed->findings_windows++;
+}
+
+/* Without an interval: after take @n, the last minute's findings. */
+static void window_findings(struct run *r, long n)
+{
+	if (!r->window || n % FINDINGS_WINDOW_TAKES)
+		return;
+	ts_report_build(r->window, r->cur, sys_name, r->report);
+	r->report->light = exporter.light;
+	export_findings(r->report);
+	*r->window = *r->cur;
 }
 
 /*
@@ -601,6 +637,8 @@ static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
 	r->first->lost_events = 0;
 	r->first->mono_ns = next.tv_sec * 1000000000ULL + next.tv_nsec;
 	*r->prev = *r->first;
+	if (r->window)
+		*r->window = *r->first;
 	while (!stop_signal && out_ok && o->interval_s > 0 &&
 	       (!o->count || n < o->count)) {
 		advance(&next, o->interval_s);
@@ -608,6 +646,7 @@ static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
 			break;
 		run_take(t, r);
 		out_ok = emit(o, r->prev, r->cur, false, r->report);
+		export_findings(r->report);
 		if (hm)
 			ts_heatmap_add(hm, r->report);
 		run_next(r);
@@ -618,6 +657,7 @@ static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
 		if (!sleep_until(&next))
 			break;
 		run_take(t, r);
+		window_findings(r, ++n);
 		run_next(r);
 	}
 	return out_ok;

@@ -164,6 +164,7 @@ void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
 	struct ts_finding_ctx c = { .r = r, .span_s = r->span_s, .out = out };
 	int i, k;
 
+	out->span_s = r->span_s;
 	out->n = 0;
 	out->nskipped = 0;
 	for (i = 0; i < r->ndev; i++) {

@@ -69,6 +69,7 @@ struct ts_findings_skip {
 };
 
 struct ts_findings {
+	double span_s; /* of the report they were drawn from */
 	int n;
 	struct ts_finding f[TS_FINDINGS_MAX];
 	int nskipped;
@@ -93,6 +94,9 @@ extern const int ts_nrules;
 
 /* The findings of every active device of @r, ranked. */
 void ts_findings_build(const struct ts_report *r, struct ts_findings *out);
+
+/* "high", "medium", "low", "cannot_tell": JSON's and the exporter's. */
+const char *ts_severity_name(enum ts_severity s);
 
 /* The table's block: nothing when there is nothing to say. */
 void ts_findings_print(FILE *f, const struct ts_findings *fs);

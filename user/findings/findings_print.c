@@ -2,7 +2,7 @@
 /* The findings in the table and in JSON. */
 #include "findings.h"
 
-static const char *severity_name(enum ts_severity s)
+const char *ts_severity_name(enum ts_severity s)
 {
 	static const char *const names[] = {
 		[TS_SEV_NOTE] = "cannot_tell",
@@ -29,7 +29,7 @@ void ts_findings_print(FILE *f, const struct ts_findings *fs)
 				x->sentence);
 		else
 			fprintf(f, "  %d. %s [%s]: %s\n", x->rank, x->id,
-				severity_name(x->severity), x->sentence);
+				ts_severity_name(x->severity), x->sentence);
 	}
 }
 
@@ -42,7 +42,7 @@ static void json_finding(struct tj *j, const struct ts_finding *x)
 	tj_str(j, "device", x->device);
 	tj_str(j, "op", x->op);
 	tj_u64(j, "rank", x->rank);
-	tj_str(j, "severity", severity_name(x->severity));
+	tj_str(j, "severity", ts_severity_name(x->severity));
 	tj_bool(j, "exact", x->exact);
 	tj_str(j, "sentence", x->sentence);
 	tj_arr(j, "figures");

@@ -536,6 +536,62 @@ static const struct depth_series depth_series[] = {
 	  DEPTH_TIME_S },
 };
 
+/* A finding's labels, with @extra ("name" and its value) when not NULL. */
+static void finding_labels(FILE *f, const struct ts_finding *x,
+			   const char *extra, const char *value)
+{
+	fprintf(f, "{device=\"%s\",op=\"%s\",finding=\"%s\"", x->device,
+		x->op, x->id);
+	if (extra)
+		fprintf(f, ",%s=\"%s\"", extra, value);
+	fprintf(f, "}");
+}
+
+/*
+ * What truestat concluded over the last window (doc/diagnosis.md): a
+ * series per finding stated, gone when it no longer is, as Prometheus'
+ * own ALERTS series; declared also when none is. Exactness is a series of
+ * its own: as a label, each change would start a new series.
+ */
+static void findings(FILE *f, const struct ts_findings *fs, __u64 windows)
+{
+	const struct ts_finding *x;
+	int i, k;
+
+	help(f, "truestat_findings_windows_total", "counter",
+	     "Windows truestat drew findings from so far: the last one's number");
+	fprintf(f, "truestat_findings_windows_total %llu\n",
+		(unsigned long long)windows);
+	help(f, "truestat_findings_window_seconds", "gauge",
+	     "Span of the report the truestat_finding series were drawn from: the interval, else a minute (0: none ended yet)");
+	fprintf(f, "truestat_findings_window_seconds %.17g\n",
+		fs ? fs->span_s : 0);
+	help(f, "truestat_finding", "gauge",
+	     "1 for each finding truestat stated over the last window (doc/diagnosis.md), by severity: high, medium, low, cannot_tell");
+	for (i = 0; fs && i < fs->n; i++) {
+		x = &fs->f[i];
+		fprintf(f, "truestat_finding");
+		finding_labels(f, x, "severity", ts_severity_name(x->severity));
+		fprintf(f, " 1\n");
+	}
+	help(f, "truestat_finding_exact", "gauge",
+	     "1 when every figure a finding rests on was exact, 0 when its sentence says they were estimates");
+	for (i = 0; fs && i < fs->n; i++) {
+		fprintf(f, "truestat_finding_exact");
+		finding_labels(f, &fs->f[i], NULL, NULL);
+		fprintf(f, " %d\n", fs->f[i].exact);
+	}
+	help(f, "truestat_finding_figure", "gauge",
+	     "The figures a finding rests on, by name; the name says the unit (doc/diagnosis.md)");
+	for (i = 0; fs && i < fs->n; i++)
+		for (k = 0; k < fs->f[i].nfigures; k++) {
+			fprintf(f, "truestat_finding_figure");
+			finding_labels(f, &fs->f[i], "figure",
+				       fs->f[i].figure[k].name);
+			fprintf(f, " %.17g\n", fs->f[i].figure[k].value);
+		}
+}
+
 static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 {
 	char *buf = NULL;
@@ -583,6 +639,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	sync_counters(f, r);
 	sync_histogram(f, r);
 	by_counters(f, p, r);
+	findings(f, p->findings, p->findings_windows);
 	events(f, r, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "core/report.h"
+#include "findings/findings.h"
 
 /*
  * Histogram buckets exported: every quarter of a power of two of ns from
@@ -72,6 +73,10 @@ struct ts_prom_named {
 };
 
 struct ts_prom {
+	/* the findings of the last window the caller drew them over, or
+	 * NULL; and how many windows ended so far (the last one's number) */
+	const struct ts_findings *findings;
+	__u64 findings_windows;
 	double lost_events;
 	int ndev;
 	struct ts_prom_dev dev[TS_MAX_DEVS]; /* in the last report's order */
