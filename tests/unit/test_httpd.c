@@ -72,6 +72,109 @@ static void test_too_large(void **state)
 			 TS_HTTP_INCOMPLETE);
 }
 
+static struct ts_peer peer4(const char *ip)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct ts_peer p;
+
+	if (inet_pton(AF_INET, ip, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		ss.ss_family = AF_INET;
+	} else {
+		ss.ss_family = AF_INET6;
+		assert_int_equal(inet_pton(AF_INET6, ip,
+				 &((struct sockaddr_in6 *)&ss)->sin6_addr), 1);
+	}
+	ts_peer_of(&ss, &p);
+	return p;
+}
+
+static void test_peers(void **state)
+{
+	struct ts_peer a = peer4("192.0.2.1"), b = peer4("::ffff:192.0.2.1");
+	struct ts_peer c = peer4("2001:db8::1"), d = peer4("2001:db8::2:3");
+	struct ts_peer e = peer4("2001:db8:0:1::1"), f = peer4("192.0.2.2");
+
+	assert_true(ts_peer_equal(&a, &b)); /* IPv4, mapped or not */
+	assert_true(ts_peer_equal(&c, &d)); /* one /64 */
+	assert_false(ts_peer_equal(&c, &e));
+	assert_false(ts_peer_equal(&a, &f));
+}
+
+#define MS 1000000LL
+
+/* Slot i: open, from @ip, accepted at @since ms, last heard at @heard ms. */
+static struct ts_http_conn conn(const char *ip, long long since,
+				long long heard, bool replying)
+{
+	return (struct ts_http_conn){ .open = true, .replying = replying,
+				      .peer = peer4(ip), .since_ns = since * MS,
+				      .heard_ns = heard * MS };
+}
+
+static void test_evictee(void **state)
+{
+	struct ts_http_conn c[5] = {
+		conn("10.0.0.1", 0, 50, false),	 /* the scraper */
+		conn("10.0.0.2", 10, 10, false), /* the flood's, */
+		conn("10.0.0.2", 5, 5, false),	 /* this one quiet longest */
+		conn("10.0.0.2", 1, 1, true),	 /* being answered */
+		conn("10.0.0.3", 2, 2, false),
+	};
+	struct ts_peer scraper = peer4("10.0.0.1"), flood = peer4("10.0.0.2");
+	struct ts_peer other = peer4("10.0.0.4");
+
+	/* the peer with the most slots gives up its quietest, for anyone */
+	assert_int_equal(ts_http_evictee(c, 5, &scraper, 100 * MS), 2);
+	assert_int_equal(ts_http_evictee(c, 5, &flood, 100 * MS), 2);
+	/* none accepted in this round (not yet polled, no chance to speak);
+	 * equal holders: the quietest */
+	assert_int_equal(ts_http_evictee(c, 5, &other, 3 * MS), 4);
+	/* a peer's new connection counts: its own oldest goes first */
+	assert_int_equal(ts_http_evictee(c, 5, &scraper, 3 * MS), 0);
+	/* a reply on its way is never cut */
+	c[1].replying = c[2].replying = true;
+	/* now 10.0.0.2 sending more (4 with the new one) than anyone it
+	 * could evict holds: the new one goes, not another's */
+	assert_int_equal(ts_http_evictee(c, 5, &flood, 100 * MS), -1);
+	/* another peer still takes the quietest of equal holders */
+	assert_int_equal(ts_http_evictee(c, 5, &other, 100 * MS), 4);
+	c[0].replying = c[4].replying = true;
+	assert_int_equal(ts_http_evictee(c, 5, &other, 100 * MS), -1);
+}
+
+static void test_fail_budget(void **state)
+{
+	static struct ts_fail_budget b;
+	struct ts_peer x = peer4("10.0.0.2"), y = peer4("10.0.0.3");
+	long long t = 1000 * MS;
+	int i;
+
+	/* a peer's burst, then one a TS_WEB_FAIL_PEER_NS */
+	for (i = 0; i < TS_WEB_FAIL_PEER_BURST; i++) {
+		assert_true(ts_fail_budget_allows(&b, &x, t));
+		ts_fail_budget_charge(&b, &x, t);
+	}
+	assert_false(ts_fail_budget_allows(&b, &x, t));
+	assert_false(ts_fail_budget_allows(&b, &x, t + TS_WEB_FAIL_PEER_NS - 1));
+	/* all peers together: the burst of all is spent too, by x alone */
+	assert_int_equal(TS_WEB_FAIL_ALL_BURST, TS_WEB_FAIL_PEER_BURST);
+	assert_false(ts_fail_budget_allows(&b, &y, t));
+	t += TS_WEB_FAIL_PEER_NS;
+	assert_true(ts_fail_budget_allows(&b, &x, t));
+	ts_fail_budget_charge(&b, &x, t);
+	assert_false(ts_fail_budget_allows(&b, &x, t));
+	/* many addresses do not buy more: the shared bucket limits them */
+	for (i = 0, t += 10 * TS_WEB_FAIL_PEER_NS; i < 50; i++) {
+		struct ts_peer p = peer4(i % 2 ? "10.1.0.1" : "10.1.0.2");
+
+		p.addr[13] = (unsigned char)i;
+		if (ts_fail_budget_allows(&b, &p, t))
+			ts_fail_budget_charge(&b, &p, t);
+	}
+	assert_false(ts_fail_budget_allows(&b, &y, t));
+	assert_true(ts_fail_budget_allows(&b, &y, t + TS_WEB_FAIL_PEER_NS));
+}
+
 static void test_addresses(void **state)
 {
 	struct sockaddr_storage ss;
@@ -257,6 +360,9 @@ int main(void)
 		cmocka_unit_test(test_routes),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_evictee),
+		cmocka_unit_test(test_fail_budget),
 		cmocka_unit_test(test_counters_never_go_down),
 		cmocka_unit_test(test_concurrency_bounds),
 		cmocka_unit_test(test_bio_layer_series),

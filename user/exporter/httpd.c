@@ -23,7 +23,9 @@ struct client {
 	size_t in_len;
 	char *out; /* reply, malloc'd; NULL while reading */
 	size_t out_len, out_off;
+	struct ts_peer peer;
 	long long since_ns; /* accepted, CLOCK_MONOTONIC */
+	long long heard_ns; /* last bytes read; since_ns before any */
 };
 
 struct ts_httpd {
@@ -147,6 +149,7 @@ enum ts_http_route ts_http_route(const char *buf, size_t len, int *status)
 
 #define NS_PER_S 1000000000LL
 #define TIMEOUT_NS (TS_HTTP_TIMEOUT_MS * 1000000LL)
+#define SILENT_NS (TS_HTTP_SILENT_MS * 1000000LL)
 
 static long long ns_of(const struct timespec *t)
 {
@@ -170,6 +173,7 @@ static const char *reason(int status)
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
+	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
 	case 505: return "HTTP Version Not Supported";
@@ -190,6 +194,7 @@ static void reply(struct client *c, int status, const char *type,
 		     status, reason(status), type, body_len,
 		     status == 405 ? "Allow: GET\r\n" :
 		     status == 401 ? "WWW-Authenticate: Basic realm=\"truestat\", charset=\"UTF-8\"\r\n" :
+		     status == 429 ? "Retry-After: 1\r\n" :
 				     "");
 	c->out = malloc(n + body_len);
 	if (!c->out) {
@@ -230,13 +235,24 @@ static void close_client(struct client *c)
 	c->in_len = c->out_len = c->out_off = 0;
 }
 
-/* A request that parsed (even to a wrong path or method) needs a user. */
-static bool authorized(struct ts_web *web, const struct client *c,
-		       enum ts_http_route route, int status)
+/*
+ * A request that parsed (even to a wrong path or method) needs a user:
+ * 0, or the status that refuses it (401, 429).
+ */
+static int refusal(struct ts_web *web, const struct client *c,
+		   enum ts_http_route route, int status)
 {
 	if (route == TS_HTTP_ERROR && status != 404 && status != 405)
-		return true;
-	return ts_web_authorized(web, c->in, c->in_len);
+		return 0;
+	switch (ts_web_authorize(web, c->in, c->in_len, &c->peer, now_ns())) {
+	case TS_AUTH_OK:
+		return 0;
+	case TS_AUTH_LIMITED:
+		return 429;
+	case TS_AUTH_DENIED:
+		break;
+	}
+	return 401;
 }
 
 static void on_request(struct client *c, struct ts_web *web,
@@ -245,13 +261,14 @@ static void on_request(struct client *c, struct ts_web *web,
 	enum ts_http_route route;
 	char *body;
 	size_t len;
-	int status = 0;
+	int status = 0, refused;
 
 	route = ts_http_route(c->in, c->in_len, &status);
 	if (route == TS_HTTP_INCOMPLETE)
 		return;
-	if (!authorized(web, c, route, status)) {
-		reply_error(c, 401);
+	refused = refusal(web, c, route, status);
+	if (refused) {
+		reply_error(c, refused);
 		return;
 	}
 	switch (route) {
@@ -364,14 +381,100 @@ static void on_writable(struct client *c)
 		close_client(c);
 }
 
-static void accept_clients(struct ts_httpd *h)
+static void summarize(const struct client *c, struct ts_http_conn *out)
 {
-	int i, fd;
+	*out = (struct ts_http_conn){ .open = c->fd >= 0,
+				      .replying = c->out != NULL,
+				      .peer = c->peer,
+				      .since_ns = c->since_ns,
+				      .heard_ns = c->heard_ns };
+}
+
+/* The slots @p holds. */
+static int peer_slots(const struct ts_http_conn *c, int n,
+		      const struct ts_peer *p)
+{
+	int i, held = 0;
+
+	for (i = 0; i < n; i++)
+		held += c[i].open && ts_peer_equal(&c[i].peer, p);
+	return held;
+}
+
+static bool evictable(const struct ts_http_conn *c, long long round_ns)
+{
+	return c->open && !c->replying && c->since_ns < round_ns;
+}
+
+int ts_http_evictee(const struct ts_http_conn *c, int n,
+		    const struct ts_peer *peer, long long round_ns)
+{
+	int i, held, best = -1, best_held = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!evictable(&c[i], round_ns))
+			continue;
+		held = peer_slots(c, n, &c[i].peer) +
+		       ts_peer_equal(&c[i].peer, peer);
+		if (best < 0 || held > best_held ||
+		    (held == best_held && c[i].heard_ns < c[best].heard_ns)) {
+			best = i;
+			best_held = held;
+		}
+	}
+	if (best >= 0 && !ts_peer_equal(&c[best].peer, peer) &&
+	    peer_slots(c, n, peer) + 1 > best_held)
+		return -1;
+	return best;
+}
+
+/* A free slot, one to evict for a connection from @peer, or -1. */
+static int slot_for(const struct ts_httpd *h, const struct ts_peer *peer,
+		    long long round_ns)
+{
+	struct ts_http_conn c[TS_HTTP_MAX_CLIENTS];
+	int i;
 
 	for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++) {
-		if (h->c[i].fd >= 0)
-			continue;
-		fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (h->c[i].fd < 0)
+			return i;
+		summarize(&h->c[i], &c[i]);
+	}
+	return ts_http_evictee(c, TS_HTTP_MAX_CLIENTS, peer, round_ns);
+}
+
+static void start_client(struct ts_httpd *h, struct client *c, int fd,
+			 const struct ts_peer *peer)
+{
+	c->fd = fd;
+	c->since_ns = c->heard_ns = now_ns();
+	c->peer = *peer;
+	if (!ts_web_tls(h->web))
+		return;
+	c->tls = SSL_new(ts_web_tls(h->web));
+	if (!c->tls || !SSL_set_fd(c->tls, fd))
+		close_client(c);
+	else
+		SSL_set_accept_state(c->tls);
+}
+
+/*
+ * Takes the backlog while there is room: a free slot, or a connection
+ * still silent or sending that one from a peer with fewer slots may take
+ * (ts_http_evictee). Draining it keeps the kernel from dropping the next
+ * SYN, which the client would resend only a second later.
+ */
+static void accept_clients(struct ts_httpd *h, long long round_ns)
+{
+	struct sockaddr_storage ss;
+	struct ts_peer peer;
+	socklen_t len;
+	int i, fd, slot;
+
+	for (i = 0; i < 2 * TS_HTTP_MAX_CLIENTS; i++) {
+		len = sizeof(ss);
+		fd = accept4(h->fd, (struct sockaddr *)&ss, &len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			/* the connection stays queued: not again at once */
 			if (errno == EMFILE || errno == ENFILE ||
@@ -379,16 +482,14 @@ static void accept_clients(struct ts_httpd *h)
 				h->accept_after_ns = now_ns() + NS_PER_S / 10;
 			return;
 		}
-		h->c[i].fd = fd;
-		h->c[i].since_ns = now_ns();
-		if (!ts_web_tls(h->web))
+		ts_peer_of(&ss, &peer);
+		slot = slot_for(h, &peer, round_ns);
+		if (slot < 0) {
+			close(fd);
 			continue;
-		h->c[i].tls = SSL_new(ts_web_tls(h->web));
-		if (!h->c[i].tls || !SSL_set_fd(h->c[i].tls, fd)) {
-			close_client(&h->c[i]);
-			return;
 		}
-		SSL_set_accept_state(h->c[i].tls);
+		close_client(&h->c[slot]);
+		start_client(h, &h->c[slot], fd, &peer);
 	}
 }
 
@@ -414,7 +515,8 @@ struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,
 		       0);
 	if (h->fd < 0 ||
 	    setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(h->fd, (struct sockaddr *)&ss, len) || listen(h->fd, 64)) {
+	    bind(h->fd, (struct sockaddr *)&ss, len) ||
+	    listen(h->fd, SOMAXCONN)) {
 		snprintf(err, errlen, "cannot listen on %s: %s", spec,
 			 strerror(errno));
 		ts_httpd_close(h);
@@ -423,32 +525,40 @@ struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,
 	return h;
 }
 
+/* When @c's time is up: silent since its accept, or not done by now. */
+static long long deadline_of(const struct client *c)
+{
+	if (c->heard_ns == c->since_ns && !c->out)
+		return c->since_ns + SILENT_NS;
+	return c->since_ns + TIMEOUT_NS;
+}
+
 /*
  * Drops the clients whose time is up, pulls *wake (ns) in to the first
  * moment another one's will be, and says whether to accept more: only
- * with a slot free, else the listening socket stays readable and poll()
- * returns at once, over and over.
+ * with a slot free or one to evict (accept_clients), else the listening
+ * socket stays readable and poll() returns at once, over and over.
  */
 static bool expire(struct ts_httpd *h, long long now, long long *wake)
 {
-	bool slot_free = false;
+	bool room = false;
 	int i;
 
 	for (i = 0; i < TS_HTTP_MAX_CLIENTS; i++) {
 		struct client *c = &h->c[i];
 
-		if (c->fd >= 0 && now - c->since_ns >= TIMEOUT_NS)
-			close_client(c); /* slow or stuck: drop it */
-		if (c->fd < 0)
-			slot_free = true;
-		else if (c->since_ns + TIMEOUT_NS < *wake)
-			*wake = c->since_ns + TIMEOUT_NS;
+		if (c->fd >= 0 && now >= deadline_of(c))
+			close_client(c); /* slow, stuck or silent: drop it */
+		if (c->fd < 0 || !c->out)
+			room = true; /* free, or to evict */
+		if (c->fd >= 0 && deadline_of(c) < *wake)
+			*wake = deadline_of(c);
 	}
 	if (now < h->accept_after_ns) {
 		*wake = h->accept_after_ns < *wake ? h->accept_after_ns : *wake;
 		return false;
 	}
-	return slot_free;
+	return room;
 }
 
 /* p[0]: the listening socket when @accept, p[1 + i]: client i. */
@@ -467,7 +577,7 @@ static void watch(const struct ts_httpd *h, bool accept, struct pollfd *p)
 }
 
 static void serve_ready(struct ts_httpd *h, const struct pollfd *p,
-			ts_http_render_fn render, void *ctx)
+			long long round_ns, ts_http_render_fn render, void *ctx)
 {
 	int i;
 
@@ -476,6 +586,8 @@ static void serve_ready(struct ts_httpd *h, const struct pollfd *p,
 
 		if (c->fd < 0 || !p[i + 1].revents)
 			continue;
+		if (p[i + 1].revents & POLLIN)
+			c->heard_ns = now_ns();
 		if (p[i + 1].revents & (POLLERR | POLLNVAL))
 			close_client(c);
 		else if (c->out)
@@ -484,7 +596,7 @@ static void serve_ready(struct ts_httpd *h, const struct pollfd *p,
 			on_readable(c, h->web, render, ctx);
 	}
 	if (p[0].revents & POLLIN)
-		accept_clients(h);
+		accept_clients(h, round_ns);
 }
 
 int ts_httpd_serve(struct ts_httpd *h, const struct timespec *deadline,
@@ -514,7 +626,7 @@ int ts_httpd_serve(struct ts_httpd *h, const struct timespec *deadline,
 			continue;
 		}
 		if (h)
-			serve_ready(h, p, render, ctx);
+			serve_ready(h, p, now_ns(), render, ctx);
 	}
 	return 0;
 }

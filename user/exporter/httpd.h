@@ -2,8 +2,9 @@
 /*
  * A small, defensive HTTP server for the Prometheus exporter: one thread,
  * poll(), GET /metrics and GET / only, bounded requests, timeouts, a
- * bounded number of connections, nothing changed through HTTP. With a web
- * configuration (webauth.h): TLS by OpenSSL, and 401 without a user.
+ * bounded number of connections shared fairly between peers, nothing
+ * changed through HTTP. With a web configuration (webauth.h): TLS by
+ * OpenSSL, 401 without a user, 429 past the budget of wrong passwords.
  */
 #ifndef TS_HTTPD_H
 #define TS_HTTPD_H
@@ -13,9 +14,12 @@
 #include <time.h>
 #include <sys/socket.h>
 
+#include "webauth.h"
+
 #define TS_HTTP_MAX_REQUEST 4096 /* bytes of request head: more is 431 */
-#define TS_HTTP_MAX_CLIENTS 16	 /* connections at once: more wait */
+#define TS_HTTP_MAX_CLIENTS 64	 /* connections at once (ts_http_evictee) */
 #define TS_HTTP_TIMEOUT_MS 5000	 /* from accept to the reply read: then closed */
+#define TS_HTTP_SILENT_MS 1000	 /* from accept to a first byte: then closed */
 
 enum ts_http_route {
 	TS_HTTP_INCOMPLETE, /* keep reading */
@@ -38,8 +42,29 @@ int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
  */
 enum ts_http_route ts_http_route(const char *buf, size_t len, int *status);
 
+/* What the server knows of a connection when it must choose one to drop. */
+struct ts_http_conn {
+	bool open;
+	bool replying; /* its request was read: the reply is on its way */
+	struct ts_peer peer;
+	long long since_ns; /* accepted, CLOCK_MONOTONIC */
+	long long heard_ns; /* last bytes read; since_ns before any */
+};
+
+/*
+ * With all @n slots taken, a connection from @peer accepted: the slot to
+ * free for it, or -1 to close it instead. A connection still sending its
+ * request goes, never one being answered, nor one accepted at or after
+ * @round_ns (not yet polled: it had no chance to speak). Of those, one of
+ * the peer holding the most slots (the new one counted), the one quiet
+ * the longest: an address that floods the server evicts its own, and
+ * others keep theirs. -1 when the new one's peer would hold more than the
+ * victim's (its own are all being answered).
+ */
+int ts_http_evictee(const struct ts_http_conn *c, int n,
+		    const struct ts_peer *peer, long long round_ns);
+
 struct ts_httpd;
-struct ts_web;
 
 /* The /metrics body: malloc'd text, its length in *len; NULL on failure. */
 typedef char *(*ts_http_render_fn)(void *ctx, size_t *len);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE /* strncasecmp */
+#include <arpa/inet.h>
 #include <crypt.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,23 +10,30 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include "webauth.h"
 #include "webconfig.h"
 
 /*
  * bcrypt costs tens of ms a check by design: the credentials that passed
- * are remembered (as SHA-256 digests), so that a scrape every second does
- * not pay it each time. Failures are not: each wrong guess costs a bcrypt.
+ * are remembered as HMAC-SHA-256 digests under a key made at start (a
+ * digest in memory is no offline guess of the password), so that a scrape
+ * every second does not pay it each time. Failures are not remembered
+ * (a guesser changes its guess); they are rationed (ts_fail_budget).
  */
 #define PASSED_CACHE 8
 #define MAX_CREDENTIALS 512 /* "user:password", decoded */
+#define DIGEST_KEY 32
 
 struct ts_web {
 	struct ts_web_config cfg;
 	SSL_CTX *tls;
+	unsigned char key[DIGEST_KEY];
 	unsigned char passed[PASSED_CACHE][EVP_MAX_MD_SIZE];
 	int npassed, next;
+	struct ts_fail_budget failed;
 };
 
 static int fail(char *err, size_t errlen, const char *what, const char *path)
@@ -155,6 +164,11 @@ struct ts_web *ts_web_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	if (RAND_bytes(w->key, sizeof(w->key)) != 1) {
+		snprintf(err, errlen, "no random bytes for the password cache");
+		ts_web_close(w);
+		return NULL;
+	}
 	if (ts_web_config_load(path, &w->cfg, err, errlen) ||
 	    hashes_usable(&w->cfg, err, errlen) ||
 	    (w->cfg.tls && !(w->tls = tls_new(&w->cfg, err, errlen)))) {
@@ -233,19 +247,27 @@ int ts_http_basic_credentials(const char *head, size_t len, char *buf,
 	return 0;
 }
 
-static void digest(const char *user, const char *password, unsigned char *out)
+/* The keyed digest of the pair into @out: false if OpenSSL failed. */
+static bool digest(const struct ts_web *w, const char *user,
+		   const char *password, unsigned char *out)
 {
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	char pair[MAX_CREDENTIALS];
+	size_t ulen = strlen(user), plen = strlen(password);
+	unsigned int n = 0;
+	bool ok;
 
 	memset(out, 0, EVP_MAX_MD_SIZE);
-	if (!md)
-		return;
+	if (ulen + 1 + plen > sizeof(pair))
+		return false;
 	/* the NUL between them: "a" + "b:c" is not "a:b" + "c" */
-	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
-	EVP_DigestUpdate(md, user, strlen(user) + 1);
-	EVP_DigestUpdate(md, password, strlen(password));
-	EVP_DigestFinal_ex(md, out, NULL);
-	EVP_MD_CTX_free(md);
+	memcpy(pair, user, ulen + 1);
+	memcpy(pair + ulen + 1, password, plen);
+	ok = HMAC(EVP_sha256(), w->key, sizeof(w->key),
+		  (const unsigned char *)pair, ulen + 1 + plen, out, &n) &&
+	     n > 0;
+	OPENSSL_cleanse(pair, sizeof(pair));
+	ERR_clear_error();
+	return ok;
 }
 
 static bool passed_before(struct ts_web *w, const unsigned char *d)
@@ -256,6 +278,14 @@ static bool passed_before(struct ts_web *w, const unsigned char *d)
 		if (!CRYPTO_memcmp(w->passed[i], d, EVP_MAX_MD_SIZE))
 			return true;
 	return false;
+}
+
+static void remember_passed(struct ts_web *w, const unsigned char *d)
+{
+	memcpy(w->passed[w->next], d, EVP_MAX_MD_SIZE);
+	w->next = (w->next + 1) % PASSED_CACHE;
+	if (w->npassed < PASSED_CACHE)
+		w->npassed++;
 }
 
 static bool check_password(struct ts_web *w, const char *user,
@@ -272,27 +302,102 @@ static bool check_password(struct ts_web *w, const char *user,
 	return false;
 }
 
-bool ts_web_authorized(struct ts_web *w, const char *head, size_t len)
+enum ts_auth ts_web_authorize(struct ts_web *w, const char *head, size_t len,
+			      const struct ts_peer *peer, long long now_ns)
 {
 	char buf[MAX_CREDENTIALS];
 	unsigned char d[EVP_MAX_MD_SIZE];
 	const char *user, *password;
+	bool digested;
 
 	if (!w || !w->cfg.nusers)
-		return true;
+		return TS_AUTH_OK;
 	if (ts_http_basic_credentials(head, len, buf, sizeof(buf), &user,
 				      &password))
-		return false;
-	digest(user, password, d);
-	if (passed_before(w, d))
-		return true;
-	if (!check_password(w, user, password))
-		return false;
-	memcpy(w->passed[w->next], d, EVP_MAX_MD_SIZE);
-	w->next = (w->next + 1) % PASSED_CACHE;
-	if (w->npassed < PASSED_CACHE)
-		w->npassed++;
-	return true;
+		return TS_AUTH_DENIED;
+	digested = digest(w, user, password, d);
+	if (digested && passed_before(w, d))
+		return TS_AUTH_OK;
+	if (!ts_fail_budget_allows(&w->failed, peer, now_ns))
+		return TS_AUTH_LIMITED;
+	if (!check_password(w, user, password)) {
+		ts_fail_budget_charge(&w->failed, peer, now_ns);
+		return TS_AUTH_DENIED;
+	}
+	if (digested)
+		remember_passed(w, d);
+	return TS_AUTH_OK;
+}
+
+void ts_peer_of(const struct sockaddr_storage *ss, struct ts_peer *p)
+{
+	const struct sockaddr_in *v4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)ss;
+
+	memset(p, 0, sizeof(*p));
+	if (ss->ss_family == AF_INET) {
+		p->addr[10] = p->addr[11] = 0xff; /* as ::ffff:a.b.c.d */
+		memcpy(p->addr + 12, &v4->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr))
+			memcpy(p->addr, &v6->sin6_addr, 16);
+		else
+			memcpy(p->addr, &v6->sin6_addr, 8); /* its /64 */
+	}
+}
+
+bool ts_peer_equal(const struct ts_peer *a, const struct ts_peer *b)
+{
+	return !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* GCRA: one left while the bucket is full again within burst - 1 steps. */
+static bool bucket_allows(long long full_ns, long long now, int burst,
+			  long long step_ns)
+{
+	return full_ns - now <= (burst - 1) * step_ns;
+}
+
+static long long bucket_take(long long full_ns, long long now, long long step_ns)
+{
+	return (full_ns > now ? full_ns : now) + step_ns;
+}
+
+/*
+ * @p's bucket; a peer not in the table takes the entry that is fullest
+ * (soonest full again): one already full loses nothing by it.
+ */
+static long long *peer_bucket(struct ts_fail_budget *b, const struct ts_peer *p)
+{
+	int i, fullest = 0;
+
+	for (i = 0; i < TS_WEB_FAIL_PEERS; i++) {
+		if (ts_peer_equal(&b->peer[i].peer, p))
+			return &b->peer[i].full_ns;
+		if (b->peer[i].full_ns < b->peer[fullest].full_ns)
+			fullest = i;
+	}
+	b->peer[fullest].peer = *p;
+	b->peer[fullest].full_ns = 0;
+	return &b->peer[fullest].full_ns;
+}
+
+bool ts_fail_budget_allows(struct ts_fail_budget *b, const struct ts_peer *p,
+			   long long now_ns)
+{
+	return bucket_allows(*peer_bucket(b, p), now_ns, TS_WEB_FAIL_PEER_BURST,
+			     TS_WEB_FAIL_PEER_NS) &&
+	       bucket_allows(b->all_full_ns, now_ns, TS_WEB_FAIL_ALL_BURST,
+			     TS_WEB_FAIL_ALL_NS);
+}
+
+void ts_fail_budget_charge(struct ts_fail_budget *b, const struct ts_peer *p,
+			   long long now_ns)
+{
+	long long *mine = peer_bucket(b, p);
+
+	*mine = bucket_take(*mine, now_ns, TS_WEB_FAIL_PEER_NS);
+	b->all_full_ns = bucket_take(b->all_full_ns, now_ns, TS_WEB_FAIL_ALL_NS);
 }
 
 void ts_web_close(struct ts_web *w)
@@ -302,5 +407,6 @@ void ts_web_close(struct ts_web *w)
 	SSL_CTX_free(w->tls);
 	ts_web_config_free(&w->cfg);
 	OPENSSL_cleanse(w->passed, sizeof(w->passed));
+	OPENSSL_cleanse(w->key, sizeof(w->key));
 	free(w);
 }

@@ -8,9 +8,49 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 #include <openssl/ssl.h>
 
 struct ts_web;
+
+/*
+ * Who a connection comes from, as limits count it: an IPv4 address (also
+ * one mapped into IPv6) or an IPv6 /64, the least a host is given.
+ */
+struct ts_peer {
+	unsigned char addr[16];
+};
+
+void ts_peer_of(const struct sockaddr_storage *ss, struct ts_peer *p);
+bool ts_peer_equal(const struct ts_peer *a, const struct ts_peer *b);
+
+/*
+ * Wrong passwords a bcrypt is spent on: per peer and for all peers
+ * together, a burst and then one per interval (the generic cell rate
+ * algorithm: one time per bucket, when it is full again). Past either,
+ * the request gets 429 without a bcrypt, so that guesses cost the one
+ * thread at most that many bcrypts a second, whoever sends them.
+ */
+#define TS_WEB_FAIL_PEERS 64 /* peers remembered: a new one takes the fullest */
+#define TS_WEB_FAIL_PEER_BURST 2
+#define TS_WEB_FAIL_PEER_NS 1000000000LL
+#define TS_WEB_FAIL_ALL_BURST 2
+#define TS_WEB_FAIL_ALL_NS 500000000LL
+
+struct ts_fail_budget {
+	struct {
+		struct ts_peer peer;
+		long long full_ns; /* CLOCK_MONOTONIC: all its burst back */
+	} peer[TS_WEB_FAIL_PEERS];
+	long long all_full_ns;
+};
+
+/* Whether a check of @p's password may be spent now. */
+bool ts_fail_budget_allows(struct ts_fail_budget *b, const struct ts_peer *p,
+			   long long now_ns);
+/* A check of @p's failed: counted against @p and against all. */
+void ts_fail_budget_charge(struct ts_fail_budget *b, const struct ts_peer *p,
+			   long long now_ns);
 
 /*
  * Reads the web configuration at @path and everything it names (the
@@ -23,12 +63,20 @@ struct ts_web *ts_web_open(const char *path, char *err, size_t errlen);
 /* The TLS context each connection is made from; NULL: plain HTTP. */
 SSL_CTX *ts_web_tls(const struct ts_web *w);
 
+enum ts_auth {
+	TS_AUTH_OK,	 /* no users, or a user and its password */
+	TS_AUTH_DENIED,	 /* 401 */
+	TS_AUTH_LIMITED, /* 429: the failure budget is spent, nothing checked */
+};
+
 /*
- * Whether the request head in @head (@len bytes) may be served: true when
- * the configuration has no users, or the head's "Authorization: Basic"
- * names a user whose password matches its hash.
+ * Whether the request head in @head (@len bytes) from @peer may be served:
+ * the head's "Authorization: Basic" must name a user whose password
+ * matches its hash. A pair that passed is remembered (keyed digest), so
+ * that a scrape a second costs no bcrypt.
  */
-bool ts_web_authorized(struct ts_web *w, const char *head, size_t len);
+enum ts_auth ts_web_authorize(struct ts_web *w, const char *head, size_t len,
+			      const struct ts_peer *peer, long long now_ns);
 
 /*
  * The user and password in the head's "Authorization: Basic" header,
