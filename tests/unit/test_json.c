@@ -428,6 +428,15 @@ static void test_inexact_depth(void **state)
 		"  warning: sda: depth not exact (see the notes): the device held between 13 and 19 at most"));
 	assert_non_null(strstr(text, "  note: sda: 12 completions never seen"));
 	free(out);
+	/* the maximum known exactly, the depth not: no range of one value */
+	r.dev[0].device.max_min = 19;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	text = done(f);
+	assert_non_null(strstr(text,
+		"  warning: sda: depth not exact (see the notes), though its maximum, 19, is;"));
+	free(out);
+	r.dev[0].device.max_min = 13;
 	f = start();
 	ts_print_json(f, &r, WHEN);
 	text = done(f);

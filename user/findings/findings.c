@@ -86,9 +86,13 @@ static const char *inexact_clause(const struct ts_dev_report *d,
 				  unsigned int rests, char *buf, size_t len)
 {
 	buf[0] = 0;
-	if ((rests & TS_RESTS_DEPTH) && !d->device.exact)
+	if ((rests & TS_RESTS_DEPTH) && !d->device.exact &&
+	    d->device.max_min < d->device.max)
 		snprintf(buf, len, " (estimates: the depth was not exact, the device held between %u and %u at most)",
 			 d->device.max_min, d->device.max);
+	else if ((rests & TS_RESTS_DEPTH) && !d->device.exact)
+		snprintf(buf, len, " (estimates: the depth was not exact, though its maximum, %u, was)",
+			 d->device.max);
 	else if ((rests & TS_RESTS_OS_DEPTH) && !d->os.exact)
 		snprintf(buf, len, " (estimates: the OS queue's depth was not exact)");
 	else if (d->all.missed)

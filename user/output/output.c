@@ -438,8 +438,12 @@ static void put_inexact(FILE *f, const struct ts_report *r)
 
 		if (!r->dev[i].active || s->exact)
 			continue;
-		fprintf(f, "  warning: %s: depth not exact (see the notes): the device held between %u and %u at most; CONC and the -D classes are estimates\n",
-			r->dev[i].name, s->max_min, s->max);
+		if (s->max_min == s->max)
+			fprintf(f, "  warning: %s: depth not exact (see the notes), though its maximum, %u, is; CONC and the -D classes are estimates\n",
+				r->dev[i].name, s->max);
+		else
+			fprintf(f, "  warning: %s: depth not exact (see the notes): the device held between %u and %u at most; CONC and the -D classes are estimates\n",
+				r->dev[i].name, s->max_min, s->max);
 	}
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active && r->dev[i].in_os_now < 0)
