@@ -96,7 +96,7 @@ if mode == 'row':
         f(ts['queue_ms'], '%.3f'), ('%.2f' if exact else '~%.1f') % ts['conc'], ts['busy_pct']))
     sys.exit(0)
 
-# end: the verdict of -D over the whole demo, then the conclusion
+# end: the verdict of -D over the whole demo, then truestat's findings
 rows = [json.loads(l) for l in open(tmp + '/rows.jsonl')]
 tot = [r for r in reports() if r['type'] == 'totals']
 cv = mine(tot[-1])['depth_curve'] if tot and mine(tot[-1]) else None
@@ -112,27 +112,14 @@ if cv and cv['parallelism_depths']:
 else:
     print('truestat -D over the %d runs: no parallelism verdict (too little evidence)' % len(rows))
 
-one = rows[0]
-best = max(r['truestat']['iops'] for r in rows)
-p = next(r for r in rows if r['truestat']['iops'] >= 0.9 * best)
-ratio = p['truestat']['iops'] / one['truestat']['iops']
-u = one['iostat']['util_pct']
-full = ' (full)' if u >= 95 else ''
-if p is one or ratio < 1.2:
-    l1 = ('%%util said %.0f%%%s at %d thread, and the device did no more with more'
-          ' (%.1fx at %d).' % (u, full, one['threads'], rows[-1]['truestat']['iops'] /
-                               one['truestat']['iops'], rows[-1]['threads']))
-    p = rows[-1]
-else:
-    l1 = ('%%util said %.0f%%%s at %d thread; the device did %.1fx more at %d threads.'
-          % (u, full, one['threads'], ratio, p['threads']))
-sv, se = p['iostat']['svctm_ms'], p['truestat']['service_ms']
-l2 = ('svctm said %.1f ms at %d threads; each request took %.1f ms in the device'
-      ' (truestat\'s SERVICE), %.1fx as long.' % (sv, p['threads'], se, se / sv))
+# truestat's own conclusion: the findings of its totals over the demo
+lines = tj.findings_lines(tot[-1], dev) if tot else ['  none (no totals)']
 print()
-print(l1)
-print(l2)
+print("truestat's findings over the %d runs:" % len(rows))
+for l in lines:
+    print(l)
 json.dump({'device': dev, 'units': K, 'service_ms': S, 'bs': BS,
            'interval_s': float(INTERVAL), 'window_reports': int(WINDOW),
-           'rows': rows, 'depth_curve': cv, 'conclusion': [l1, l2]},
+           'rows': rows, 'depth_curve': cv,
+           'findings': tj.findings_of(tot[-1], dev) if tot else [], 'printed': lines},
           open(tmp + '/figures.json', 'w'), indent=1)

@@ -26,7 +26,7 @@ same 3 s of steady load, the table shows
               /proc/diskstats as sysstat does
   truestat    IOPS, SERVICE, QUEUE, CONC (mean), BUSY%
 then truestat -D's verdict on the device's parallelism over all four runs,
-and two lines of conclusion drawn from the figures.
+and truestat's own findings over the whole demo (doc/diagnosis.md).
 
 Needs root, FUSE (/dev/fuse) and loop devices; installs what it lacks
 (scripts/deps.sh --demo: fio, fuse3, ...), builds truestat and the
@@ -123,7 +123,7 @@ report() { # the next report into $rep, appended with its stamp
 report	# the first: attached
 
 # figures header | row N | end: the table's head, the row of the run with
-# N readers, then truestat -D's verdict and the conclusion
+# N readers, then truestat -D's verdict and its findings
 figures() { python3 -B "$HERE/demo.py" "$tmp" "$dev" "$K" "$S_US" "$BS" "$WINDOW" "$INTERVAL" "$@"; }
 
 figures header

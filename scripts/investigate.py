@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/investigate.sh's tables and conclusions, from what its steps kept.
+"""scripts/investigate.sh's tables and truestat's findings, from what its steps kept.
     investigate.py 000 TMP DEV CLIENTS...
     investigate.py 001 TMP DEV SETTINGS...
     investigate.py 002 TMP DEV STATES...
@@ -10,9 +10,6 @@ import re
 import sys
 
 import truestat_json as tj
-
-LIMIT_MS = 50.0
-
 
 def iostat(path, dev):
     """iostat -dxy -o JSON's one report of DEV: r/s, w/s, await (both
@@ -65,17 +62,6 @@ def truestat(path, dev):
                 queued=queued, conc=d['concurrency']['mean'])
 
 
-def tipping(rows, key):
-    """The most threads whose KEY stays below LIMIT_MS there and at every
-    count below; None: not even one."""
-    best = None
-    for n, r in rows:
-        if r[key] >= LIMIT_MS:
-            break
-        best = n
-    return best
-
-
 def table_004(tmp, dev, threads):
     rows = []
     for n in threads:
@@ -102,32 +88,20 @@ def knee_line(tmp):
     return 'tipping point: knee.sh printed none'
 
 
-def conclude_004(rows, knee):
-    one, last = rows[0][1], rows[-1]
-    busy = [(n, r['ts']) for n, r in rows if n >= 4]
-    ts_tip = tipping([(n, r['ts']) for n, r in rows], 'total')
-    io_tip = tipping([(n, r['io']) for n, r in rows], 'await_ms')
-    (n0, a), (n1, b) = busy[0], busy[-1]
-    slope = (b['total'] - a['total']) / (n1 - n0)
+def findings(path, dev, what):
+    """truestat's own findings in the totals of the run at @path, under a
+    heading that says which run it was"""
+    print()
+    print("truestat's findings, %s:" % what)
+    for line in tj.findings_lines(tj.last_totals(path), dev):
+        print(line)
+
+
+def conclude_004(tmp, dev, knee):
     print()
     print('knee.sh --max-latency 50 (fio random reads at depth 1, 2, 4, ..., then halving):')
     print('  ' + knee)
-    print()
-    print('iostat: %%util %.0f%% from one thread on: the volume looks full before it is loaded;'
-          % one['io']['util'])
-    print('  await stays below %g ms up to %s threads.' % (LIMIT_MS, io_tip))
-    print('truestat: mean Q->C stays below %g ms up to %s threads (knee.sh: depth %s by p95).'
-          % (LIMIT_MS, ts_tip, re.sub(r'^tipping point: ([0-9]+).*', r'\1', knee.strip())))
-    print('  From %d threads on the volume completes %.0f to %.0f reads and writes a second, CONC'
-          % (n0, min(t['iops'] for _, t in busy), max(t['iops'] for _, t in busy)))
-    print('  follows the threads (%.1f at %d) and SERVICE with it, while QUEUE (the OS) stays below'
-          % (b['conc'], n1))
-    print('  %.3f ms: the requests wait inside the volume, each thread more adding %.2f ms.'
-          % (max(t['queue'] for _, t in busy), slope))
-    print('Conclusion: the limit is the volume\'s rate, about %.0f IOPS, not its 1 ms service time;'
-          % b['iops'])
-    print('  within %g ms it serves about %.0f clients; more only queue inside it.'
-          % (LIMIT_MS, LIMIT_MS / slope if slope > 0 else float('inf')))
+    findings(tmp + '/curve.json', dev, 'one truestat -D over every step')
 
 
 def step_000(tmp, dev, n):
@@ -143,7 +117,7 @@ def step_000(tmp, dev, n):
 
 def investigate_000(tmp, dev, clients):
     print('Investigation 000: %util and capacity. MariaDB (a buffer pool of 8 MiB, far smaller than')
-    print('the data) on ext4 over a simulated disk of 4 units, 2 ms a request (tests/simdisk behind %s);'
+    print('the data) on ext4 over a simulated disk of 4 units, 8 ms a request (tests/simdisk behind %s);'
           % dev)
     print('sysbench oltp_read_only with N clients; each row one step, iostat and truestat over it.')
     print()
@@ -160,7 +134,7 @@ def investigate_000(tmp, dev, clients):
     cv = tj.device(tj.last_totals(tmp + '/curve.json'), dev).get('depth_curve') or {}
     print()
     print('truestat -D over the four steps: %s' % curve_line(cv))
-    conclude_000(rows, cv)
+    conclude_000(tmp, dev, clients)
 
 
 def curve_line(cv):
@@ -173,30 +147,11 @@ def curve_line(cv):
     return line
 
 
-def conclude_000(rows, cv):
-    one, peak = rows[0][1], max((r for _, r in rows), key=lambda r: r['ts']['iops'])
-    n_peak = next(n for n, r in rows if r is peak)
-    n_mid, mid = rows[1]
-    gain = peak['ts']['iops'] / max(one['ts']['iops'], 1e-9)
-    last = rows[-1][1]
-    print()
-    print('iostat, 1 client: %%util %.0f%%: by iostat the disk is close to full with one client; svctm'
-          % one['io']['util'])
-    print('  %.2f ms. At %d clients it did %.1f times as many reads at %%util %.0f%%, svctm %.2f ms.'
-          % (one['io']['svctm'], n_peak, gain, peak['io']['util'], peak['io']['svctm']))
-    print('truestat, 1 client: CONC %.2f, each request %.2f ms in the disk. At %d clients CONC %.2f at'
-          % (one['ts']['conc'], one['ts']['service'], n_mid, mid['ts']['conc']))
-    print('  %.2f ms each: %.1f times the reads at the same service time. At %d, CONC %.1f at %.2f ms:'
-          % (mid['ts']['service'], mid['ts']['iops'] / max(one['ts']['iops'], 1e-9), n_peak,
-             peak['ts']['conc'], peak['ts']['service']))
-    print('  more requests in the disk, each longer, the reads a second flat.')
-    print('  -D: %s.' % curve_line(cv))
-    print('Conclusion: at 1 client the disk had %.1fx the throughput left (%.0f of %.0f IOPS) while'
-          % (gain, one['ts']['iops'], peak['ts']['iops']))
-    print('  %%util said full; past %s requests at once more clients only queue (%d clients: CONC %.1f,'
-          % (cv.get('parallelism_depths') or '?', rows[-1][0], last['ts']['conc']))
-    print('  SERVICE %.2f ms, transactions %.0f/s against %.0f/s at %d).'
-          % (last['ts']['service'], last['sb']['tps'], peak['sb']['tps'], n_peak))
+def conclude_000(tmp, dev, clients):
+    findings('%s/c%d.json' % (tmp, clients[0]), dev, '%d client (its step alone)' % clients[0])
+    findings(tmp + '/burst.json', dev, '%d client, %d more for its last second (a load step)'
+             % (clients[0], clients[-2] - clients[0]))
+    findings(tmp + '/curve.json', dev, 'one truestat -D over the four steps')
 
 
 def step_001(tmp, dev, trx):
@@ -232,26 +187,8 @@ def investigate_001(tmp, dev, settings):
               % (t, sb['tps'], sb['avg_ms'], sb['p95_ms'], vm['us'], vm['sy'], vm['id'], vm['wa'],
                  io['w'], io['w_await'], io['util'], r['fsyncs'],
                  sy['iops'], sy['total_ms'] or 0, 100 * (sy['flush_share'] or 0)))
-    one, two = rows[0][1], rows[-1][1]
-    s1 = one['sync']
-    busy = s1['iops'] * (s1['total_ms'] or 0) / 10   # % of the time
-    print()
-    print('vmstat, =1: the CPUs idle %.0f%% and waiting on I/O %.0f%% of the time: by vmstat the host has'
-          % (one['vm']['id'], one['vm']['wa']))
-    print('  CPU to spare and is only partly I/O-bound.')
-    print('truestat, =1: %.1f durable writes a second (InnoDB: %.1f fsyncs), each %.2f ms from Q to the'
-          % (s1['iops'], one['fsyncs'], s1['total_ms'] or 0))
-    print('  end of its flush, %.0f%% of it in the disk\'s flush commands: a durable write is under way'
-          % (100 * (s1['flush_share'] or 0)))
-    print('  %.0f%% of the time, and every commit waits for one (InnoDB groups %.0f commits a flush).'
-          % (busy, one['sb']['tps'] / max(s1['iops'], 1e-9)))
-    print('  As the article explains, only the thread in fsync counts as iowait; those queued behind')
-    print('  it wait on InnoDB\'s group commit, which vmstat counts as idle.')
-    print('With =2 (the redo log flushed once a second): %.0f transactions a second, %.1f times as many,'
-          % (two['sb']['tps'], two['sb']['tps'] / max(one['sb']['tps'], 1)))
-    print('  %.1f durable writes a second, vmstat\'s iowait %.0f%%.' % (two['sync']['iops'], two['vm']['wa']))
-    print('Conclusion: the commits were bound by the disk\'s cache flush, far more than iowait said;')
-    print('  a disk with a protected write cache (a fast flush), or =2, is where the time is.')
+    for t, _ in rows:
+        findings('%s/trx%s.json' % (tmp, t), dev, 'innodb_flush_log_at_trx_commit=%s' % t)
 
 
 def scan_state(tmp, dev, name):
@@ -308,28 +245,12 @@ def investigate_002(tmp, dev, states):
               % (n, r['blocks'] or 0, sum(r['scans']) / max(len(r['scans']), 1), io['r/s'],
                  io['rkB/s'] / 1024, io['rareq-sz'], io['util'], ts['iops'], ts['service_ms'] or 0,
                  100 * (p['sequential_share'] or 0), r['seek_p50'], r['seek_p90'], r['top']))
-    conclude_002(rows)
+    conclude_002(tmp, dev, states)
 
 
-def conclude_002(rows):
-    (fn, f), (rn, b) = rows[0], rows[-1]
-    ms = lambda r: sum(r['scans']) / max(len(r['scans']), 1)
-    print()
-    print('iostat, %s: %.0f reads a second of %.1f KiB, %.1f MB/s at %%util %.0f%%: a disk busy with'
-          % (fn, f['io']['r/s'], f['io']['rareq-sz'], f['io']['rkB/s'] / 1024, f['io']['util']))
-    print('  small reads; %s: %.0f a second of %.0f KiB, %.1f MB/s. It shows the size, not why.'
-          % (rn, b['io']['r/s'], b['io']['rareq-sz'], b['io']['rkB/s'] / 1024))
-    print('truestat --pattern, %s: %.0f%% of the reads sequential, %.0f%% backwards; the median'
-          % (fn, 100 * (f['p']['sequential_share'] or 0), 100.0 * f['p']['backward'] / max(f['p']['compared'], 1)))
-    print('  seek in the class %s, the 90th percentile %s (bytes); each read %.2f ms in the disk.'
-          % (f['seek_p50'], f['seek_p90'], f['r']['service_ms'] or 0))
-    print('  %s: %.0f%% sequential, the bytes carried by %s reads.'
-          % (rn, 100 * (b['p']['sequential_share'] or 0), b['top']))
-    print('Conclusion: the scan was slow because the table was fragmented (myisamchk: %.2f blocks a'
-          % (f['blocks'] or 0))
-    print('  row): the disk\'s arm jumped between each row and its rest. OPTIMIZE TABLE (%.2f) made'
-          % (b['blocks'] or 0))
-    print('  the scan %.0f times faster (%.0f ms against %.0f ms).' % (ms(f) / max(ms(b), 1e-9), ms(b), ms(f)))
+def conclude_002(tmp, dev, states):
+    for n in states:
+        findings('%s/%s.json' % (tmp, n), dev, 'the table %s (truestat --pattern)' % n)
 
 
 def main():
@@ -350,8 +271,8 @@ def main():
     print('4 units of 1 ms (tests/simdisk behind %s), ext4, sysbench fileio rndrw (2 reads to a write,' % dev)
     print('4 KiB, direct I/O) with N threads; each row one step, iostat and truestat over it.')
     print()
-    rows = table_004(tmp, dev, threads)
-    conclude_004(rows, knee_line(tmp))
+    table_004(tmp, dev, threads)
+    conclude_004(tmp, dev, knee_line(tmp))
 
 
 main()

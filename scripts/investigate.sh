@@ -17,13 +17,15 @@ INVESTIGATION:
   000   %util and capacity ("Why %util Number from Iostat is Meaningless
         for MySQL Capacity Planning"): MariaDB (its own server, a buffer
         pool of 8 MiB, far smaller than the data) on ext4 over a simulated
-        disk of 4 units, 2 ms a request, under sysbench oltp_read_only with
+        disk of 4 units, 8 ms a request, under sysbench oltp_read_only with
         1, 4, 16 and 64 clients. For each: sysbench's
         transactions and latency, iostat -x's r/s, r_await, aqu-sz, %util
         and svctm (busy time / I/Os, as sysstat computed it), and
         truestat's IOPS, QUEUE, SERVICE, CONC and BUSY%; then truestat
         -D's verdict over all four steps (effective parallelism,
-        saturation) and the conclusion: how much more the disk can take.
+        saturation), and truestat's findings: at 1 client alone, at 1
+        client with a load step (15 more for its last second), and over
+        the four steps.
   001   iowait and commits ("Do not trust vmstat IOwait numbers"): MariaDB
         (its own server, on ext4 over a simulated disk of one unit, 2 ms a
         request, whose cache flush holds it 8 ms) under sysbench
@@ -32,7 +34,7 @@ INVESTIGATION:
         transactions and latency, vmstat's us, sy, id and wa, iostat -x's
         w/s, w_await and %util, InnoDB's own fsync counters, and
         truestat's sync row (durable writes a second, their time, the
-        share of it in flush commands); then the conclusion.
+        share of it in flush commands); then truestat's findings for each.
   002   A fragmented scan ("mysql I/O performance analysis with iostat"):
         a MyISAM table of variable-length rows, each grown by an update in
         random order (its growth in a block at the end of the file), on
@@ -42,7 +44,7 @@ INVESTIGATION:
         For each: myisamchk's blocks a row, the scan's time, iostat -x's
         r/s, rMB/s, rareq-sz and %util, and truestat --pattern's
         sequential share, seek distances and the request sizes that
-        carried the bytes; then the conclusion.
+        carried the bytes; then truestat's findings for each.
   004   A cloud volume's tipping point (the method of the article on
         measuring a cloud provider's virtual disk from inside the VM, with
         sysbench and iostat). sysbench fileio (rndrw: two reads to a
@@ -53,8 +55,9 @@ INVESTIGATION:
         thread count: sysbench's latency, iostat -x's r/s, w/s, await,
         aqu-sz and %util, and truestat's IOPS, QUEUE, SERVICE and TOTAL
         (means over reads and writes) and CONC; then scripts/knee.sh
-        --max-latency 50 on the volume, and the conclusion: how many
-        clients it serves within 50 ms.
+        --max-latency 50 on the volume (how many clients it serves
+        within 50 ms), and the findings of one truestat -D over all
+        the steps.
 
 Options:
   --quick      fewer, shorter steps (000: 4 s each, without it 10 s; 001:
@@ -244,7 +247,7 @@ investigate_000() {
 	((quick)) && secs=4
 	local sb=(--db-driver=mysql --mysql-socket="$tmp/db.sock" --mysql-user=root
 		--mysql-db=sbtest --tables=4 --table-size=50000)
-	SIMDISK_STORE=1 volume 4 2000
+	SIMDISK_STORE=1 volume 4 8000
 	POOL=8M mariadb_up
 	sql "CREATE DATABASE sbtest"
 	# loaded without a flush per commit; the steps only read
@@ -259,11 +262,18 @@ investigate_000() {
 			--percentile=95 run
 	done
 	curve_stop
+	# what truestat's note at 1 client asks for: a load step, the last
+	# second of a step at 1 client joined by 15 more
+	echo "$ME: 1 client, 15 more for its last second, $((2 * secs)) s" >&2
+	step burst $((2 * secs)) bash -c 'sysbench oltp_read_only "${@:2}" --threads=1 --time="$1" run &
+		sleep $(($1 - 1))
+		sysbench oltp_read_only "${@:2}" --threads=15 --time=1 run
+		wait' burst $((2 * secs)) "${sb[@]}"
 	python3 -B "$HERE/investigate.py" 000 "$tmp" "$dev" "${threads[@]}"
 }
 
-# curve_start, curve_stop: truestat -D over every step, its totals in
-# $tmp/curve.json
+# curve_start, curve_stop: truestat -D over every step, its totals (and
+# their findings) in $tmp/curve.json
 CURVE_PID=
 curve_start() {
 	"$ROOT/truestat" -j -v -D -d "$dev" >"$tmp/curve.json" 2>"$tmp/curve.json.err" &
@@ -354,6 +364,7 @@ investigate_004() {
 	SIMDISK_IOPS=1000 SIMDISK_STORE=1 volume 4 1000
 	(cd "$tmp/mnt" && sysbench fileio "${files[@]}" prepare) >"$tmp/prepare.out" 2>&1 ||
 		die 1 "sysbench fileio prepare failed: $(tail -1 "$tmp/prepare.out")"
+	curve_start
 	for n in "${threads[@]}"; do
 		echo "$ME: $n thread(s), $secs s" >&2
 		step "t$n" "$secs" sysbench fileio "${files[@]}" --file-test-mode=rndrw \
@@ -361,6 +372,7 @@ investigate_004() {
 			--threads="$n" --time="$secs" \
 			--percentile=95 run
 	done
+	curve_stop
 	echo "$ME: scripts/knee.sh --max-latency 50 /dev/$dev" >&2
 	"$HERE/knee.sh" --max-latency 50 --runtime "$knee_rt" --json "$tmp/knee.json" \
 		"/dev/$dev" >"$tmp/knee.out" 2>&1 || die 1 "knee.sh failed: $(tail -1 "$tmp/knee.out")"

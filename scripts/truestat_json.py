@@ -77,3 +77,29 @@ def against_diskstats(ops, before, after, max_sectors_kb):
                     o.get('bytes', 0) + o.get('missed_bytes', 0), nbytes,
                     un * max_sectors_kb() * 1024 if un else 0))
     return out
+
+
+def findings_of(doc, name):
+    """report @doc's findings about device @name, most important first"""
+    return [f for f in doc.get('findings', []) if f['device'] == name]
+
+
+def findings_lines(doc, name, width=100):
+    """truestat's findings about device @name in report @doc, as the table
+    prints them, each sentence wrapped to @width and followed by the
+    figures it rests on; one line when there is none (and why, when the
+    report skipped the device)"""
+    import textwrap
+    out = []
+    for f in findings_of(doc, name):
+        head = ('cannot tell (%s): ' % f['id'] if f['severity'] == 'cannot_tell'
+                else '%d. %s [%s]: ' % (f['rank'], f['id'], f['severity']))
+        out += textwrap.wrap(head + f['sentence'], width, initial_indent='  ',
+                             subsequent_indent='     ')
+        figs = ', '.join('%s %.6g %s' % (x['name'], x['value'], x['unit']) for x in f['figures'])
+        out += textwrap.wrap('figures: ' + figs, width, initial_indent='     ',
+                             subsequent_indent='       ')
+    if not out:
+        why = [s['reason'] for s in doc.get('findings_skipped', []) if s['device'] == name]
+        out.append('  none' + (' (%s)' % why[0] if why else ''))
+    return out

@@ -5,7 +5,7 @@
 # raw material kept, and judged against the volume's own log and the
 # kernel's counts:
 #  - it ends with status 0 and prints a row per thread count, knee.sh's
-#    tipping point and the conclusion, and leaves nothing behind (daemon,
+#    tipping point and truestat's findings, and leaves nothing behind (daemon,
 #    mounts, loop device, files, truestat, sysbench, BPF programs), also
 #    after Ctrl-C in the middle; without root or FUSE it refuses in one
 #    line;
@@ -19,7 +19,9 @@
 #    A..R, inside D..C; less the longest for each unseen completion);
 #  - the tipping point truestat's figures give (the most threads whose mean
 #    Q->C stays below 50 ms there and below) is the one the volume's own
-#    log gives (its mean A..R per step by the same rule).
+#    log gives (its mean A..R per step by the same rule);
+#  - truestat's own finding over all the steps (one truestat -D) is
+#    capped-volume, its rate the cap the volume logged within 1/16.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
@@ -77,6 +79,16 @@ for n in (1, 4, 16, 64):
         stop[who] = stop[who] or v >= 50
         if not stop[who]:
             tip[who] = n
+# truestat's own conclusion over the steps (one truestat -D over all):
+# capped-volume, at the cap the volume logged, within a histogram bucket
+# (a row's IOPS is its mean depth over a mean service of bucket middles)
+F = [f for f in totals(k + '/curve.json')['findings'] if f['device'] == loop]
+cv = next((f for f in F if f['id'] == 'capped-volume'), None)
+rate = dict((x['name'], x['value']) for x in cv['figures'])['rate_iops'] if cv else -1
+cap = 1e9 / P['interval_ns']
+print('finding_capped', int(not cap / 1.0625 <= rate <= cap * 1.0625),
+      'capped-volume %s, its rate %.1f IOPS; the volume\'s cap %.1f (a token every %d ns), within 1/16'
+      % ('stated' if cv else 'not stated (%s)' % [f['id'] for f in F], rate, cap, P['interval_ns']))
 print('tipping_point', int(tip['ts'] != tip['disk'] or tip['ts'] is None),
       'below 50 ms up to %s threads by truestat\'s mean Q->C, %s by the volume\'s mean A..R'
       % (tip['ts'], tip['disk']))

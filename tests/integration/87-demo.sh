@@ -4,7 +4,7 @@
 # Run once to the end with its raw material kept (DEMO_ARGS=--keep): it
 # ends with status 0 within twice the minute it promises (the time is
 # printed: a benchmark, not a test), prints a row per run, -D's verdict and
-# two conclusion lines, and what it prints agrees with the device model and
+# truestat's findings, and what it prints agrees with the device model and
 # the daemon's own log of the same requests:
 #  - the daemon followed its model, request by request (replayed from its
 #    arrivals), and its log holds every request;
@@ -22,7 +22,10 @@
 #    window, less what jiffy-granular io_ticks may lose on the idle gaps
 #    between requests (each gap is lost whole or not at all: 4 standard
 #    deviations, and a jiffy at each end);
-#  - -D's parallelism names the class that holds K.
+#  - -D's parallelism names the class that holds K;
+#  - truestat's finding over the runs is the plateau of K units all busy
+#    (capped-volume, or waiting-in-device past the knee), at K/S within
+#    a histogram bucket.
 # Then: Ctrl-C in the middle, and the bad input (not root, no /dev/fuse, no
 # loop device), each ending non-zero with one line, and every run leaving
 # nothing behind (daemon, FUSE mount, loop device, temporary files,
@@ -73,8 +76,23 @@ rows = F['rows']
 printed = [l for l in out if l.split('|')[0].strip().isdigit()]
 print('demo_rows', int([r['threads'] for r in rows] != [1, 4, 16, 64] or len(printed) != 4),
       '%d rows printed, runs of %s readers' % (len(printed), [r['threads'] for r in rows]))
-print('demo_conclusion', int(not all(c in out for c in F['conclusion'])),
-      'printed: ' + ' / '.join(F['conclusion']))
+print('demo_findings_printed', int(not (F['printed'] and all(l in out for l in F['printed']))),
+      'truestat\'s findings printed, %d lines' % len(F['printed']))
+# truestat's own conclusion over the four runs: the disk's K units all
+# busy from K readers on, which from the block layer is a plateau at K/S
+# (capped-volume) or, without two evidenced depths beyond the knee,
+# waiting-in-device at the knee; by Little its IOPS within a histogram
+# bucket (1/16) of K/S, the model's rate
+fs = dict((f['id'], dict((x['name'], x['value']) for x in f['figures'])) for f in F['findings'])
+cap = K / (S / 1e9)
+if 'capped-volume' in fs:
+    got = ('capped-volume', fs['capped-volume']['rate_iops'])
+elif 'waiting-in-device' in fs:
+    got = ('waiting-in-device', fs['waiting-in-device']['iops_at_knee'])
+else:
+    got = (None, -1)
+print('demo_finding', int(not cap / 1.0625 <= got[1] <= cap * 1.0625),
+      '%s at %.1f IOPS; K/S %.1f, within 1/16 (findings: %s)' % (got[0], got[1], cap, sorted(fs)))
 
 def fio(n):
     t = open('%s/fio-%d.json' % (k, n)).read()

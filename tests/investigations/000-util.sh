@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # scripts/investigate.sh 000 (%util and capacity: MariaDB with a buffer pool
 # far smaller than its data under sysbench oltp_read_only at 1, 4, 16 and
-# 64 clients, on ext4 over a simulated disk of 4 units, 2 ms a request),
+# 64 clients, on ext4 over a simulated disk of 4 units, 8 ms a request),
 # --quick, judged against the disk's own log, /proc/diskstats and InnoDB's
 # own counters:
 #  - it ends with status 0, prints a row per client count, -D's verdict and
-#    the conclusion, and leaves nothing behind (the database server
+#    truestat's findings, and leaves nothing behind (the database server
 #    included);
-#  - the disk followed its model (4 units, S = 2 ms), request by request,
-#    replayed from its log: its capacity is known, K / S = 2000 a second;
+#  - the disk followed its model (4 units, S = 8 ms), request by request,
+#    replayed from its log: its capacity is known, K / S = 500 a second;
 #  - per step, truestat's reads, writes and flushes lie between
 #    /proc/diskstats' read inside its window and around it (the database
 #    writes in the background), less its unmatched completions and the
@@ -78,6 +78,34 @@ home = [r for r in rows if r['depth_lo'] <= K <= r['depth_hi']]
 ok = [sd_label(r['depth_lo'], r['depth_hi']) for r in home]
 ok += [sd_label(r['depth_lo'], r['depth_hi']) for r in rows if home and r['depth_lo'] == home[0]['depth_hi'] + 1]
 got = cv.get('parallelism_depths')
+# truestat's own findings. With a load step (15 clients more for the last
+# second of a step at 1 client): busy-not-full, its headroom at least the
+# rule's 1.2 and at most the model's, K/S over the step's completions a
+# second (the disk's own, inside truestat's window: a bucket's 1/32 above
+# for a row's Little IOPS)
+s = k + '/burst'
+t = totals(s + '.json')
+fs = dict((f['id'], f) for f in t['findings'] if f['device'] == loop)
+win = re.search(r'totals from ([0-9.]+) to ([0-9.]+) s', open(s + '.json.err').read())
+t0, t1 = float(win.group(1)) * 1e9, float(win.group(2)) * 1e9
+n = len([x for x in sd_read(s + '.log') if x[4] == 'R' and t0 <= x[0] and x[3] <= t1])
+most = K / (S / 1e9) * 1.03125 / (n / ((t1 - t0) / 1e9))
+bnf = fs.get('busy-not-full')
+head = dict((x['name'], x['value']) for x in bnf['figures'])['headroom'] if bnf else -1
+print('burst_busy_not_full', int(not (bnf and bnf['severity'] == 'medium' and 1.2 <= head <= most)),
+      'load step: busy-not-full %s, headroom %.2f: >= 1.2, <= the model\'s %.2f (K/S over %d reads in %.2f s)'
+      % ('stated' if bnf else 'not stated (%s)' % sorted(fs), head, most, n, (t1 - t0) / 1e9))
+# over the four steps: the K units all busy from K clients on, which the
+# block layer cannot tell from a rate cap (capped-volume, its rate) or, with
+# fewer evidenced depths beyond the knee, waiting-in-device (its IOPS at the
+# knee); by Little at K/S within a histogram bucket (1/16)
+fs = dict((f['id'], dict((x['name'], x['value']) for x in f['figures']))
+          for f in totals(k + '/curve.json')['findings'] if f['device'] == loop)
+cap = K / (S / 1e9)
+fnd = (('capped-volume', fs['capped-volume']['rate_iops']) if 'capped-volume' in fs else
+       ('waiting-in-device', fs['waiting-in-device']['iops_at_knee']) if 'waiting-in-device' in fs else (None, -1))
+print('curve_finding', int(not cap / 1.0625 <= fnd[1] <= cap * 1.0625),
+      'over the four steps: %s at %.1f IOPS; K/S %.1f, within 1/16 (findings: %s)' % (fnd[0], fnd[1], cap, sorted(fs)))
 print('curve_parallelism', int(got not in ok),
       '-D over the four steps: effective parallelism %s; the disk\'s %d units allow %s'
       % (got, K, ' or '.join(ok) or 'none'))

@@ -4,7 +4,7 @@
 # ext4 over a simulated disk of one unit whose cache flush holds it 8 ms),
 # --quick, judged against the disk's own log, /proc/diskstats and InnoDB's
 # own counters:
-#  - it ends with status 0, prints a row per setting and the conclusion,
+#  - it ends with status 0, prints a row per setting and truestat's findings,
 #    and leaves nothing behind (the database server included);
 #  - per setting, truestat's reads, writes (with the unissued: an fsync's
 #    empty preflush write) and flushes lie between /proc/diskstats' read
@@ -28,7 +28,10 @@
 #    are at most the kernel's fsyncs that overlapped it. (Not one durable
 #    write per InnoDB fsync: fsyncs that wait on one journal transaction
 #    share its commit.)
-#  - with =1 more durable writes per transaction than with =2.
+#  - with =1 more durable writes per transaction than with =2;
+#  - truestat's own findings: with =1 commits-wait-on-flush, its flush
+#    share at least the disk's flush A..R over the durable writes' time;
+#    with =2 not stated.
 # timeout: 900 s
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -115,6 +118,21 @@ for trx in (1, 2):
     print('# trx%d: %d durable writes, %d journal commits, %d flushes served, InnoDB fsyncs %d'
           % (trx, durable, low, len(F), fs))
     per_trx[trx] = (durable, st1['Com_commit'] - st0['Com_commit'])
+    # truestat's own finding: with =1 commits-wait-on-flush, its share at
+    # least the disk's summed flush A..R inside the window over the durable
+    # writes' summed time (less the longest flush for each one unseen), at
+    # most 1; with =2 a durable write under way a small part of the time
+    fw = [f for f in t['findings'] if f['device'] == loop and f['id'] == 'commits-wait-on-flush']
+    if trx == 1:
+        share = dict((x['name'], x['value']) for x in fw[0]['figures'])['flush_share'] if fw else -1
+        lo = held / (sy['ios'] * sy['total_ms'] * 1e6)
+        print('trx1_finding', int(not lo <= share <= 1),
+              'commits-wait-on-flush %s, flush share %.3f: >= the disk\'s %.3f (flush A..R %.1f ms over '
+              'durable writes %.1f ms), <= 1' % ('stated' if fw else 'not stated', share, lo, held / 1e6,
+                                                  sy['ios'] * sy['total_ms']))
+    else:
+        print('trx2_no_finding', int(bool(fw)), 'commits-wait-on-flush not stated with =2%s'
+              % (': ' + fw[0]['sentence'] if fw else ''))
 r1 = per_trx[1][0] / max(per_trx[1][1], 1)
 r2 = per_trx[2][0] / max(per_trx[2][1], 1)
 print('durable_per_commit', int(not r1 > r2), 'durable writes per commit: %.3f with =1, %.3f with =2' % (r1, r2))

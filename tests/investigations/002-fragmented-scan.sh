@@ -4,8 +4,10 @@
 # rebuilt by OPTIMIZE TABLE and scanned again, on ext4 over a simulated
 # disk with one arm that seeks), --quick, judged against the disk's own log
 # of offsets and /proc/diskstats:
-#  - it ends with status 0, prints a row per state of the table and the
-#    conclusion, and leaves nothing behind (the database server included);
+#  - it ends with status 0, prints a row per state of the table and
+#    truestat's findings, and leaves nothing behind (the database server
+#    included); random-reads stated on the fragmented table, its
+#    sequential share the disk's log's, and not once rebuilt;
 #  - the table was what the investigation says: myisamchk counts 2 blocks
 #    a row before OPTIMIZE TABLE and 1 after;
 #  - the disk followed its model (seeks by distance), request by request;
@@ -91,6 +93,19 @@ for s in ('fragmented', 'rebuilt'):
         print('%s_%s' % (s, key), int(not lo[key] <= mine[key] <= hi[key]),
               '%s: --pattern %s %d, the disk\'s log %d inside the window, %d in the step'
               % (s, key, mine[key], lo[key], hi[key]))
+    # truestat's own finding: random-reads on the fragmented table, its
+    # sequential share the disk's (between inside the window and the
+    # step), none once rebuilt
+    rr = [f for f in t['findings'] if f['device'] == loop and f['id'] == 'random-reads']
+    if s == 'fragmented':
+        sh = dict((x['name'], x['value']) for x in rr[0]['figures'])['sequential_share'] if rr else -1
+        lo_n, hi_n = max(lo['ios'] - 1, 1), max(hi['ios'] - 1, 1)
+        print('fragmented_finding', int(not lo['seq'] / hi_n <= sh <= hi['seq'] / lo_n),
+              'random-reads %s, sequential share %.3f; the disk\'s %d of %d reads inside the window, %d of %d in the step'
+              % ('stated' if rr else 'not stated', sh, lo['seq'], lo['ios'], hi['seq'], hi['ios']))
+    else:
+        print('rebuilt_no_finding', int(bool(rr)), 'random-reads not stated once rebuilt%s'
+              % (': ' + rr[0]['sentence'] if rr else ''))
     for key in ('size', 'seek'):
         off = [c for c in set(mine[key]) | set(hi[key])
                if not lo[key].get(c, 0) <= mine[key].get(c, 0) <= hi[key].get(c, 0)]

@@ -7,8 +7,9 @@
 #				$INV_KEEP and its output in $INV_KEEP.out
 #				(printed as comments); checks its exit status,
 #				that it left nothing behind, and that it
-#				printed ROWS rows (lines matching ROW_RE), the
-#				conclusion and a line matching LINE_RE; returns
+#				printed ROWS rows (lines matching ROW_RE),
+#				truestat's findings and a line matching LINE_RE;
+#				returns
 #				its status
 #	inv_events_start EVENT...	the kernel's trace events (system/name),
 #				in an ftrace instance of this test's own, on
@@ -32,9 +33,9 @@ inv_run() {
 		"nothing left behind${left:+: $(paste -sd ';' <<<"$left")}"
 	((rc == 0)) || return "$rc"
 	rows=$(grep -cE "$3" "$INV_KEEP.out" || true)
-	check investigate_printed "$( ((rows == $4)) && grep -q '^Conclusion:' "$INV_KEEP.out" &&
+	check investigate_printed "$( ((rows == $4)) && grep -q "^truestat's findings" "$INV_KEEP.out" &&
 		grep -qE "${5:-.}" "$INV_KEEP.out"; echo $?)" \
-		"$rows rows of $4, the conclusion${5:+ and a line matching '$5'} printed"
+		"$rows rows of $4, truestat's findings${5:+ and a line matching '$5'} printed"
 	return 0
 }
 

@@ -429,6 +429,20 @@ static void test_one_submitter_none(void **state)
 	submitter(17, "mysqld", 4000, 2);
 	with_who();
 	assert_null(find("one-submitter"));
+	/* equals never split exactly: 50.3% is one of two equals, not an owner */
+	who.e[0].s.ios = 4050;
+	who.e[0].s.service_ns = 4050 * 2 * MS;
+	with_who();
+	assert_null(find("one-submitter"));
+	/* 54% is within the +20% margin over the rest (46%), 56% beyond it */
+	who.e[0].s.service_ns = 54 * MS;
+	who.e[1].s.service_ns = 46 * MS;
+	with_who();
+	assert_null(find("one-submitter"));
+	who.e[0].s.service_ns = 56 * MS;
+	who.e[1].s.service_ns = 44 * MS;
+	with_who();
+	assert_non_null(find("one-submitter"));
 	reset(10);
 	phase(1, 1, 2, 0);
 	with_who();

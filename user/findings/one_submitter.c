@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * one-submitter (--by): on a device busy at least half the span, one
- * cgroup or process had most of the device time (its requests' service
- * summed) while others used the device too.
+ * cgroup or process had more of the device time (its requests' service
+ * summed) than all the others together, by the curve's margin for "more"
+ * (TS_CURVE_GROWTH), while others used the device too.
  */
 #include "findings.h"
 
-/* Most, and busy: more than half (TS_CURVE_OS_WAIT's median reason). */
+/* Busy: at least half the span (TS_CURVE_OS_WAIT's median reason). */
 #define TS_OWNS 0.5
 
 static bool is_one(const struct ts_who_entry *e)
@@ -52,8 +53,14 @@ void ts_rule_one_submitter(const struct ts_finding_ctx *c)
 			top_ios = ios;
 		}
 	}
-	/* alone on the device, it owns nothing from anyone */
-	if (!top || most == total || most <= TS_OWNS * total)
+	/*
+	 * Alone on the device, it owns nothing from anyone. Two equal
+	 * submitters split the time about half and half, one of them a little
+	 * above by chance: owning is more than the others together by the
+	 * curve's +20%, well beyond that split.
+	 */
+	if (!top || most == total ||
+	    !(most > TS_CURVE_GROWTH * (double)(total - most)))
 		return;
 	f = ts_finding_add(c, "one-submitter", "all", TS_SEV_LOW, 0,
 			   "%s: %s had %.0f%% of the device's time (%llu requests) on a device busy %.0f%% of the time; the others shared the rest",

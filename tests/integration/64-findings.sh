@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# Findings (doc/diagnosis.md) on simulated disks whose truth is known
+# (tests/simdisk: K units, S per request, a rate cap, a flush cost, slow
+# requests; tests/lib/simdisk.sh): for each finding a run where it must be
+# stated and one where it must not, one truestat run (-D) per case over one
+# fio run of a few seconds. A load that rises in steps (fio jobs that start
+# later) is what lets the depth curve find a device's parallelism; a steady
+# load shows one depth class. Each finding's figures are held to what the
+# disk logged of the same requests or to its configuration:
+#  - serial_step (K = 1, S = 2 ms; 1 reader, then 8): waiting-in-device,
+#    its knee the class holding K or the next, its IOPS there at most K/S,
+#    its service at least the disk's mean A..R; not busy-not-full, not
+#    waiting-in-os (the OS queue held nothing: scheduler none, 128 tags);
+#  - light (the same disk at a tenth of K/S): no finding at all, and the
+#    disk's log says it was busy less than a fifth of the time (also the
+#    control of slow-not-busy: every request takes S);
+#  - headroom (K = 4, S = 4 ms; 1 reader, then short steps to 4 and 16):
+#    busy-not-full, its best IOPS at most K/S, its IOPS now between the
+#    disk's completions over truestat's span and over the disk's own busy
+#    time, its headroom within the bounds those give; not
+#    waiting-in-device;
+#  - random (the same disk, 4 KiB random reads, 4 readers, --pattern):
+#    random-reads, its sequential share between the disk's log's within
+#    truestat's window and over the run, most bytes in reads below 8 KiB
+#    (the log: every read 4 KiB); sequential (1 MiB sequential reads,
+#    --pattern): no random-reads;
+#  - capped (K = 4, S = 1 ms, capped at 1,000 IOPS; 1, 2, 4, 8, 16
+#    readers in steps): capped-volume, its rate within a histogram
+#    bucket (1/16) of the cap the disk logged, not waiting-in-device;
+#    uncapped (K = 16, S = 4 ms, the same steps): throughput grows at
+#    every step, so neither capped-volume nor waiting-in-device;
+#  - os_queue (K = 16, S = 4 ms, 16 readers, nr_requests 4): waiting-in-os,
+#    the device holding no more than the 4 tags (the disk's log: at most 4
+#    at once), far below K;
+#  - flush (K = 4, S = 1 ms, a flush 5 ms; writes with fsync each):
+#    commits-wait-on-flush, its share between the disk's summed flush
+#    A..R over the durable writes' time and 1; flush_rare (fsync every 32
+#    writes): durable writes under way a small part of the time, none;
+#  - slow (K = 1, S = 1 ms, every 10th request 30 ms slower; 1 reader):
+#    slow-not-busy, its median at depth 1 within a bucket of the disk's
+#    median A..R, its mean at least the disk's;
+#  - owner (K = 4, S = 2 ms, --by process: one fio at depth 8, one
+#    synchronous reader): one-submitter, its requests those fio counted;
+#    shared (two fio at depth 4 each, one a little above half by chance):
+#    none.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/simdisk.sh"
+need fio python3 fusermount3
+
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+
+# run NAME TS_ARGS FIO_ARGS...: truestat -D (and TS_ARGS) over one fio run
+# on the simulated disk; the disk's log of it in $tmp/NAME.log
+run() {
+	local name=$1 ts_args=$2
+	shift 2
+	simdisk_mark
+	# shellcheck disable=SC2086 # TS_ARGS: options, split
+	ts_start "$tmp/$name.json" -D -d "$SIMDISK_LOOP" $ts_args
+	fio --filename="/dev/$SIMDISK_LOOP" --direct=1 --bs=4k --rw=randread \
+		--ioengine=psync --time_based --output-format=json \
+		--output="$tmp/$name.fio" "$@"
+	ts_stop INT
+	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
+	simdisk_save "$tmp/$name"
+}
+
+# steps END_MS N@FROM_MS...: fio jobs of N readers each, from FROM_MS
+# after the start to END_MS, all ending together
+steps() {
+	local end=$1 i=0 s
+	shift
+	for s in "$@"; do
+		printf -- '--name=s%d --numjobs=%d --startdelay=%dms --runtime=%dms ' \
+			"$i" "${s%@*}" "${s#*@}" $((end - ${s#*@}))
+		i=$((i + 1))
+	done
+}
+
+# judge NAME SCRIPT: SCRIPT with d (the totals' row of the disk), F (the
+# findings about it by id), reqs (the disk's log of the run), P (its
+# parameters), t0, t1 (truestat's window on the disk's clock)
+judge() {
+	simdisk_judge "$1" "
+import re
+name = '$1'
+t = totals('$tmp/$1.json')
+d = dev(t, '$SIMDISK_LOOP')
+F = dict((f['id'], f) for f in t['findings'] if f['device'] == '$SIMDISK_LOOP')
+fig = lambda f: dict((x['name'], x['value']) for x in f['figures'])
+P = sd_params('$tmp/$1.full')
+reqs = sd_read('$tmp/$1.log')
+win = re.search(r'totals from ([0-9.]+) to ([0-9.]+) s', open('$tmp/$1.json.err').read())
+t0, t1 = float(win.group(1)) * 1e9, float(win.group(2)) * 1e9
+K, S = P['units'], P['service_ns']
+def has(fid, sev=None):
+    f = F.get(fid)
+    print(name + '_' + fid.replace('-', '_'), int(f is None or (sev is not None and f['severity'] != sev)),
+          '%s stated%s: %s' % (fid, ' (%s)' % sev if sev else '', f['sentence'] if f else 'no; findings: %s'
+                               % ([x['id'] for x in t['findings']] or 'none')))
+    return fig(f) if f else {}
+def hasnt(fid):
+    f = F.get(fid)
+    print(name + '_no_' + fid.replace('-', '_'), int(f is not None),
+          '%s not stated%s' % (fid, ': ' + f['sentence'] if f else ''))
+def iops_cap():
+    # by Little, a row's IOPS is its mean depth over its mean service,
+    # taken from bucket middles: at most half a bucket (1/32) below
+    return K / (S / 1e9) * 1.03125
+$2"
+}
+
+# 1. one unit: waiting inside it, or nothing at a tenth of its rate
+simdisk_up 1 2000
+# shellcheck disable=SC2046 # steps' options, split
+run serial_step '' $(steps 2000 1@0 7@1000)
+judge serial_step "
+f = has('waiting-in-device', 'high')
+ra = [x[3] - x[0] for x in reqs if t0 <= x[0] and x[3] <= t1]
+par = f.get('parallelism', 0)
+print(name + '_knee', int(not K <= par <= 2 * K),
+      'knee at %d requests: the class holding the disk\'s %d unit or the next' % (par, K))
+print(name + '_knee_iops', int(not f.get('iops_at_knee', 1e99) <= iops_cap()),
+      'IOPS at the knee %.1f <= K/S %.1f (+1/32)' % (f.get('iops_at_knee', -1), iops_cap()))
+print(name + '_service', int(not f.get('service_ms', 0) * 1e6 >= sum(ra) / len(ra)),
+      'service %.3f ms >= the disk\'s mean A..R %.3f ms inside the window'
+      % (f.get('service_ms', -1), sum(ra) / len(ra) / 1e6))
+hasnt('busy-not-full')
+hasnt('waiting-in-os')
+hasnt('capped-volume')
+"
+run light '' --name=light --rate_iops=50 --runtime=2
+judge light "
+busy = Sd([x for x in reqs if t0 <= x[0] and x[3] <= t1]).busy / (t1 - t0)
+print(name + '_load', int(not busy < 0.2), 'the disk was busy %.1f%% of the window' % (100 * busy))
+print(name + '_none', int(bool(F) or any(s['device'] == '$SIMDISK_LOOP' for s in t['findings_skipped'])),
+      'no finding, none skipped: %s' % ([f['sentence'] for f in F.values()] or 'none'))
+"
+simdisk_down
+
+# 2. four units of 4 ms: capacity left, random and sequential reads
+simdisk_up 4 4000
+# shellcheck disable=SC2046
+run headroom '' $(steps 4000 1@0 3@3600 12@3800)
+judge headroom "
+f = has('busy-not-full', 'medium')
+inner = [x for x in reqs if t0 <= x[0] and x[3] <= t1]
+L = Sd(inner)
+n = len(reqs)
+# truestat's busy time holds the disk's (A..R inside D..C) and lies within
+# its span; the completions it timed are the disk's less those it missed
+m = d['all']['missed']
+now_lo, now_hi = (n - m) / ((t1 - t0) / 1e9), n / (L.busy / 1e9)
+now, best, head = f.get('iops_now', -1), f.get('iops_best', 1e99), f.get('headroom', -1)
+print(name + '_best', int(not best <= iops_cap()), 'best IOPS %.1f <= K/S %.1f (+1/32)' % (best, iops_cap()))
+print(name + '_now', int(not now_lo - 1e-6 <= now <= now_hi + 1e-6),
+      'IOPS now %.1f: between %d requests over the window %.1f and over the disk\'s busy time %.1f'
+      % (now, n, now_lo, now_hi))
+print(name + '_headroom', int(not 1.2 <= head <= iops_cap() / now_lo),
+      'headroom %.2f: >= 1.2, <= K/S / the IOPS over the window %.2f' % (head, iops_cap() / now_lo))
+hasnt('waiting-in-device')
+"
+run random --pattern --name=random --numjobs=4 --runtime=2
+run sequential --pattern --name=seq --rw=read --bs=1m --runtime=2
+judge random "
+f = has('random-reads', 'medium')
+def seq(rs):
+    # the disk's reads in arrival order: those that began where the one
+    # before ended, and how many were compared
+    rs = sorted(rs, key=lambda x: x[9])
+    return sum(b[5] == a[5] + a[6] for a, b in zip(rs, rs[1:])), max(len(rs) - 1, 1)
+(lo_seq, lo_n), (hi_seq, hi_n) = seq([x for x in reqs if t0 <= x[0] and x[3] <= t1]), seq(reqs)
+s = f.get('sequential_share', -1)
+print(name + '_sequential', int(not lo_seq / hi_n <= s <= hi_seq / lo_n),
+      'sequential share %.4f; the disk\'s log: %d of %d inside the window, %d of %d over the run'
+      % (s, lo_seq, lo_n, hi_seq, hi_n))
+sizes = set(x[6] for x in reqs)
+print(name + '_sizes', int(not (sizes == {4096} and f.get('most_bytes_below') == 8192)),
+      'most bytes below %s; the disk was given reads of %s bytes' % (f.get('most_bytes_below'), sorted(sizes)))
+"
+judge sequential "hasnt('random-reads')"
+simdisk_down
+
+# 3. a volume capped at 1,000 IOPS, a disk of 16 units without a cap
+SIMDISK_IOPS=1000 simdisk_up 4 1000
+# shellcheck disable=SC2046
+run capped '' $(steps 2500 1@0 1@500 2@1000 4@1500 8@2000)
+judge capped "
+f = has('capped-volume', 'high')
+cap = 1e9 / P['interval_ns']
+r = f.get('rate_iops', -1)
+print(name + '_rate', int(not cap / 1.0625 <= r <= cap * 1.0625),
+      'rate %.1f IOPS, the cap the disk logged %.1f (a token every %d ns): within 1/16'
+      % (r, cap, P['interval_ns']))
+hasnt('waiting-in-device')
+"
+simdisk_down
+simdisk_up 16 4000
+# shellcheck disable=SC2046
+run uncapped '' $(steps 2500 1@0 1@500 2@1000 4@1500 8@2000)
+judge uncapped "
+hasnt('capped-volume')
+hasnt('waiting-in-device')
+"
+queue_set "$SIMDISK_LOOP" nr_requests 4
+run os_queue '' --name=os --numjobs=16 --runtime=2
+judge os_queue "
+f = has('waiting-in-os', 'high')
+held = Sd([x for x in reqs if x[4] in 'RW']).held_max
+c = f.get('concurrency', 99)
+print(name + '_device', int(not (held <= 4 and c <= 4 and c < K)),
+      'the device held %.2f at once, the disk at most %d: within the 4 tags, below its %d units'
+      % (c, held, K))
+hasnt('waiting-in-device')
+"
+simdisk_down
+
+# 4. durable writes whose flush costs 5 ms
+SIMDISK_FSYNC=5000 simdisk_up 4 1000
+run flush '' --name=flush --rw=randwrite --fsync=1 --runtime=2
+judge flush "
+f = has('commits-wait-on-flush', 'high')
+s = d['sync']
+Fl = [x[3] - x[0] for x in reqs if x[4] == 'F' and t0 <= x[0] and x[3] <= t1]
+total = s['ios'] * s['total_ms'] * 1e6
+share = f.get('flush_share', -1)
+print(name + '_share', int(not sum(Fl) / total <= share <= 1),
+      'flush share %.3f: >= the disk\'s summed flush A..R %.1f ms over the durable writes\' %.1f ms (%.3f), <= 1'
+      % (share, sum(Fl) / 1e6, total / 1e6, sum(Fl) / total))
+"
+run flush_rare '' --name=flush --rw=randwrite --fsync=32 --runtime=2
+judge flush_rare "hasnt('commits-wait-on-flush')"
+simdisk_down
+
+# 5. every tenth request 30 ms slower
+SIMDISK_SLOW=10:30000 simdisk_up 1 1000
+run slow '' --name=slow --runtime=2 "${SIMDISK_FIO_PCT[@]}"
+judge slow "
+f = has('slow-not-busy', 'high')
+ra = sorted(x[3] - x[0] for x in reqs if t0 <= x[0] and x[3] <= t1)
+p50 = pct_of(ra, (len(ra) + 1) // 2)
+# fio's latency (submit..reap) holds each D..C: its median, a rank further
+# for each completion truestat missed, bounds truestat's from above
+fr = json.load(open('$tmp/slow.fio'))['jobs'][0]['read']
+top = fio_pct(fr, min(1.0, 0.5 + (d['all']['missed'] + 1.0) / fr['total_ios']))
+print(name + '_median', int(not p50 / 1.0625 <= f.get('p50_depth1_ms', -1) * 1e6 <= top * 1.0625),
+      'median at depth 1 %.3f ms: the disk\'s median A..R %.3f ms, fio\'s %.3f ms (a bucket either way)'
+      % (f.get('p50_depth1_ms', -1), p50 / 1e6, top / 1e6))
+print(name + '_mean', int(not f.get('service_depth1_ms', -1) * 1e6 >= sum(ra) / len(ra) / 1.03125),
+      'mean at depth 1 %.3f ms >= the disk\'s mean A..R %.3f ms (less half a bucket)'
+      % (f.get('service_depth1_ms', -1), sum(ra) / len(ra) / 1e6))
+"
+simdisk_down
+
+# 6. one submitter with most of the device's time, or two sharing it
+simdisk_up 4 2000
+run owner '--by=process' --name=heavy --ioengine=io_uring --iodepth=8 --runtime=2 \
+	--name=light --ioengine=psync --iodepth=1 --runtime=2
+judge owner "
+f = has('one-submitter', 'low')
+jobs = json.load(open('$tmp/owner.fio'))['jobs']
+heavy = next(j for j in jobs if j['jobname'] == 'heavy')['read']['total_ios']
+n = f.get('ios', -1)
+print(name + '_ios', int(not heavy - d['all']['missed'] <= n <= heavy),
+      'the submitter\'s requests %d; fio\'s heavy job did %d (%d missed)' % (n, heavy, d['all']['missed']))
+"
+run shared '--by=process' --name=a --ioengine=io_uring --iodepth=4 --runtime=2 \
+	--name=b --ioengine=io_uring --iodepth=4 --runtime=2
+judge shared "hasnt('one-submitter')"
+simdisk_down
+finish
