@@ -99,8 +99,11 @@ for s in ('fragmented', 'rebuilt'):
     rr = [f for f in t['findings'] if f['device'] == loop and f['id'] == 'random-reads']
     if s == 'fragmented':
         sh = dict((x['name'], x['value']) for x in rr[0]['figures'])['sequential_share'] if rr else -1
-        lo_n, hi_n = max(lo['ios'] - 1, 1), max(hi['ios'] - 1, 1)
-        print('fragmented_finding', int(not lo['seq'] / hi_n <= sh <= hi['seq'] / lo_n),
+        # the share is of the reads compared with the one before: the
+        # window's first is compared with the read before it when truestat
+        # saw one, so ios - 1 to ios of them; JSON rounds to 6 decimals
+        lo_n, hi_n = max(lo['ios'] - 1, 1), max(hi['ios'], 1)
+        print('fragmented_finding', int(not lo['seq'] / hi_n - 5e-7 <= sh <= hi['seq'] / lo_n + 5e-7),
               'random-reads %s, sequential share %.3f; the disk\'s %d of %d reads inside the window, %d of %d in the step'
               % ('stated' if rr else 'not stated', sh, lo['seq'], lo['ios'], hi['seq'], hi['ios']))
     else:
