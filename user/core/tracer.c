@@ -981,6 +981,7 @@ static void read_repairs(struct ts_tracer *t)
 {
 	__u64 n = *(volatile __u64 *)&t->skel->bss->repair_count;
 	const volatile struct ts_repair *r;
+	struct ts_repair copy;
 
 	if (n - t->repairs_read > TS_REPAIR_SLOTS) {
 		ts_bounds_lost(&t->bounds);
@@ -988,9 +989,9 @@ static void read_repairs(struct ts_tracer *t)
 	}
 	for (; t->repairs_read < n; t->repairs_read++) {
 		r = &t->repairs[t->repairs_read % TS_REPAIR_SLOTS];
-		if (r->seq == t->repairs_read + 1)
-			ts_bounds_repair(&t->bounds, r->qid, r->issue_ns,
-					 r->found_ns);
+		if (ts_repair_read(r, t->repairs_read, &copy))
+			ts_bounds_repair(&t->bounds, copy.qid, copy.issue_ns,
+					 copy.found_ns);
 		else
 			ts_bounds_lost(&t->bounds);
 	}

@@ -28,6 +28,18 @@ void ts_bounds_lost(struct ts_bounds *b)
 	b->overflow = true;
 }
 
+bool ts_repair_read(const volatile struct ts_repair *r, __u64 n,
+		    struct ts_repair *out)
+{
+	if (r->seq != n + 1)
+		return false;
+	out->seq = n + 1;
+	out->issue_ns = r->issue_ns;
+	out->found_ns = r->found_ns;
+	out->qid = r->qid;
+	return true;
+}
+
 static __s64 max64(__s64 a, __s64 b)
 {
 	return a > b ? a : b;
