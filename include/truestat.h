@@ -482,7 +482,8 @@ struct ts_layer_key {
  * Repairs, in order (ARRAY repairs, mmapable, index = n % TS_REPAIR_SLOTS
  * for the n-th repair; repair_count in .bss counts them): the request was
  * in the depth from issue_ns and found ended at found_ns, so its unseen
- * completion lies in between. seq is n + 1 once the record is whole.
+ * completion lies in between. seq is n + 1 once the record is whole, 0
+ * while it is being rewritten (user/lib/bounds.c: ts_repair_read).
  */
 #define TS_REPAIR_SLOTS 4096
 

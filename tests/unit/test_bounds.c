@@ -288,6 +288,7 @@ static void *stress_writer(void *unused)
 	__u64 n;
 
 	for (n = 0; !stress_stop; n++) {
+		__atomic_exchange_n(&stress_rec.seq, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&stress_rec.issue_ns, issue_of(n),
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&stress_rec.found_ns, found_of(n),
