@@ -63,6 +63,7 @@ struct ts_tracer {
 	/* the sweeps (-v at the end): how many, their time in BPF (with
 	 * preemption off), its longest part, their time in all */
 	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
+	const char *test_stamp_age; /* TRUESTAT_TEST_STAMP_AGE, else NULL */
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
 	struct ring_buffer *slow; /* --slow, else NULL */
@@ -732,6 +733,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	clock_offset = wrap_offset(o->test_clock_wrap_s);
 	if (!t || open_btf(o, err, errlen))
 		goto fail;
+	t->test_stamp_age = getenv("TRUESTAT_TEST_STAMP_AGE");
 	t->pattern = o->pattern;
 	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
 	if (t->nkdevs)
@@ -974,6 +976,75 @@ static void settle(struct ts_tracer *t)
 }
 
 /*
+ * Moves the stamp of depth word *@w back, as of @now, until it is @age old
+ * (no further when it is already); unless it changed meanwhile. Returns
+ * the ns it moved.
+ */
+static __u64 age_word(volatile __u64 *w, __u64 age, __u64 now)
+{
+	__u64 old = *w, was = (now - old) & TS_CLOCK_MASK, by, new;
+
+	if (was >= age)
+		return 0;
+	by = age - was;
+	new = (old & ~TS_CLOCK_MASK) | ((old - by) & TS_CLOCK_MASK);
+	if (!__atomic_compare_exchange_n((__u64 *)w, &old, new, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return 0;
+	return by;
+}
+
+/*
+ * Every traced device's depth words made @age old, each said on stderr
+ * (the time that passed for it: the test's expected depth x time).
+ */
+static void age_words(struct ts_tracer *t, __u64 age)
+{
+	size_t len = t->state_len;
+	volatile struct ts_dev_state *st;
+	__u64 now, dev_by, os_by;
+	unsigned int qid;
+
+	st = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  bpf_map__fd(t->skel->maps.dev_state), 0);
+	if (st == MAP_FAILED)
+		return;
+	for (qid = 0; qid < TS_MAX_DEVS; qid++) {
+		if (!st[qid].queue || (st[qid].queue & 1) ||
+		    st[qid].mode != TS_DEV_TRACED)
+			continue;
+		now = mono_ns() + clock_offset;
+		dev_by = age_word(&st[qid].in_device, age, now);
+		os_by = age_word(&st[qid].in_os, age, now);
+		fprintf(stderr, "truestat: test: slot %u: stamps aged, device "
+			"%llu ns, os %llu ns\n", qid,
+			(unsigned long long)dev_by, (unsigned long long)os_by);
+	}
+	munmap((void *)st, len);
+}
+
+/*
+ * Tests (TRUESTAT_TEST_STAMP_AGE=FILE): when FILE exists, the time since
+ * the last snapshot stands for as much as makes every traced device's
+ * depth words as old as the ns FILE holds. No event changed them
+ * meanwhile (the test keeps the disk idle, or held by a stopped simulated
+ * disk), so what that time does to them is their stamps growing older.
+ * FILE is removed once done.
+ */
+static void test_age_stamps(struct ts_tracer *t)
+{
+	unsigned long long age;
+	FILE *f;
+
+	if (!t->test_stamp_age || !(f = fopen(t->test_stamp_age, "r")))
+		return;
+	if (fscanf(f, "%llu", &age) == 1)
+		age_words(t, age);
+	fclose(f);
+	unlink(t->test_stamp_age);
+}
+
+/*
  * The repairs logged since the last read. A record still being written, or
  * overwritten before this read, makes the bounds fall back to counts.
  */
@@ -1212,6 +1283,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	unsigned int qid;
 
 	follow_stacks(t);
+	test_age_stamps(t);
 	settle(t);
 	read_repairs(t);
 	durable_in_flight(t, durable);
