@@ -265,6 +265,30 @@ static void test_change_time(void **state)
 }
 
 /*
+ * A depth of 72 held for 2^44 ns and 5 s more: one stamp difference reads
+ * 5 s (the interval wrapped), restamps every TS_RESTAMP_NS sum the time
+ * above 64 to the whole of it.
+ */
+static void test_restamp(void **state)
+{
+	__u64 t0 = 7000ULL * 1000000000ULL, held = (1ULL << 44) + 5000000000ULL;
+	__u64 word = (72ULL << TS_CLOCK_BITS) | (t0 & TS_CLOCK_MASK), now, next;
+	__s64 area = 0;
+
+	assert_int_equal(ts_stamp_since(word, t0 + held), 5000000000LL);
+	for (now = t0; now < t0 + held; word = next) {
+		now = now + TS_RESTAMP_NS < t0 + held ? now + TS_RESTAMP_NS :
+							t0 + held;
+		next = ts_restamp(word, now);
+		assert_int_equal(ts_depth_of(next), 72);
+		area += (__s64)ts_above_exact(72) * ts_stamp_since(word, now);
+	}
+	assert_int_equal(area, 8 * (__s64)held);
+	/* a clock read before the last change's stamp: the stamp stays */
+	assert_int_equal(ts_restamp(word, now - 7), word);
+}
+
+/*
  * A repair record rewritten by one thread (as the BPF side does when the
  * log wraps) while another reads it with ts_repair_read: every field is
  * derived from the repair's number, so a copy mixing two repairs is seen.
@@ -352,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_lost_repairs),
 		cmocka_unit_test(test_repair_after_log_read),
 		cmocka_unit_test(test_change_time),
+		cmocka_unit_test(test_restamp),
 		cmocka_unit_test(test_repair_read_torn),
 	};
 

@@ -64,6 +64,7 @@ struct ts_tracer {
 	 * preemption off), its longest part, their time in all */
 	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
 	const char *test_stamp_age; /* TRUESTAT_TEST_STAMP_AGE, else NULL */
+	__u64 restamped_ns; /* the depth words' last restamp (CLOCK_MONOTONIC) */
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
 	struct ring_buffer *slow; /* --slow, else NULL */
@@ -937,8 +938,21 @@ static void sweep(struct ts_tracer *t)
 	sweep_slots(t);
 	sweep_durable(t);
 	sweep_part(t, TS_SWEEP_END, 0);
-	t->sweep_wall_ns += mono_ns() - t0;
+	sweep_part(t, TS_SWEEP_RESTAMP, 0);
+	t->restamped_ns = mono_ns();
+	t->sweep_wall_ns += t->restamped_ns - t0;
 	t->sweeps++;
+}
+
+__u64 ts_tracer_restamp(struct ts_tracer *t)
+{
+	__u64 now = mono_ns();
+
+	if (now - t->restamped_ns >= TS_RESTAMP_NS) {
+		sweep_part(t, TS_SWEEP_RESTAMP, 0);
+		t->restamped_ns = now;
+	}
+	return t->restamped_ns + TS_RESTAMP_NS;
 }
 
 /* Sweeps a snapshot makes at most while requests are too young to judge. */
@@ -994,32 +1008,58 @@ static __u64 age_word(volatile __u64 *w, __u64 age, __u64 now)
 	return by;
 }
 
+static bool traced(const volatile struct ts_dev_state *st)
+{
+	return st->queue && !(st->queue & 1) && st->mode == TS_DEV_TRACED;
+}
+
+/* Every traced device's depth words in @st made @age old; @by[] += moves. */
+static void age_all(volatile struct ts_dev_state *st, __u64 age,
+		    __u64 (*by)[2])
+{
+	unsigned int qid;
+	__u64 now;
+
+	for (qid = 0; qid < TS_MAX_DEVS; qid++) {
+		if (!traced(&st[qid]))
+			continue;
+		now = mono_ns() + clock_offset;
+		by[qid][0] += age_word(&st[qid].in_device, age, now);
+		by[qid][1] += age_word(&st[qid].in_os, age, now);
+	}
+}
+
 /*
- * Every traced device's depth words made @age old, each said on stderr
- * (the time that passed for it: the test's expected depth x time).
+ * Every traced device's depth words as after @age without a change: aged
+ * a TS_RESTAMP_NS at a time, restamped after each as the main loop does
+ * (ts_tracer_restamp). What each word moved is said on stderr: the time
+ * that passed for it, the test's expected depth x time.
  */
 static void age_words(struct ts_tracer *t, __u64 age)
 {
+	static __u64 by[TS_MAX_DEVS][2];
 	size_t len = t->state_len;
 	volatile struct ts_dev_state *st;
-	__u64 now, dev_by, os_by;
 	unsigned int qid;
+	__u64 step;
 
 	st = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		  bpf_map__fd(t->skel->maps.dev_state), 0);
 	if (st == MAP_FAILED)
 		return;
-	for (qid = 0; qid < TS_MAX_DEVS; qid++) {
-		if (!st[qid].queue || (st[qid].queue & 1) ||
-		    st[qid].mode != TS_DEV_TRACED)
-			continue;
-		now = mono_ns() + clock_offset;
-		dev_by = age_word(&st[qid].in_device, age, now);
-		os_by = age_word(&st[qid].in_os, age, now);
-		fprintf(stderr, "truestat: test: slot %u: stamps aged, device "
-			"%llu ns, os %llu ns\n", qid,
-			(unsigned long long)dev_by, (unsigned long long)os_by);
+	memset(by, 0, sizeof(by));
+	for (; age; age -= step) {
+		step = age < TS_RESTAMP_NS ? age : TS_RESTAMP_NS;
+		age_all(st, step, by);
+		if (step == TS_RESTAMP_NS)
+			sweep_part(t, TS_SWEEP_RESTAMP, 0);
 	}
+	for (qid = 0; qid < TS_MAX_DEVS; qid++)
+		if (traced(&st[qid]))
+			fprintf(stderr, "truestat: test: slot %u: stamps aged, "
+				"device %llu ns, os %llu ns\n", qid,
+				(unsigned long long)by[qid][0],
+				(unsigned long long)by[qid][1]);
 	munmap((void *)st, len);
 }
 
