@@ -96,6 +96,27 @@ static __always_inline s64 peak_take(u64 *word, s64 *peak, u32 qid)
 	return __sync_lock_test_and_set(peak, ts_depth_of(*word));
 }
 
+/*
+ * Depth *@word restamped at @now (ts_restamp), the area above
+ * TS_LEVEL_EXACT up to then added. 16 lost races: 16 changes stamped it.
+ */
+static __always_inline void depth_restamp(u64 *word, u64 *levels, u32 qid,
+					  bool os, u64 now)
+{
+	u64 old, new;
+	int i;
+
+	now += test_clock_offset;
+	for (i = 0; i < 16; i++) {
+		old = *(volatile u64 *)word;
+		new = ts_restamp(old, now);
+		if (__sync_val_compare_and_swap(word, old, new) == old) {
+			above_add(levels, old, new, ts_change_time(old, now));
+			return;
+		}
+	}
+}
+
 #endif
 
 
@@ -126,6 +147,14 @@ static __always_inline void os_down(struct ts_dev_state *st, u32 qid, u64 now)
 {
 	depth_step(&st->in_os, st->os_level, &st->os_peak, st->os_deferred, -1,
 		   now, qid, false, true);
+}
+
+/* Both depth words of @st (slot @qid) restamped at @now (TS_RESTAMP_NS). */
+static __always_inline void depth_restamp_both(struct ts_dev_state *st,
+					       u32 qid, u64 now)
+{
+	depth_restamp(&st->in_device, st->device_level, qid, false, now);
+	depth_restamp(&st->in_os, st->os_level, qid, true, now);
 }
 
 /* When a request issued at @issue_ns probably completed, as of @now. */

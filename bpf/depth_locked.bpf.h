@@ -290,6 +290,34 @@ __noinline s64 depth_step_locked(u32 qid, u32 os, s64 step, u64 now,
 			  qid, backdate && !os, os);
 }
 
+/*
+ * Slot @qid's depth (in the OS queue: @os) restamped at @now under its
+ * lock, after the changes left (ts_restamp). A lock held: its holder is
+ * changing the word, which stamps it.
+ */
+__noinline int depth_restamp_slot(u32 qid, u32 os, u64 now)
+{
+	struct depth_of_slot d;
+	u64 key, old, new;
+
+	deferred_apply_slot(qid, os); /* a call: inlined, the sweep was too big */
+	if (!depth_of_slot(qid, os, &d))
+		return 0;
+	key = ptr_value(d.word);
+	if (!word_lock(key))
+		return 0;
+	now += test_clock_offset;
+	old = *d.word;
+	new = ts_restamp(old, now);
+	*(volatile u64 *)d.word = new;
+	above_add(d.levels, old, new, ts_change_time(old, now));
+	word_unlock(key);
+	return 0;
+}
+
+#define depth_restamp(word, levels, qid, os, now) \
+	depth_restamp_slot(qid, os, now)
+
 #define depth_step(word, levels, peak, deferred, step, now, qid, backdate, os) \
 	depth_step_locked(qid, os, step, now, backdate)
 

@@ -75,6 +75,21 @@ struct {
 __u64 repair_count;
 
 /*
+ * Sets repair record @r's seq to @v, ordered against its other stores both
+ * ways: 0 before they are rewritten, n + 1 after, so that the loader's
+ * second look at seq (ts_repair_read) finds a copy it made during a rewrite.
+ * An exchange is a full barrier in BPF, which has no fence; x86 keeps
+ * stores in order (plain moves), and the object for old kernels has no
+ * exchange (bpf/atomics.bpf.h): there ts_store_release and a compiler
+ * barrier after it.
+ */
+static __always_inline void repair_seq_set(struct ts_repair *r, u64 v)
+{
+	ts_store_release(&r->seq, v);
+	asm volatile("" ::: "memory");
+}
+
+/*
  * Whether record @s is of an earlier claim of its slot: issued before the
  * slot's present disk was claimed (the disk it was of went, and another took
  * its queue id). A record is filled after its disk's claim, so its issue
@@ -266,10 +281,11 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 	idx = n & (TS_REPAIR_SLOTS - 1);
 	r = n != ~0ULL ? bpf_map_lookup_elem(&repairs, &idx) : NULL;
 	if (r) {
+		repair_seq_set(r, 0);
 		r->issue_ns = s->issue_ns;
 		r->found_ns = now;
 		r->qid = qid;
-		ts_store_release(&r->seq, n + 1);
+		repair_seq_set(r, n + 1);
 	}
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
 	who_missed(qid, at, s->op);

@@ -159,9 +159,25 @@ static long sweep_begin(u32 qid, void *unused)
 }
 
 /*
+ * A device's depth words restamped (TS_RESTAMP_NS: no stamp grows old
+ * enough to be misread), after every sweep and between sweeps. Global:
+ * the verifier checks it once, not once per device of the sweep's loop.
+ */
+__noinline int sweep_restamp(u32 qid, u64 now)
+{
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+
+	if (!st || !st->queue || (st->queue & 1))
+		return 0;
+	depth_restamp_both(st, qid, now);
+	return 0;
+}
+
+/*
  * Each device's peaks since the last sweep; the next ones start from now;
- * histograms for one claimed without (hists_retry). Object for old kernels: first the changes left in its depths (none stay
- * left when the device goes quiet).
+ * histograms for one claimed without them (hists_retry). Object for old
+ * kernels: first the changes left in its depths (none stay left when the
+ * device goes quiet).
  */
 static long sweep_end(u32 qid, void *unused)
 {

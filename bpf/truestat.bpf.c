@@ -381,6 +381,9 @@ int ts_sweep(u64 *ctx)
 				sweep_begin(i, NULL);
 			else
 				sweep_end(i, NULL);
+	} else if (part == TS_SWEEP_RESTAMP) {
+		for (i = 0; i < TS_MAX_DEVS; i++)
+			sweep_restamp(i, now);
 	} else if (part == TS_SWEEP_SLOTS) {
 		for (i = 0; i < TS_SWEEP_KEYS && i < n; i++)
 			ts_sweep_slot(sweep_keys[i], now);

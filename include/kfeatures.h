@@ -30,6 +30,7 @@ enum ts_sweep_part {
 	TS_SWEEP_SLOTS, /* the request slots in sweep_keys[0, second arg) */
 	TS_SWEEP_DURABLE, /* the keys in sweep_keys[0, second arg) */
 	TS_SWEEP_END, /* each device: peaks taken */
+	TS_SWEEP_RESTAMP, /* each device: depth words restamped */
 };
 
 #define TS_SWEEP_KEYS 256

@@ -399,6 +399,25 @@ static __always_inline __u64 ts_change_time(__u64 word, __u64 now)
 	return back < 0 && back > -1000000000LL ? now - back : now;
 }
 
+/*
+ * @word with its depth kept and its stamp moved to the time of a change at
+ * @now (a restamp: the loader's, at every sweep and every TS_RESTAMP_NS).
+ */
+static __always_inline __u64 ts_restamp(__u64 word, __u64 now)
+{
+	return (word & ~TS_CLOCK_MASK) |
+	       (ts_change_time(word, now) & TS_CLOCK_MASK);
+}
+
+/*
+ * The longest the loader lets a depth word go without a restamp. A stamp
+ * is read as a signed 44-bit difference: older than 2^43 ns (2.4 h), the
+ * area above depth 64 held since it would be added as negative; within a
+ * second of 2^44 ns (4.9 h), ts_change_time would take it for a change a
+ * second ahead. A minute keeps every stamp far from both (and one restamp
+ * a minute costs nothing), with hours to spare for a loader held up.
+ */
+#define TS_RESTAMP_NS (60 * 1000000000ULL)
 
 /* Requests counted beyond level TS_LEVEL_EXACT at depth @depth. */
 static __always_inline __u64 ts_above_exact(__s64 depth)
@@ -500,7 +519,8 @@ struct ts_layer_key {
  * Repairs, in order (ARRAY repairs, mmapable, index = n % TS_REPAIR_SLOTS
  * for the n-th repair; repair_count in .bss counts them): the request was
  * in the depth from issue_ns and found ended at found_ns, so its unseen
- * completion lies in between. seq is n + 1 once the record is whole.
+ * completion lies in between. seq is n + 1 once the record is whole, 0
+ * while it is being rewritten (user/lib/bounds.c: ts_repair_read).
  */
 #define TS_REPAIR_SLOTS 4096
 

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
 
 #include "truestat.h"
 #include "lib/bounds.h"
@@ -261,6 +264,109 @@ static void test_change_time(void **state)
 	assert_int_equal(ts_depth_of(word), -2);
 }
 
+/*
+ * A depth of 72 held for 2^44 ns and 5 s more: one stamp difference reads
+ * 5 s (the interval wrapped), restamps every TS_RESTAMP_NS sum the time
+ * above 64 to the whole of it.
+ */
+static void test_restamp(void **state)
+{
+	__u64 t0 = 7000ULL * 1000000000ULL, held = (1ULL << 44) + 5000000000ULL;
+	__u64 word = (72ULL << TS_CLOCK_BITS) | (t0 & TS_CLOCK_MASK), now, next;
+	__s64 area = 0;
+
+	assert_int_equal(ts_stamp_since(word, t0 + held), 5000000000LL);
+	for (now = t0; now < t0 + held; word = next) {
+		now = now + TS_RESTAMP_NS < t0 + held ? now + TS_RESTAMP_NS :
+							t0 + held;
+		next = ts_restamp(word, now);
+		assert_int_equal(ts_depth_of(next), 72);
+		area += (__s64)ts_above_exact(72) * ts_stamp_since(word, now);
+	}
+	assert_int_equal(area, 8 * (__s64)held);
+	/* a clock read before the last change's stamp: the stamp stays */
+	assert_int_equal(ts_restamp(word, now - 7), word);
+}
+
+/*
+ * A repair record rewritten by one thread (as the BPF side does when the
+ * log wraps) while another reads it with ts_repair_read: every field is
+ * derived from the repair's number, so a copy mixing two repairs is seen.
+ */
+static struct ts_repair stress_rec;
+static volatile int stress_stop;
+
+static __u64 issue_of(__u64 n)
+{
+	return n * 3 + 1;
+}
+
+static __u64 found_of(__u64 n)
+{
+	return n * 5 + 2;
+}
+
+/* As forget_request (bpf/records.bpf.h) writes repair n into its slot. */
+static void *stress_writer(void *unused)
+{
+	__u64 n;
+
+	for (n = 0; !stress_stop; n++) {
+		__atomic_exchange_n(&stress_rec.seq, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&stress_rec.issue_ns, issue_of(n),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&stress_rec.found_ns, found_of(n),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&stress_rec.qid, (__u32)n, __ATOMIC_RELAXED);
+		__atomic_store_n(&stress_rec.seq, n + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Reads until 1000 copies were refused (the record changed under them:
+ * the race was met that often) or 3 s passed; no copy accepted may mix
+ * two repairs. How many were, and at what rate, is printed either way.
+ */
+static void test_repair_read_torn(void **state)
+{
+	__u64 reads = 0, refused = 0, torn = 0, n, end = mono_ns() + 3000000000ULL;
+	struct ts_repair copy;
+	pthread_t writer;
+
+	stress_stop = 0;
+	assert_int_equal(pthread_create(&writer, NULL, stress_writer, NULL), 0);
+	while (refused < 1000 && mono_ns() < end) {
+		n = __atomic_load_n(&stress_rec.seq, __ATOMIC_RELAXED);
+		if (!n)
+			continue;
+		reads++;
+		if (!ts_repair_read(&stress_rec, n - 1, &copy)) {
+			refused++;
+			continue;
+		}
+		if (copy.issue_ns != issue_of(n - 1) ||
+		    copy.found_ns != found_of(n - 1) || copy.qid != (__u32)(n - 1))
+			torn++;
+	}
+	stress_stop = 1;
+	pthread_join(writer, NULL);
+	printf("repair records: %llu reads, %llu refused (changed while "
+	       "copied), %llu torn copies accepted (%.2e of reads)\n",
+	       (unsigned long long)reads, (unsigned long long)refused,
+	       (unsigned long long)torn, reads ? (double)torn / reads : 0.0);
+	assert_true(refused > 0);
+	assert_int_equal(torn, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +376,8 @@ int main(void)
 		cmocka_unit_test(test_lost_repairs),
 		cmocka_unit_test(test_repair_after_log_read),
 		cmocka_unit_test(test_change_time),
+		cmocka_unit_test(test_restamp),
+		cmocka_unit_test(test_repair_read_torn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -281,25 +281,34 @@ static long long ns_of(const struct timespec *t)
 	return t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
+static struct timespec timespec_of(long long ns)
+{
+	return (struct timespec){ .tv_sec = ns / 1000000000LL,
+				  .tv_nsec = ns % 1000000000LL };
+}
+
 /*
  * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile,
  * with --slow printing the slow requests as they come and with --by
  * keeping room in its table (a burst of new submitters between two
- * reports); false when a signal came.
+ * reports), and waking to restamp @t's depth words as often as they need
+ * whatever the interval (ts_tracer_restamp); false when a signal came.
  */
-static bool sleep_until(const struct timespec *deadline)
+static bool sleep_until(struct ts_tracer *t, const struct timespec *deadline)
 {
 	bool tick = slow_tracer || fold_tracer;
+	long long next, due;
 	struct timespec now, step;
 
 	do {
-		step = *deadline;
+		due = (long long)ts_tracer_restamp(t);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (tick && ns_of(deadline) - ns_of(&now) > TICK_NS)
-			step = (struct timespec){
-				.tv_sec = (ns_of(&now) + TICK_NS) / 1000000000LL,
-				.tv_nsec = (ns_of(&now) + TICK_NS) % 1000000000LL,
-			};
+		next = ns_of(deadline);
+		if (tick && next - ns_of(&now) > TICK_NS)
+			next = ns_of(&now) + TICK_NS;
+		if (next > due)
+			next = due;
+		step = timespec_of(next);
 		if (ts_httpd_serve(exporter.httpd, &step, &stop_signal,
 				   &wait_mask, render_metrics, &exporter))
 			return false;
@@ -642,7 +651,7 @@ static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
 	while (!stop_signal && out_ok && o->interval_s > 0 &&
 	       (!o->count || n < o->count)) {
 		advance(&next, o->interval_s);
-		if (!sleep_until(&next))
+		if (!sleep_until(t, &next))
 			break;
 		run_take(t, r);
 		out_ok = emit(o, r->prev, r->cur, false, r->report);
@@ -654,7 +663,7 @@ static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
 	}
 	while (!stop_signal && o->interval_s == 0) {
 		advance(&next, 1.0);
-		if (!sleep_until(&next))
+		if (!sleep_until(t, &next))
 			break;
 		run_take(t, r);
 		window_findings(r, ++n);

@@ -63,6 +63,8 @@ struct ts_tracer {
 	/* the sweeps (-v at the end): how many, their time in BPF (with
 	 * preemption off), its longest part, their time in all */
 	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
+	const char *test_stamp_age; /* TRUESTAT_TEST_STAMP_AGE, else NULL */
+	__u64 restamped_ns; /* the depth words' last restamp (CLOCK_MONOTONIC) */
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
 	struct ring_buffer *slow; /* --slow, else NULL */
@@ -732,6 +734,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	clock_offset = wrap_offset(o->test_clock_wrap_s);
 	if (!t || open_btf(o, err, errlen))
 		goto fail;
+	t->test_stamp_age = getenv("TRUESTAT_TEST_STAMP_AGE");
 	t->pattern = o->pattern;
 	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
 	if (t->nkdevs)
@@ -951,8 +954,21 @@ static void sweep(struct ts_tracer *t)
 	sweep_slots(t);
 	sweep_durable(t);
 	sweep_part(t, TS_SWEEP_END, 0);
-	t->sweep_wall_ns += mono_ns() - t0;
+	sweep_part(t, TS_SWEEP_RESTAMP, 0);
+	t->restamped_ns = mono_ns();
+	t->sweep_wall_ns += t->restamped_ns - t0;
 	t->sweeps++;
+}
+
+__u64 ts_tracer_restamp(struct ts_tracer *t)
+{
+	__u64 now = mono_ns();
+
+	if (now - t->restamped_ns >= TS_RESTAMP_NS) {
+		sweep_part(t, TS_SWEEP_RESTAMP, 0);
+		t->restamped_ns = now;
+	}
+	return t->restamped_ns + TS_RESTAMP_NS;
 }
 
 /* Sweeps a snapshot makes at most while requests are too young to judge. */
@@ -990,6 +1006,101 @@ static void settle(struct ts_tracer *t)
 }
 
 /*
+ * Moves the stamp of depth word *@w back, as of @now, until it is @age old
+ * (no further when it is already); unless it changed meanwhile. Returns
+ * the ns it moved.
+ */
+static __u64 age_word(volatile __u64 *w, __u64 age, __u64 now)
+{
+	__u64 old = *w, was = (now - old) & TS_CLOCK_MASK, by, new;
+
+	if (was >= age)
+		return 0;
+	by = age - was;
+	new = (old & ~TS_CLOCK_MASK) | ((old - by) & TS_CLOCK_MASK);
+	if (!__atomic_compare_exchange_n((__u64 *)w, &old, new, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return 0;
+	return by;
+}
+
+static bool traced(const volatile struct ts_dev_state *st)
+{
+	return st->queue && !(st->queue & 1) && st->mode == TS_DEV_TRACED;
+}
+
+/* Every traced device's depth words in @st made @age old; @by[] += moves. */
+static void age_all(volatile struct ts_dev_state *st, __u64 age,
+		    __u64 (*by)[2])
+{
+	unsigned int qid;
+	__u64 now;
+
+	for (qid = 0; qid < TS_MAX_DEVS; qid++) {
+		if (!traced(&st[qid]))
+			continue;
+		now = mono_ns() + clock_offset;
+		by[qid][0] += age_word(&st[qid].in_device, age, now);
+		by[qid][1] += age_word(&st[qid].in_os, age, now);
+	}
+}
+
+/*
+ * Every traced device's depth words as after @age without a change: aged
+ * a TS_RESTAMP_NS at a time, restamped after each as the main loop does
+ * (ts_tracer_restamp). What each word moved is said on stderr: the time
+ * that passed for it, the test's expected depth x time.
+ */
+static void age_words(struct ts_tracer *t, __u64 age)
+{
+	static __u64 by[TS_MAX_DEVS][2];
+	size_t len = t->state_len;
+	volatile struct ts_dev_state *st;
+	unsigned int qid;
+	__u64 step;
+
+	st = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		  bpf_map__fd(t->skel->maps.dev_state), 0);
+	if (st == MAP_FAILED)
+		return;
+	memset(by, 0, sizeof(by));
+	for (; age; age -= step) {
+		step = age < TS_RESTAMP_NS ? age : TS_RESTAMP_NS;
+		age_all(st, step, by);
+		if (step == TS_RESTAMP_NS)
+			sweep_part(t, TS_SWEEP_RESTAMP, 0);
+	}
+	for (qid = 0; qid < TS_MAX_DEVS; qid++)
+		if (traced(&st[qid]))
+			fprintf(stderr, "truestat: test: slot %u: stamps aged, "
+				"device %llu ns, os %llu ns\n", qid,
+				(unsigned long long)by[qid][0],
+				(unsigned long long)by[qid][1]);
+	munmap((void *)st, len);
+}
+
+/*
+ * Tests (TRUESTAT_TEST_STAMP_AGE=FILE): when FILE exists, the time since
+ * the last snapshot stands for as much as makes every traced device's
+ * depth words as old as the ns FILE holds. No event changed them
+ * meanwhile (the test keeps the disk idle, or held by a stopped simulated
+ * disk), so what that time does to them is their stamps growing older.
+ * FILE is removed once done.
+ */
+static void test_age_stamps(struct ts_tracer *t)
+{
+	unsigned long long age;
+	FILE *f;
+
+	if (!t->test_stamp_age || !(f = fopen(t->test_stamp_age, "r")))
+		return;
+	if (fscanf(f, "%llu", &age) == 1)
+		age_words(t, age);
+	fclose(f);
+	unlink(t->test_stamp_age);
+}
+
+/*
  * The repairs logged since the last read. A record still being written, or
  * overwritten before this read, makes the bounds fall back to counts.
  */
@@ -997,6 +1108,7 @@ static void read_repairs(struct ts_tracer *t)
 {
 	__u64 n = *(volatile __u64 *)&t->skel->bss->repair_count;
 	const volatile struct ts_repair *r;
+	struct ts_repair copy;
 
 	if (n - t->repairs_read > TS_REPAIR_SLOTS) {
 		ts_bounds_lost(&t->bounds);
@@ -1004,9 +1116,9 @@ static void read_repairs(struct ts_tracer *t)
 	}
 	for (; t->repairs_read < n; t->repairs_read++) {
 		r = &t->repairs[t->repairs_read % TS_REPAIR_SLOTS];
-		if (r->seq == t->repairs_read + 1)
-			ts_bounds_repair(&t->bounds, r->qid, r->issue_ns,
-					 r->found_ns);
+		if (ts_repair_read(r, t->repairs_read, &copy))
+			ts_bounds_repair(&t->bounds, copy.qid, copy.issue_ns,
+					 copy.found_ns);
 		else
 			ts_bounds_lost(&t->bounds);
 	}
@@ -1227,6 +1339,7 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 	unsigned int qid;
 
 	follow_stacks(t);
+	test_age_stamps(t);
 	settle(t);
 	read_repairs(t);
 	durable_in_flight(t, durable);

@@ -28,6 +28,27 @@ void ts_bounds_lost(struct ts_bounds *b)
 	b->overflow = true;
 }
 
+/*
+ * A seqlock read: the BPF side sets seq to 0 before rewriting a record and
+ * to n + 1 after (bpf/records.bpf.h, repair_seq_set), so a copy is whole
+ * when seq read n + 1 before it (acquire: the fields not read earlier) and
+ * still does after it (the fence: the fields not read later).
+ */
+bool ts_repair_read(const volatile struct ts_repair *r, __u64 n,
+		    struct ts_repair *out)
+{
+	const struct ts_repair *p = (const struct ts_repair *)r;
+
+	if (__atomic_load_n(&p->seq, __ATOMIC_ACQUIRE) != n + 1)
+		return false;
+	out->seq = n + 1;
+	out->issue_ns = __atomic_load_n(&p->issue_ns, __ATOMIC_RELAXED);
+	out->found_ns = __atomic_load_n(&p->found_ns, __ATOMIC_RELAXED);
+	out->qid = __atomic_load_n(&p->qid, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&p->seq, __ATOMIC_RELAXED) == n + 1;
+}
+
 static __s64 max64(__s64 a, __s64 b)
 {
 	return a > b ? a : b;

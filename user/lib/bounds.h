@@ -64,6 +64,13 @@ void ts_bounds_repair(struct ts_bounds *b, unsigned int qid, __u64 issue_ns,
 		      __u64 found_ns);
 void ts_bounds_lost(struct ts_bounds *b);
 
+/*
+ * Copies repair record @r (the BPF side may be rewriting it) into @out;
+ * false when it does not hold repair @n, whole: see ts_bounds_lost.
+ */
+bool ts_repair_read(const volatile struct ts_repair *r, __u64 n,
+		    struct ts_repair *out);
+
 /* Folds @in (read at @now_ns) into @b and gives the device's ranges. */
 void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 		      __u64 now_ns, struct ts_bounds_out *out);
