@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "truestat.h"
@@ -80,6 +81,45 @@ static __u64 early_clock_offset(void)
 	return 1000000000ULL - (ts.tv_sec * 1000000000ULL + ts.tv_nsec);
 }
 
+/* Offset of global @name in @btf's .bss, or -1. */
+static long bss_offset(const struct btf *btf, const char *name)
+{
+	int sec = btf__find_by_name_kind(btf, ".bss", BTF_KIND_DATASEC), i;
+	const struct btf_var_secinfo *v;
+	const struct btf_type *t;
+
+	if (sec < 0)
+		return -1;
+	t = btf__type_by_id(btf, sec);
+	v = btf_var_secinfos(t);
+	for (i = 0; i < btf_vlen(t); i++, v++)
+		if (!strcmp(btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off), name))
+			return v->offset;
+	return -1;
+}
+
+/*
+ * Whether @obj's .bss lies as this skeleton's: the locked object is read
+ * and written through it, so each global the tool uses must be where the
+ * skeleton has it (one more global in one object moved them once).
+ */
+static bool skeleton_layout(struct bpf_object *obj)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+
+	return btf &&
+	       bss_offset(btf, "depth_check_state") ==
+		       offsetof(struct checks_bpf__bss, depth_check_state) &&
+	       bss_offset(btf, "depth_check_rounds") ==
+		       offsetof(struct checks_bpf__bss, depth_check_rounds) &&
+	       bss_offset(btf, "depth_check_below") ==
+		       offsetof(struct checks_bpf__bss, depth_check_below) &&
+	       bss_offset(btf, "depth_check_slot") ==
+		       offsetof(struct checks_bpf__bss, depth_check_slot) &&
+	       bss_offset(btf, "depth_check_depth") ==
+		       offsetof(struct checks_bpf__bss, depth_check_depth);
+}
+
 /* The object, the locked one (@locked) opened through the same skeleton. */
 static struct checks_bpf *open_object(bool locked)
 {
@@ -123,6 +163,12 @@ static int race(const char *tag, bool locked)
 	skel = open_object(locked);
 	if (!skel) {
 		printf("%s_open 1 cannot open the BPF object\n", tag);
+		return 1;
+	}
+	if (!skeleton_layout(skel->obj)) {
+		printf("%s_layout 1 the object's globals do not lie where the skeleton has them\n",
+		       tag);
+		checks_bpf__destroy(skel);
 		return 1;
 	}
 	bpf_object__for_each_program(prog, skel->obj)
