@@ -545,6 +545,8 @@ static void test_opts(struct ts_tracer_opts *t)
 	/* the depth words' 44-bit clock wraps N seconds after the start */
 	t->test_clock_wrap_s = test_knob("TRUESTAT_TEST_CLOCK_WRAP", 1, 3600,
 					 false, "a number, 1 to 3600");
+	/* the depth words made as old as a file says, at a snapshot */
+	t->test_stamp_age = getenv("TRUESTAT_TEST_STAMP_AGE");
 	if (getenv("TRUESTAT_TEST_JSON") &&
 	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
 		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");

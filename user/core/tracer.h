@@ -24,6 +24,8 @@ struct ts_tracer_opts {
 	unsigned int test_depth_wrap;
 	/* the depth words' 44-bit stamps wrap N s after start (tests), 0: no */
 	unsigned int test_clock_wrap_s;
+	/* a file naming how old to make the depth words (tests), or NULL */
+	const char *test_stamp_age;
 	unsigned int max_devs; /* disks traced at once (tests lower it), 0: all */
 	unsigned int qid_near; /* queue ids read from an array (tests), 0: all */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
