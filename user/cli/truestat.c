@@ -574,6 +574,7 @@ static void run_alloc(struct run *r)
 	r->cur = calloc(1, sizeof(*r->cur));
 	r->gone = calloc(1, sizeof(*r->gone));
 	r->report = calloc(1, sizeof(*r->report));
+	r->window = NULL; /* the exporter's, made by open_exporter */
 	if (!r->first || !r->prev || !r->cur || !r->gone || !r->report)
 		die(EXIT_FAILURE, "out of memory");
 }
