@@ -339,6 +339,29 @@ static void test_capped(void **state)
 	assert_null(find("busy-not-full"));
 }
 
+/*
+ * The same volume, with 400 flushes a cache answered in 10 us among the
+ * depth-1 reads: that row does 1400 a second, above the cap; the rows
+ * beyond it are the plateau all the same.
+ */
+static void test_capped_cheap_at_knee(void **state)
+{
+	static const unsigned int depth[] = { 1, 4, 16, 64 };
+	const struct ts_finding *f;
+	int i;
+
+	reset(4);
+	phase(1, 1, 1, 0);
+	phase(1, 0.004, 0.01, 0);
+	for (i = 1; i < 4; i++)
+		phase(depth[i], 1, depth[i], 0);
+	build();
+	f = find("capped-volume");
+	assert_non_null(f);
+	assert_float_equal(fig(f, "rate_iops"), 1000, 1000 / 16.0);
+	assert_null(find("waiting-in-device"));
+}
+
 /* Still growing to the deepest depth: no cap seen. */
 static void test_capped_none(void **state)
 {
@@ -539,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_random_reads),
 		cmocka_unit_test(test_random_reads_none),
 		cmocka_unit_test(test_capped),
+		cmocka_unit_test(test_capped_cheap_at_knee),
 		cmocka_unit_test(test_capped_none),
 		cmocka_unit_test(test_slow_not_busy),
 		cmocka_unit_test(test_slow_not_busy_none),

@@ -7,46 +7,11 @@
  */
 #include "findings.h"
 
-/* Flat: within the curve's +20% of the knee's throughput, either way. */
+/* Flat: within the curve's +20% of the plateau's rate, either way. */
 static bool flat(const struct ts_curve_row *row, double rate)
 {
 	return row->iops <= rate * TS_CURVE_GROWTH &&
 	       row->iops >= rate / TS_CURVE_GROWTH;
-}
-
-/*
- * A plateau from the knee to @last: at least two evidenced rows beyond
- * the knee (two points make any line, three test it), two doublings deep.
- */
-bool ts_finding_capped(const struct ts_dev_report *d, bool light, int *first,
-		       int *last)
-{
-	const struct ts_curve *k = &d->curve;
-	int knee = ts_finding_knee(d, light), i, rows = 0, deepest = -1;
-
-	if (knee < 0)
-		return false;
-	/* requests waited at the OS's door: the curve's "OS queue" rule */
-	if (!d->bio_layer &&
-	    d->os.busy_share >= TS_CURVE_OS_WAIT * d->device.busy_share)
-		return false;
-	for (i = knee + 1; i < k->nrows; i++) {
-		if (!k->row[i].evidence)
-			continue;
-		if (!flat(&k->row[i], k->row[knee].iops))
-			return false;
-		rows++;
-		deepest = i;
-	}
-	if (rows < 2 || deepest - knee < 2 ||
-	    !(k->row[deepest].service_ms >
-	      TS_CURVE_GROWTH * k->row[knee].service_ms))
-		return false;
-	if (first)
-		*first = knee;
-	if (last)
-		*last = deepest;
-	return true;
 }
 
 /* The plateau's rate: its rows beyond the knee, weighted by their time. */
@@ -61,7 +26,48 @@ static double plateau_rate(const struct ts_curve *k, int first, int last)
 		sum += k->row[i].iops * k->row[i].time_s;
 		time += k->row[i].time_s;
 	}
-	return sum / time;
+	return time > 0 ? sum / time : 0;
+}
+
+/*
+ * A plateau beyond the knee to @last: at least two evidenced rows (two
+ * points make any line, three test it), two doublings deep, each within
+ * 20% of their rate. The knee's own row is not held to it: there the
+ * device may not have reached the cap yet, and requests the cap does not
+ * slow (a flush a cache answers at once) lift its rate.
+ */
+bool ts_finding_capped(const struct ts_dev_report *d, bool light, int *first,
+		       int *last)
+{
+	const struct ts_curve *k = &d->curve;
+	int knee = ts_finding_knee(d, light), i, rows = 0, deepest = -1;
+	double rate;
+
+	if (knee < 0)
+		return false;
+	/* requests waited at the OS's door: the curve's "OS queue" rule */
+	if (!d->bio_layer &&
+	    d->os.busy_share >= TS_CURVE_OS_WAIT * d->device.busy_share)
+		return false;
+	for (i = knee + 1; i < k->nrows; i++) {
+		if (!k->row[i].evidence)
+			continue;
+		rows++;
+		deepest = i;
+	}
+	if (rows < 2 || deepest - knee < 2 ||
+	    !(k->row[deepest].service_ms >
+	      TS_CURVE_GROWTH * k->row[knee].service_ms))
+		return false;
+	rate = plateau_rate(k, knee, deepest);
+	for (i = knee + 1; i <= deepest; i++)
+		if (k->row[i].evidence && !flat(&k->row[i], rate))
+			return false;
+	if (first)
+		*first = knee;
+	if (last)
+		*last = deepest;
+	return true;
 }
 
 void ts_rule_capped(const struct ts_finding_ctx *c)
@@ -78,7 +84,7 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 		return;
 	rate = plateau_rate(k, first, last);
 	f = ts_finding_add(c, "capped-volume", op, TS_SEV_HIGH, TS_RESTS_DEPTH,
-			   "%s %s: a rate limit at about %.0f IOPS: the device completed as many (within 20%%) at every depth from %s to %s, each request longer the deeper (%s at depth %s, %s at %s), with the OS queue empty; a volume's provisioned rate and a device with all its units busy look alike here; more depth only adds latency",
+			   "%s %s: a rate limit at about %.0f IOPS: beyond depth %s the device completed as many (within 20%%) at every depth up to %s, each request longer the deeper (%s at depth %s, %s at %s), with the OS queue empty; a volume's provisioned rate and a device with all its units busy look alike here; more depth only adds latency",
 			   d->name, ts_finding_op_words(op), rate,
 			   ts_finding_depths(k, first, a, sizeof(a)),
 			   ts_finding_depths(k, last, b, sizeof(b)),
