@@ -150,13 +150,16 @@ inner = [x for x in reqs if t0 <= x[0] and x[3] <= t1]
 L = Sd(inner)
 n = len(reqs)
 # truestat's busy time holds the disk's (A..R inside D..C) and lies within
-# its span; the completions it timed are the disk's less those it missed
+# its span; the completions it timed are the disk's less those it missed,
+# and a missed completion's repair may take up to unsure_ms off its busy
+# time (the depth left at an estimated end)
 m = d['all']['missed']
-now_lo, now_hi = (n - m) / ((t1 - t0) / 1e9), n / (L.busy / 1e9)
+unsure = d['concurrency']['unsure_ms'] * 1e6
+now_lo, now_hi = (n - m) / ((t1 - t0) / 1e9), n / (max(L.busy - unsure, 1) / 1e9)
 now, best, head = f.get('iops_now', -1), f.get('iops_best', 1e99), f.get('headroom', -1)
 print(name + '_best', int(not best <= iops_cap()), 'best IOPS %.1f <= K/S %.1f (+1/32)' % (best, iops_cap()))
 print(name + '_now', int(not now_lo - 1e-6 <= now <= now_hi + 1e-6),
-      'IOPS now %.1f: between %d requests over the window %.1f and over the disk\'s busy time %.1f'
+      'IOPS now %.1f: between %d requests over the window %.1f and over the disk\'s busy time less truestat\'s unsure time %.1f'
       % (now, n, now_lo, now_hi))
 print(name + '_headroom', int(not 1.2 <= head <= iops_cap() / now_lo),
       'headroom %.2f: >= 1.2, <= K/S / the IOPS over the window %.2f' % (head, iops_cap() / now_lo))
