@@ -183,6 +183,17 @@ static __always_inline void op_add_plain(struct ts_op_stats *os,
 	os->layer_ns += v->layer_ns;
 }
 
+/*
+ * One add to a shared counter, skipped when 0: LLVM makes an atomic add of
+ * 0 an atomic OR, which kernels before 5.12 reject ("BPF_STX uses reserved
+ * fields": only the add was there).
+ */
+#define SHARED_ADD(os, v, field)                                   \
+	do {                                                       \
+		if ((v)->field)                                    \
+			__sync_fetch_and_add(&(os)->field, (v)->field); \
+	} while (0)
+
 static __always_inline void op_add_shared(u32 qid, u8 op,
 					  const struct ts_op_stats *v)
 {
@@ -194,14 +205,14 @@ static __always_inline void op_add_shared(u32 qid, u8 op,
 	if (!n || i >= TS_NR_OPS)
 		return;
 	os = &n->op[i];
-	__sync_fetch_and_add(&os->ios, v->ios);
-	__sync_fetch_and_add(&os->bytes, v->bytes);
-	__sync_fetch_and_add(&os->service_ns, v->service_ns);
-	__sync_fetch_and_add(&os->queued_ios, v->queued_ios);
-	__sync_fetch_and_add(&os->queue_ns, v->queue_ns);
-	__sync_fetch_and_add(&os->total_ns, v->total_ns);
-	__sync_fetch_and_add(&os->layer_ios, v->layer_ios);
-	__sync_fetch_and_add(&os->layer_ns, v->layer_ns);
+	SHARED_ADD(os, v, ios);
+	SHARED_ADD(os, v, bytes);
+	SHARED_ADD(os, v, service_ns);
+	SHARED_ADD(os, v, queued_ios);
+	SHARED_ADD(os, v, queue_ns);
+	SHARED_ADD(os, v, total_ns);
+	SHARED_ADD(os, v, layer_ios);
+	SHARED_ADD(os, v, layer_ns);
 }
 
 /*

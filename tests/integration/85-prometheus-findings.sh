@@ -4,7 +4,8 @@
 # them in JSON (truestat_findings_windows_total says which report: the
 # N-th). A simulated disk of one unit under fio at iodepth 8 gives windows
 # with findings (or notes); a window after fio's end has none, and its
-# series are gone.
+# series are gone. Then the same without an interval, over windows of
+# takes.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/simdisk.sh"
@@ -39,6 +40,43 @@ ts_stop INT
 check ts_exit "$TS_RC" "truestat ended at SIGINT, status $TS_RC"
 check_cmd promtool_check "promtool check metrics accepts the findings' series" \
 	bash -c "promtool check metrics <'$tmp/m2' >/dev/null 2>&1"
+
+# Without an interval the findings come from a window of takes (60, a
+# minute; TRUESTAT_TEST_FINDINGS_WINDOW=2 here): a scrape once two windows
+# ended under fio has the note or finding of a window under load; one once
+# a whole window after fio ended, none.
+port2=$(free_port)
+windows() {
+	curl -sf "http://127.0.0.1:$port2/metrics" >"$tmp/w" &&
+		awk '$1 == "truestat_findings_windows_total" { print $2 }' "$tmp/w"
+}
+at_least() { [[ $(windows) -ge $1 ]]; }
+TRUESTAT_TEST_FINDINGS_WINDOW=2 ts_start "$tmp/nowin.json" \
+	--prometheus="$port2" -d "$dev"
+fio --name=deep --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
+	--ioengine=libaio --iodepth=8 --runtime=7 --time_based \
+	--output=/dev/null &
+fio_pid=$!
+wait_for "$TS_PID" 20 at_least 2 && cp "$tmp/w" "$tmp/w_load"
+wait "$fio_pid"
+after=$(windows)
+wait_for "$TS_PID" 20 at_least $((after + 2)) && cp "$tmp/w" "$tmp/w_idle"
+ts_stop INT
+check_lines < <(py "
+def scrape(path):
+    try:
+        return dict(l.rsplit(' ', 1) for l in open(path) if l.strip() and not l.startswith('#'))
+    except OSError:
+        return {}
+for name, path, want in (('window_load', '$tmp/w_load', True), ('window_idle', '$tmp/w_idle', False)):
+    m = scrape(path)
+    n = sum(1 for k in m if k.startswith('truestat_finding{'))
+    span = float(m.get('truestat_findings_window_seconds', -1))
+    # two takes a second apart on deadlines: 2 s, each take's lateness apart
+    ok = m and 1 < span < 3 and (n > 0) == want
+    print(name, int(not ok), 'window %s of %.2f s (two takes): %d findings (%s)'
+          % (m.get('truestat_findings_windows_total', 'none').strip(), span, n, 'some' if want else 'none'))
+")
 
 check_lines < <(py "
 import re

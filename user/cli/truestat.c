@@ -271,6 +271,15 @@ static char *render_metrics(void *ctx, size_t *len)
 }
 
 static struct exporter exporter;
+
+/*
+ * The exporter's findings (truestat_finding) without an interval: drawn
+ * from a report over each minute. A minute holds the 50 completions a
+ * finding asks of a disk down to about one I/O a second, and a finding
+ * shows within a minute of its start, whatever the scrape interval.
+ */
+static unsigned int findings_window_takes = 60;
+
 static struct ts_slow_printer slow_printer = { .sysroot = "/sys" };
 static struct ts_tracer *slow_tracer; /* --slow: read every TICK_NS */
 static struct ts_tracer *fold_tracer; /* --by: its table read every TICK_NS */
@@ -545,6 +554,9 @@ static void test_opts(struct ts_tracer_opts *t)
 	/* the depth words' 44-bit clock wraps N seconds after the start */
 	t->test_clock_wrap_s = test_knob("TRUESTAT_TEST_CLOCK_WRAP", 1, 3600,
 					 false, "a number, 1 to 3600");
+	/* the exporter's findings window without an interval, in seconds */
+	findings_window_takes = test_knob("TRUESTAT_TEST_FINDINGS_WINDOW", 1,
+					  3600, false, "a number, 1 to 3600") ?: 60;
 	/* the depth words made as old as a file says, at a snapshot */
 	t->test_stamp_age = getenv("TRUESTAT_TEST_STAMP_AGE");
 	if (getenv("TRUESTAT_TEST_JSON") &&
@@ -601,14 +613,6 @@ static void run_next(struct run *r)
 	r->cur = tmp;
 }
 
-/*
- * The exporter's findings (truestat_finding) without an interval: drawn
- * from a report over each minute. A minute holds the 50 completions a
- * finding asks of a disk down to about one I/O a second, and a finding
- * shows within a minute of its start, whatever the scrape interval.
- */
-#define FINDINGS_WINDOW_TAKES 60
-
 /* The findings of report @rep for the exporter, if one runs. */
 static void export_findings(const struct ts_report *rep)
 {
@@ -619,10 +623,10 @@ static void export_findings(const struct ts_report *rep)
 	exporter.printed->findings_windows++;
 }
 
-/* Without an interval: after take @n, the last minute's findings. */
+/* Without an interval: after take @n, the last window's findings. */
 static void window_findings(struct run *r, long n)
 {
-	if (!r->window || n % FINDINGS_WINDOW_TAKES)
+	if (!r->window || n % findings_window_takes)
 		return;
 	ts_report_build(r->window, r->cur, sys_name, r->report);
 	r->report->light = exporter.light;
