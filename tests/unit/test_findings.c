@@ -160,6 +160,29 @@ static void test_busy_cannot_tell(void **state)
 	assert_int_equal(fs.n, 1);
 }
 
+/*
+ * One client on a disk of 8 ms requests (investigation 000): 95% busy, at
+ * depth 1, and at 2 long enough for evidence (MariaDB's read-ahead beside
+ * its reads), throughput still growing there: its mean depth is in the
+ * class of 2, and nothing deeper was seen. Whether the disk does more at
+ * once is not known: the same note, not silence.
+ */
+static void test_busy_cannot_tell_brief_two(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(1, 8.9, 8, 0);
+	phase(2, 0.6, 8, 0);
+	build();
+	assert_true(r.dev[0].curve.row[1].evidence);
+	assert_int_equal(r.dev[0].curve.now_row, 1);
+	f = find("busy-not-full");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_NOTE);
+	assert_int_equal(fs.n, 1);
+}
+
 /* K = 1 under 8 readers: waiting inside the device, not busy-not-full. */
 static void one_unit_eight_readers(void)
 {
@@ -553,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_busy_not_full),
 		cmocka_unit_test(test_light_load_none),
 		cmocka_unit_test(test_busy_cannot_tell),
+		cmocka_unit_test(test_busy_cannot_tell_brief_two),
 		cmocka_unit_test(test_waiting_in_device),
 		cmocka_unit_test(test_waiting_in_device_none),
 		cmocka_unit_test(test_waiting_in_os),

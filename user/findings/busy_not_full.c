@@ -24,6 +24,17 @@ static void cannot_tell(const struct ts_finding_ctx *c, const char *op)
 	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
 }
 
+/* Whether the curve has evidence deeper than the depth the span ran at. */
+static bool seen_deeper(const struct ts_curve *k)
+{
+	int i;
+
+	for (i = k->now_row + 1; i < k->nrows; i++)
+		if (k->row[i].evidence)
+			return true;
+	return false;
+}
+
 void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
 {
 	const struct ts_dev_report *d = c->d;
@@ -36,13 +47,14 @@ void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
 
 	if (d->device.busy_share < TS_FIND_BUSY || !d->has_curve)
 		return;
-	if (k->parallelism_row < 0) {
-		cannot_tell(c, op);
-		return;
-	}
 	/* at or past the knee: the device is full, not merely busy */
 	if (knee >= 0 && d->device.mean >= k->row[knee].hi)
 		return;
+	/* whether it does more at once was never seen */
+	if (k->parallelism_row < 0 || !seen_deeper(k)) {
+		cannot_tell(c, op);
+		return;
+	}
 	/* deeper depths gave no more by the curve's own rule (+20%) */
 	if (k->best_row < 0 || !(k->headroom >= TS_CURVE_GROWTH))
 		return;
