@@ -7,7 +7,7 @@
 
 #include "findings.h"
 
-/* Busy, but seen at one depth class only: its parallelism is not known. */
+/* Busy, but never seen deeper than now: its parallelism is not known. */
 static void cannot_tell(const struct ts_finding_ctx *c, const char *op)
 {
 	const struct ts_dev_report *d = c->d;
@@ -15,7 +15,7 @@ static void cannot_tell(const struct ts_finding_ctx *c, const char *op)
 	char now[24];
 
 	f = ts_finding_add(c, "busy-not-full", op, TS_SEV_NOTE, TS_RESTS_DEPTH,
-			   "%s %s: %%util says %.0f%% busy, but the device was seen long enough at one depth only (%s, %.1f requests at once): whether it does more at once is not known; offer more at once (a load step) or run scripts/knee.sh %s to find its parallelism",
+			   "%s %s: %%util says %.0f%% busy, but the device was never seen long enough at more requests at once than now (depth %s, %.1f on average): whether it does more at once is not known; offer more at once (a load step) or run scripts/knee.sh %s to find its parallelism",
 			   d->name, ts_finding_op_words(op), d->busy_pct,
 			   ts_finding_depths(&d->curve, d->curve.now_row, now,
 					     sizeof(now)),
