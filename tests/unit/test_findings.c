@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cli/opts.h"
 #include "findings/findings.h"
 #include "output/output.h"
 
@@ -570,11 +571,23 @@ static void test_output_quiet(void **state)
 	free(buf);
 }
 
+/* --help names every finding of the rule table. */
+static void test_help_lists_rules(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < ts_nrules; i++)
+		if (!strstr(ts_usage, ts_rules[i].id))
+			fail_msg("--help does not name %s", ts_rules[i].id);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busy_not_full),
 		cmocka_unit_test(test_light_load_none),
+		cmocka_unit_test(test_help_lists_rules),
 		cmocka_unit_test(test_busy_cannot_tell),
 		cmocka_unit_test(test_busy_cannot_tell_brief_two),
 		cmocka_unit_test(test_waiting_in_device),
