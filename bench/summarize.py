@@ -62,9 +62,11 @@ def cost(runs, tool):
 
 
 def per_io_by_round(runs, tool):
-    """BPF ns per I/O of each cost run of @tool, by round."""
-    return {r["pair"]: sum(ns for _, ns, _ in r["progs"]) / r["ios"] for r in runs
-            if r["tracer"] == tool and r["tool"] == "cost" and r["progs"] and r["ios"]}
+    """BPF ns per I/O of each cost run of @tool, by round (a run that read
+    no BPF time, bpf_stats turned off meanwhile by someone else, left out)."""
+    per_io = {r["pair"]: sum(ns for _, ns, _ in r["progs"]) / r["ios"] for r in runs
+              if r["tracer"] == tool and r["tool"] == "cost" and r["progs"] and r["ios"]}
+    return {k: v for k, v in per_io.items() if v > 0}
 
 
 def against_base(runs, tools):
