@@ -652,6 +652,7 @@ static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
 	r->first->ndev = 0;
 	r->first->lost_events = 0;
 	r->first->mono_ns = next.tv_sec * 1000000000ULL + next.tv_nsec;
+	ts_tracer_begin(t, r->first->mono_ns);
 	*r->prev = *r->first;
 	if (r->window)
 		*r->window = *r->first;

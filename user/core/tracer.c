@@ -776,6 +776,11 @@ const char *ts_tracer_kind(const struct ts_tracer *t)
 	return t->kind;
 }
 
+void ts_tracer_begin(struct ts_tracer *t, __u64 mono_ns)
+{
+	ts_bounds_init(&t->bounds, mono_ns);
+}
+
 __u64 ts_tracer_start_ns(const struct ts_tracer *t)
 {
 	return t->start_ns;

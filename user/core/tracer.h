@@ -53,6 +53,9 @@ bool ts_tracer_kernel_refused(void);
 const char *ts_tracer_kind(const struct ts_tracer *t);
 /* CLOCK_MONOTONIC ns when attaching began: all it counts came after. */
 __u64 ts_tracer_start_ns(const struct ts_tracer *t);
+
+/* The first span (of the depth's bounds) starts at @mono_ns: the baseline. */
+void ts_tracer_begin(struct ts_tracer *t, __u64 mono_ns);
 /*
  * Sweeps (repairs requests whose completion was never seen, looking again
  * while some are too young to judge), then reads every traced device.
