@@ -47,15 +47,15 @@ static __always_inline void peak_raise(s64 *peak, s64 d, u32 qid)
 /*
  * Depth *@word goes up (@step 1) or down (-1) at @now, or at the last
  * change's time if that is later (counted: count_reordered): the level it
- * opens or leaves gets the time. Returns the new depth. A change that
- * loses its race 16 times is made with the clock as read and counted
- * (@qid, TS_EV_CONTENDED). @backdate: a repair closing a level at an
- * estimated, earlier @now; the stamp stays (the report says its depth is
- * not exact). @os: the depth in the OS queue, else in the device.
+ * opens or leaves gets the time, and a stretch at a low depth that it
+ * ends, @low (low_add; NULL: not kept). Returns the new depth. A change
+ * that loses its race 16 times is made with the clock as read and counted
+ * (@qid, TS_EV_CONTENDED). @os: the depth in the OS queue, else in the
+ * device.
  */
 static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
-				      u64 *deferred, s64 step, u64 now,
-				      u32 qid, bool backdate, bool os)
+				      u64 *deferred, u64 *low, s64 step,
+				      u64 now, u32 qid, bool os)
 {
 	u64 old = 0, new = 0, t;
 	int i;
@@ -64,9 +64,9 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 	t = now;
 	for (i = 0; i < 16; i++) {
 		old = *(volatile u64 *)word;
-		t = backdate ? now : ts_change_time(old, now);
+		t = ts_change_time(old, now);
 		new = ((old & ~TS_CLOCK_MASK) + ((u64)step << TS_CLOCK_BITS)) |
-		      ((backdate ? old : t) & TS_CLOCK_MASK);
+		      (t & TS_CLOCK_MASK);
 		if (__sync_val_compare_and_swap(word, old, new) == old)
 			break;
 	}
@@ -76,6 +76,8 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 		new = __sync_fetch_and_add(word, (u64)step << TS_CLOCK_BITS) +
 		      ((u64)step << TS_CLOCK_BITS);
 		old = new - ((u64)step << TS_CLOCK_BITS);
+	} else {
+		low_add(low, old, t);
 	}
 	if (t > now)
 		count_reordered(qid, os, t - now);
@@ -98,10 +100,12 @@ static __always_inline s64 peak_take(u64 *word, s64 *peak, u32 qid)
 
 /*
  * Depth *@word restamped at @now (ts_restamp), the area above
- * TS_LEVEL_EXACT up to then added. 16 lost races: 16 changes stamped it.
+ * TS_LEVEL_EXACT and a stretch at a low depth up to then added. 16 lost
+ * races: 16 changes stamped it.
  */
-static __always_inline void depth_restamp(u64 *word, u64 *levels, u32 qid,
-					  bool os, u64 now)
+static __always_inline void depth_restamp(u64 *word, u64 *levels,
+					  u64 *low, u32 qid, bool os,
+					  u64 now)
 {
 	u64 old, new;
 	int i;
@@ -112,6 +116,7 @@ static __always_inline void depth_restamp(u64 *word, u64 *levels, u32 qid,
 		new = ts_restamp(old, now);
 		if (__sync_val_compare_and_swap(word, old, new) == old) {
 			above_add(levels, old, new, ts_change_time(old, now));
+			low_add(low, old, ts_change_time(old, now));
 			return;
 		}
 	}
@@ -121,40 +126,43 @@ static __always_inline void depth_restamp(u64 *word, u64 *levels, u32 qid,
 
 
 #ifndef TS_LOCKED_ATOMICS
-#define device_down_later(st, qid, now) device_down(st, qid, now, false)
+#define device_down_later(st, qid, now) device_down(st, qid, now)
 #endif
 
 static __always_inline s64 device_up(struct ts_dev_state *st, u32 qid, u64 now)
 {
 	return depth_step(&st->in_device, st->device_level, &st->device_peak,
-			  st->device_deferred, 1, now, qid, false, false);
+			  st->device_deferred, st->device_low_ns, 1, now,
+			  qid, false);
 }
 
-static __always_inline void device_down(struct ts_dev_state *st, u32 qid,
-					u64 now, bool backdate)
+static __always_inline s64 device_down(struct ts_dev_state *st, u32 qid,
+				       u64 now)
 {
-	depth_step(&st->in_device, st->device_level, &st->device_peak,
-		   st->device_deferred, -1, now, qid, backdate, false);
+	return depth_step(&st->in_device, st->device_level, &st->device_peak,
+			  st->device_deferred, st->device_low_ns, -1, now,
+			  qid, false);
 }
 
 static __always_inline void os_up(struct ts_dev_state *st, u32 qid, u64 now)
 {
-	depth_step(&st->in_os, st->os_level, &st->os_peak, st->os_deferred, 1,
-		   now, qid, false, true);
+	depth_step(&st->in_os, st->os_level, &st->os_peak, st->os_deferred,
+		   NULL, 1, now, qid, true);
 }
 
 static __always_inline void os_down(struct ts_dev_state *st, u32 qid, u64 now)
 {
-	depth_step(&st->in_os, st->os_level, &st->os_peak, st->os_deferred, -1,
-		   now, qid, false, true);
+	depth_step(&st->in_os, st->os_level, &st->os_peak, st->os_deferred,
+		   NULL, -1, now, qid, true);
 }
 
 /* Both depth words of @st (slot @qid) restamped at @now (TS_RESTAMP_NS). */
 static __always_inline void depth_restamp_both(struct ts_dev_state *st,
 					       u32 qid, u64 now)
 {
-	depth_restamp(&st->in_device, st->device_level, qid, false, now);
-	depth_restamp(&st->in_os, st->os_level, qid, true, now);
+	depth_restamp(&st->in_device, st->device_level, st->device_low_ns,
+		      qid, false, now);
+	depth_restamp(&st->in_os, st->os_level, NULL, qid, true, now);
 }
 
 /* When a request issued at @issue_ns probably completed, as of @now. */

@@ -33,6 +33,22 @@ static __always_inline void above_add(u64 *levels, u64 old, u64 new, u64 t)
 				     a_new * ts_stamp_since(new, t));
 }
 
+/*
+ * A change of a depth word from @old at @t: a stretch at a depth of 1 to
+ * TS_LOW_DEPTHS it ends goes to @low (NULL: not kept). Only the program
+ * that made the change adds it, so each stretch is added once.
+ */
+static __always_inline void low_add(u64 *low, u64 old, u64 t)
+{
+	u64 i = (u64)(ts_depth_of(old) - 1); /* depth 0 and below: past 4 */
+	s64 ns = ts_stamp_since(old, t);
+
+	if (!low || i >= TS_LOW_DEPTHS || ns <= 0)
+		return;
+	barrier_var(i);
+	__sync_fetch_and_add(&low[i & (TS_LOW_DEPTHS - 1)], ns);
+}
+
 /* Change of depth @os (else in the device) of @qid stamped @ns late. */
 static __always_inline void count_reordered(u32 qid, bool os, u64 ns)
 {

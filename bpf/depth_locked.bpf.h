@@ -63,20 +63,30 @@ static __always_inline void levels_cross(u64 *levels, s64 lo, s64 hi,
 	}
 }
 
+/* low_add, for the depth in the device only (not @os). */
+static __always_inline void low_keep(u64 *low, u32 os, u64 old, u64 t)
+{
+	barrier_var(os);
+	if (!os)
+		low_add(low, old, t);
+}
+
 /*
  * Depth *@word moves by @by at @t, its lock held: the levels it opens or
- * closes get the time (include/truestat.h). @backdate: as depth_step's.
+ * closes get the time (include/truestat.h), and a stretch at a low depth
+ * it ends, @low (low_add), unless it is the depth in the OS queue (@os).
  * Returns the new depth.
  */
 static __always_inline s64 depth_move(u64 *word, u64 *levels, s64 *peak,
-				      s64 by, u64 t, bool backdate)
+				      u64 *low, bool os, s64 by, u64 t)
 {
 	u64 old = *word, new;
 
 	new = ((old & ~TS_CLOCK_MASK) + ((u64)by << TS_CLOCK_BITS)) |
-	      ((backdate ? old : t) & TS_CLOCK_MASK);
+	      (t & TS_CLOCK_MASK);
 	*(volatile u64 *)word = new;
 	above_add(levels, old, new, t);
+	low_keep(low, os, old, t);
 	if (by > 0) {
 		levels_cross(levels, ts_depth_of(old), ts_depth_of(new),
 			     TS_LEVEL_BIAS - t);
@@ -95,6 +105,9 @@ struct depth_of_slot {
 	u64 *levels;
 	s64 *peak;
 	u64 *deferred;
+	u64 *low; /* the device's, for either: a pointer that may be NULL
+		   * was made a number by clang's select (5.10: "invalid
+		   * mem access"), low_keep goes by os */
 };
 
 static __always_inline bool depth_of_slot(u32 qid, u32 os,
@@ -108,6 +121,7 @@ static __always_inline bool depth_of_slot(u32 qid, u32 os,
 	d->levels = os ? st->os_level : st->device_level;
 	d->peak = os ? &st->os_peak : &st->device_peak;
 	d->deferred = os ? st->os_deferred : st->device_deferred;
+	d->low = st->device_low_ns;
 	return true;
 }
 
@@ -123,7 +137,7 @@ __noinline int deferred_make_slot(u32 where, s64 by, u64 n, u64 sum, u64 t)
 
 	if (!depth_of_slot(qid, os, &d))
 		return 0;
-	depth_move(d.word, d.levels, d.peak, by, t, false);
+	depth_move(d.word, d.levels, d.peak, d.low, os, by, t);
 	if (n * t > sum)
 		count_reordered(qid, os, n * t - sum);
 	return 0;
@@ -228,11 +242,11 @@ __noinline int deferred_apply_slot(u32 qid, u32 os)
  * change's time if that is later (counted: count_reordered), under its
  * lock, after the changes others left; or, the lock held, left for its
  * holder. Returns the new depth (as far as this program knows, when left).
- * @backdate, @os: as in bpf/depth.bpf.h.
+ * @low, @os: as in bpf/depth.bpf.h.
  */
 static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
-				      u64 *deferred, s64 step, u64 now,
-				      u32 qid, bool backdate, bool os)
+				      u64 *deferred, u64 *low, s64 step,
+				      u64 now, u32 qid, bool os)
 {
 	u64 key = ptr_value(word), t;
 	s64 depth;
@@ -240,8 +254,8 @@ static __always_inline s64 depth_step(u64 *word, u64 *levels, s64 *peak,
 	now += test_clock_offset;
 	if (word_lock(key)) {
 		deferred_make(word, deferred, qid, os);
-		t = backdate ? now : ts_change_time(*word, now);
-		depth = depth_move(word, levels, peak, step, t, backdate);
+		t = ts_change_time(*word, now);
+		depth = depth_move(word, levels, peak, low, os, step, t);
 		word_unlock(key);
 		if (t > now)
 			count_reordered(qid, os, t - now);
@@ -279,15 +293,14 @@ static __always_inline s64 peak_take(u64 *word, s64 *peak, u32 qid)
 }
 
 /* depth_step on slot @qid's depth: a global function. */
-__noinline s64 depth_step_locked(u32 qid, u32 os, s64 step, u64 now,
-				 u32 backdate)
+__noinline s64 depth_step_locked(u32 qid, u32 os, s64 step, u64 now)
 {
 	struct depth_of_slot d;
 
 	if (!depth_of_slot(qid, os, &d))
 		return 0;
-	return depth_step(d.word, d.levels, d.peak, d.deferred, step, now,
-			  qid, backdate && !os, os);
+	return depth_step(d.word, d.levels, d.peak, d.deferred, d.low, step,
+			  now, qid, os);
 }
 
 /*
@@ -311,14 +324,15 @@ __noinline int depth_restamp_slot(u32 qid, u32 os, u64 now)
 	new = ts_restamp(old, now);
 	*(volatile u64 *)d.word = new;
 	above_add(d.levels, old, new, ts_change_time(old, now));
+	low_keep(d.low, os, old, ts_change_time(old, now));
 	word_unlock(key);
 	return 0;
 }
 
-#define depth_restamp(word, levels, qid, os, now) \
+#define depth_restamp(word, levels, low, qid, os, now) \
 	depth_restamp_slot(qid, os, now)
 
-#define depth_step(word, levels, peak, deferred, step, now, qid, backdate, os) \
-	depth_step_locked(qid, os, step, now, backdate)
+#define depth_step(word, levels, peak, deferred, low, step, now, qid, os) \
+	depth_step_locked(qid, os, step, now)
 
 #endif

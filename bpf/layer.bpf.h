@@ -234,7 +234,7 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 	if (later)
 		device_down_later(st, qid, now);
 	else
-		device_down(st, qid, now, false);
+		device_down(st, qid, now);
 	record_free(s);
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
 		      layer_time(&rec, &mem, qid, now), rec.depth_class);

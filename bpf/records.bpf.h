@@ -260,6 +260,50 @@ static __always_inline struct ts_rq_slot *rq_claim(u64 rq, u32 *at)
 }
 
 /*
+ * How long, of the time from the issue of record @s to @now, @st's depth
+ * was 1, 2, 3 and 4, its step down at @now made: into @low. A stretch
+ * another CPU ended but has not yet added is missed; one it ended before
+ * the issue and added after counts: one stretch either way.
+ */
+static __always_inline void low_since_issue(struct ts_dev_state *st,
+					    const struct ts_rq_slot *s, u64 now,
+					    u64 *low)
+{
+	u64 d, most = now - s->issue_ns;
+	int i;
+
+	for (i = 0; i < TS_LOW_DEPTHS; i++) {
+		d = *(volatile u64 *)&st->device_low_ns[i] -
+		    s->low_at_issue.ns[i];
+		low[i] = (s64)d < 0 ? 0 : d < most ? d : most;
+	}
+}
+
+/*
+ * The time a repair at @now takes out of @st's levels, the request issued
+ * at @issue_ns having left the depth at @now (from @was) and been counted
+ * alone @alone of it: the depth kept it from its estimated end to @now.
+ * Of that time, what it spent alone is the device's idle time, the rest
+ * other requests' time at one level lower. Idle: the time alone less the
+ * estimated service (alone all its service, as on a device that serves
+ * one at a time; where it had company, less is taken out). The rest comes
+ * off level @was: exact when the depth stayed there.
+ */
+static __always_inline void repair_levels(struct ts_dev_state *st, u32 qid,
+					  u64 issue_ns, u64 now, s64 was,
+					  u64 alone)
+{
+	u64 end = estimated_end(qid, issue_ns, now);
+	u64 served = end - issue_ns, idle = alone > served ? alone - served : 0;
+
+	if (idle)
+		level_add(st->device_level, 1, -idle);
+	if (now - end > idle)
+		level_add(st->device_level, was > 1 ? was : 2,
+			  -(now - end - idle));
+}
+
+/*
  * The record in @s (slot @at) ended unseen: its request leaves the depth of
  * the device it was issued on (with a tag set shared between queues, the
  * same request can come back on another) at its estimated end, and is
@@ -270,12 +314,19 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 {
 	u32 qid = s->qid, idx;
 	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
+	u64 n, low[TS_LOW_DEPTHS] = {};
 	struct ts_repair *r;
-	u64 n;
+	int i;
 
 	if (record_stale(s)) { /* of a disk gone: not the new one's */
 		count_event(qid, TS_EV_STALE_RECORD);
 		return;
+	}
+	if (st) {
+		s64 was = device_down(st, qid, now) + 1;
+
+		low_since_issue(st, s, now, low);
+		repair_levels(st, qid, s->issue_ns, now, was, low[0]);
 	}
 	n = ts_fetch_add(&repair_count, 1); /* ~0: not recorded */
 	idx = n & (TS_REPAIR_SLOTS - 1);
@@ -284,13 +335,14 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 		repair_seq_set(r, 0);
 		r->issue_ns = s->issue_ns;
 		r->found_ns = now;
+		r->addr = s->rq & ~1ULL;
+		for (i = 0; i < TS_LOW_DEPTHS; i++)
+			r->low_ns[i] = low[i];
 		r->qid = qid;
 		repair_seq_set(r, n + 1);
 	}
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
 	who_missed(qid, at, s->op);
-	if (st)
-		device_down(st, qid, estimated_end(qid, s->issue_ns, now), true);
 }
 
 /*
@@ -345,6 +397,7 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 	s->qid = qid;
 	s->op = op;
 	depth = device_up(st, qid, now);
+	s->low_at_issue = *(volatile struct ts_low_time *)st->device_low_ns;
 	if (depth < 1)
 		count_event(qid, TS_EV_DEPTH_BELOW);
 	s->depth_class = ts_depth_class(depth < 1 ? 1 : depth);

@@ -179,7 +179,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 		count_event(qid, TS_EV_UNMATCHED);
 		return 0;
 	}
-	device_down(st, qid, now, false);
+	device_down(st, qid, now);
 	record_free(s);
 	if (st->has_uppers)
 		members_done(rq, direct, now);
@@ -213,7 +213,7 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 		return 0;
 	now = bpf_ktime_get_ns();
 	count_event(qid, TS_EV_REQUEUE);
-	device_down(st, qid, now, false);
+	device_down(st, qid, now);
 	record_free(s);
 	if (light) /* its start_time_ns stays: Q goes on from there */
 		return 0;

@@ -308,9 +308,9 @@ struct ts_durable {
  * (the thresholds above 64 alone would leave it to interpolation). The
  * change that moves the depth word from stamp s to time t adds the segment
  * it closes, (depth above 64 before) x (t - s); a change that keeps the
- * stamp (a repair closing at an earlier estimated time, a contended
- * change) adds (above before - above after) x (t - s). At time now the area
- * is the register + (depth above 64 now) x (now - the word's stamp).
+ * stamp (a contended change) adds (above before - above after) x
+ * (t - s). At time now the area is the register + (depth above 64 now) x
+ * (now - the word's stamp).
  */
 #define TS_LEVEL_ABOVE TS_LEVEL_SLOTS
 #define TS_LEVEL_REGS (TS_LEVEL_SLOTS + 1)
@@ -426,6 +426,20 @@ static __always_inline __u64 ts_above_exact(__s64 depth)
 }
 
 /*
+ * The depths in the device whose time each request keeps from its issue
+ * (ts_rq_slot.low_at_issue: the device's device_low_ns then), so that a
+ * repair knows how long, while its request stayed counted, the depth was
+ * 1, 2, 3 and 4 (ts_repair.low_ns): busy time depends on when it really
+ * ended only at depths no higher than the requests counted that could
+ * have ended (user/lib/bounds.c).
+ */
+#define TS_LOW_DEPTHS 4
+
+struct ts_low_time {
+	__u64 ns[TS_LOW_DEPTHS];
+};
+
+/*
  * ARRAY dev_state (mmapable), index = slot: shared by all CPUs. Laid out by
  * cache line (64 bytes): the first holds what every event reads and only a
  * claim or the sweep writes; each depth word has a line of its own with its
@@ -452,17 +466,20 @@ struct ts_dev_state {
 	__u64 in_device __attribute__((aligned(64))); /* issued, not completed
 						       * (ts_depth_of) */
 	__s64 device_peak; /* highest in_device since the last sweep */
-	__u64 device_deferred[6]; /* object for old kernels: changes of
-				   * in_device left while its lock was held:
-				   * rises and the sum of their clock reads,
-				   * falls and theirs, deferrals started and
-				   * finished (bpf/depth_locked.bpf.h) */
+	__u64 device_low_ns[TS_LOW_DEPTHS]; /* time with in_device 1, 2, 3,
+					     * 4, summed as each stretch
+					     * there ends (ts_low_time) */
 	__u64 in_os __attribute__((aligned(64))); /* entered (Q), not yet
 						   * issued (ts_depth_of) */
 	__s64 os_peak;
 	__u64 os_deferred[6];
 	__u64 device_level[TS_LEVEL_REGS] __attribute__((aligned(64)));
 	__u64 os_level[TS_LEVEL_REGS]; /* TS_LEVEL_ABOVE last in each */
+	__u64 device_deferred[6]; /* object for old kernels: changes of
+				   * in_device left while its lock was held:
+				   * rises and the sum of their clock reads,
+				   * falls and theirs, deferrals started and
+				   * finished (bpf/depth_locked.bpf.h) */
 };
 
 
@@ -484,13 +501,14 @@ struct ts_rq_slot {
 	__u16 qid;
 	__u8 op;
 	__u8 depth_class; /* ts_depth_class() of the depth it was issued at */
+	struct ts_low_time low_at_issue; /* its device's device_low_ns then */
 };
 
 /*
  * ARRAY layer_recs, beside rq_slots (same index), for the records of a bio
  * layer only: what tells its bio from memory that no longer is one, and
  * the member bio it was sent on as (block_bio_remap). Apart, so that a
- * request's record stays 32 bytes.
+ * request's record stays one cache line.
  */
 struct ts_layer_rec {
 	__u64 end_io;	    /* the bio's bi_end_io at Q */
@@ -517,10 +535,12 @@ struct ts_layer_key {
 
 /*
  * Repairs, in order (ARRAY repairs, mmapable, index = n % TS_REPAIR_SLOTS
- * for the n-th repair; repair_count in .bss counts them): the request was
- * in the depth from issue_ns and found ended at found_ns, so its unseen
- * completion lies in between. seq is n + 1 once the record is whole, 0
- * while it is being rewritten (user/lib/bounds.c: ts_repair_read).
+ * for the n-th repair; repair_count in .bss counts them): the request (or
+ * bio) at addr was in the depth from issue_ns and found ended at found_ns,
+ * so its unseen completion lies in between; low_ns: how long of that time
+ * the depth was 1, 2, 3 and 4 (struct ts_low_time). seq is n + 1 once the
+ * record is whole, 0 while it is being rewritten (user/lib/bounds.c:
+ * ts_repair_read).
  */
 #define TS_REPAIR_SLOTS 4096
 
@@ -528,6 +548,8 @@ struct ts_repair {
 	__u64 seq;
 	__u64 issue_ns;
 	__u64 found_ns;
+	__u64 addr;
+	__u64 low_ns[TS_LOW_DEPTHS];
 	__u32 qid;
 	__u32 pad;
 };

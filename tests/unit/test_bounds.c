@@ -21,6 +21,22 @@
 static struct ts_bounds b;
 
 /* @n windows of @w within [@start, @end]: the most open, the time covered. */
+/*
+ * Logs the repair of a request of @qid issued at @issue, found at @found,
+ * the depth 1 to 4 for @low of that time (NULL: never).
+ */
+static void repair(unsigned int qid, __u64 issue, __u64 found,
+		   const __u64 *low)
+{
+	struct ts_repair r = {
+		.issue_ns = issue, .found_ns = found, .qid = qid,
+	};
+
+	if (low)
+		memcpy(r.low_ns, low, sizeof(r.low_ns));
+	ts_bounds_repair(&b, &r);
+}
+
 static void expect_windows(struct ts_miss_window *w, unsigned int n,
 			   __u64 start, __u64 end, unsigned int most,
 			   __u64 covered)
@@ -154,7 +170,7 @@ static void test_random_timelines(void **state)
 				if (r[i].found == r[i].end)
 					continue;
 				if (r[i].found >= from && r[i].found < to) {
-					ts_bounds_repair(&b, 3, r[i].issue, r[i].found);
+					repair(3, r[i].issue, r[i].found, NULL);
 					missed++;
 				} else if (r[i].end < to && r[i].found >= to) {
 					in.suspects++; /* ended, not yet found */
@@ -171,6 +187,48 @@ static void test_random_timelines(void **state)
 	}
 }
 
+/*
+ * Busy time depends on when a repaired request left only while the depth
+ * was no higher than the requests counted that could have left: per
+ * window, its time at a depth up to the most windows open at once while
+ * it was (the whole window beyond 4), even a part before the span (its
+ * repair took the time out of this span's levels).
+ */
+static void test_overlapping_windows(void **state)
+{
+	struct ts_bounds_read in = {
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 10, .missed = 2,
+	};
+	struct ts_bounds_out out;
+	int i;
+
+	ts_bounds_init(&b, 100);
+	repair(1, 90, 120, (__u64[]){ 25, 3, 0, 0 }); /* 10 before the span */
+	repair(1, 130, 150, (__u64[]){ 5, 7, 1, 0 });
+	ts_bounds_device(&b, &in, 200, &out);
+	assert_int_equal(out.span.windows_ns, 40);
+	assert_int_equal(out.span.unsure_ns, 30); /* alone, each */
+	ts_bounds_init(&b, 100);
+	repair(1, 110, 140, (__u64[]){ 3, 4, 50, 0 });
+	repair(1, 130, 150, (__u64[]){ 1, 2, 7, 0 });
+	ts_bounds_device(&b, &in, 200, &out);
+	assert_int_equal(out.span.windows_ns, 40);
+	assert_int_equal(out.span.unsure_ns, 3 + 4 + 1 + 2); /* up to 2 */
+	assert_int_equal(out.span.lo, 8);
+	/* five at once: deeper than the depths kept, all their time */
+	ts_bounds_init(&b, 100);
+	for (i = 0; i < 5; i++)
+		repair(1, 110 + i, 130, (__u64[]){ 1, 1, 1, 1 });
+	repair(1, 150, 160, (__u64[]){ 2, 0, 0, 0 });
+	in.missed = 6;
+	ts_bounds_device(&b, &in, 200, &out);
+	assert_int_equal(out.span.unsure_ns, 20 + 19 + 18 + 17 + 16 + 2);
+	/* never more than the span */
+	ts_bounds_init(&b, 190);
+	ts_bounds_device(&b, &in, 200, &out);
+	assert_int_equal(out.span.unsure_ns, 10);
+}
+
 /* Repairs the log lost: the bound falls back to every repair of the span. */
 static void test_lost_repairs(void **state)
 {
@@ -180,15 +238,17 @@ static void test_lost_repairs(void **state)
 	struct ts_bounds_out out;
 
 	ts_bounds_init(&b, 0);
-	ts_bounds_repair(&b, 1, 10, 20);
+	repair(1, 10, 20, (__u64[]){ 4, 5, 0, 0 });
 	ts_bounds_device(&b, &in, 100, &out);
 	assert_int_equal(out.span.lo, 9);
-	assert_int_equal(out.span.unsure_ns, 10); /* the window, 10..20 */
+	assert_int_equal(out.span.windows_ns, 10); /* the window, 10..20 */
+	assert_int_equal(out.span.unsure_ns, 4);   /* of it, alone */
 	ts_bounds_lost(&b);
 	in.missed = 6;
 	ts_bounds_device(&b, &in, 100, &out);
 	assert_int_equal(out.span.lo, 4);
 	assert_int_equal(out.span.unsure_ns, 100); /* all the span */
+	assert_int_equal(out.span.windows_ns, 100);
 	assert_false(out.span.exact);
 	/* the next span starts clean: no repairs, nothing uncounted */
 	ts_bounds_end_span(&b, 100);
@@ -225,7 +285,7 @@ static void test_repair_after_log_read(void **state)
 	struct ts_bounds_out out;
 
 	ts_bounds_init(&b, 0);
-	ts_bounds_repair(&b, 1, 10, 20); /* one of the two logged */
+	repair(1, 10, 20, NULL); /* one of the two logged */
 	ts_bounds_device(&b, &in, 100, &out);
 	assert_false(out.span.exact);
 	assert_int_equal(out.span.lo, 8);
@@ -233,7 +293,7 @@ static void test_repair_after_log_read(void **state)
 	ts_bounds_device(&b, &other, 100, &out);
 	assert_true(out.span.exact);
 	ts_bounds_end_span(&b, 100);
-	ts_bounds_repair(&b, 1, 50, 90);
+	repair(1, 50, 90, NULL);
 	ts_bounds_device(&b, &in, 200, &out);
 	assert_true(out.span.exact);
 	assert_int_equal(out.span.unsure_ns, 0);
@@ -373,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_windows),
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_random_timelines),
+		cmocka_unit_test(test_overlapping_windows),
 		cmocka_unit_test(test_lost_repairs),
 		cmocka_unit_test(test_repair_after_log_read),
 		cmocka_unit_test(test_change_time),

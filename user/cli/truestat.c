@@ -559,6 +559,12 @@ static void test_opts(struct ts_tracer_opts *t)
 					  3600, false, "a number, 1 to 3600") ?: 60;
 	/* the depth words made as old as a file says, at a snapshot */
 	t->test_stamp_age = getenv("TRUESTAT_TEST_STAMP_AGE");
+	/* every repair read, a line each */
+	if (getenv("TRUESTAT_TEST_REPAIR_LOG") &&
+	    !(t->test_repair_log = fopen(getenv("TRUESTAT_TEST_REPAIR_LOG"),
+					 "w")))
+		die(EXIT_FAILURE,
+		    "TRUESTAT_TEST_REPAIR_LOG: cannot create the file");
 	if (getenv("TRUESTAT_TEST_JSON") &&
 	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
 		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");

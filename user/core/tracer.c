@@ -64,6 +64,7 @@ struct ts_tracer {
 	 * preemption off), its longest part, their time in all */
 	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
 	const char *test_stamp_age; /* TRUESTAT_TEST_STAMP_AGE, else NULL */
+	FILE *test_repair_log; /* TRUESTAT_TEST_REPAIR_LOG, else NULL */
 	__u64 restamped_ns; /* the depth words' last restamp (CLOCK_MONOTONIC) */
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
@@ -735,6 +736,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	if (!t || open_btf(o, err, errlen))
 		goto fail;
 	t->test_stamp_age = o->test_stamp_age;
+	t->test_repair_log = o->test_repair_log;
 	t->pattern = o->pattern;
 	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
 	if (t->nkdevs)
@@ -1106,6 +1108,27 @@ static void test_age_stamps(struct ts_tracer *t)
 }
 
 /*
+ * Tests (TRUESTAT_TEST_REPAIR_LOG=FILE): repair @r as a line, its queue id,
+ * times, address and time at each low depth, so that a test can hold them
+ * to another tracer's log.
+ */
+static void test_log_repair(struct ts_tracer *t, const struct ts_repair *r)
+{
+	int i;
+
+	if (!t->test_repair_log)
+		return;
+	fprintf(t->test_repair_log, "%u %llu %llu %llx", r->qid,
+		(unsigned long long)r->issue_ns,
+		(unsigned long long)r->found_ns, (unsigned long long)r->addr);
+	for (i = 0; i < TS_LOW_DEPTHS; i++)
+		fprintf(t->test_repair_log, " %llu",
+			(unsigned long long)r->low_ns[i]);
+	fputc('\n', t->test_repair_log);
+	fflush(t->test_repair_log);
+}
+
+/*
  * The repairs logged since the last read. A record still being written, or
  * overwritten before this read, makes the bounds fall back to counts.
  */
@@ -1121,10 +1144,10 @@ static void read_repairs(struct ts_tracer *t)
 	}
 	for (; t->repairs_read < n; t->repairs_read++) {
 		r = &t->repairs[t->repairs_read % TS_REPAIR_SLOTS];
-		if (ts_repair_read(r, t->repairs_read, &copy))
-			ts_bounds_repair(&t->bounds, copy.qid, copy.issue_ns,
-					 copy.found_ns);
-		else
+		if (ts_repair_read(r, t->repairs_read, &copy)) {
+			ts_bounds_repair(&t->bounds, &copy);
+			test_log_repair(t, &copy);
+		} else
 			ts_bounds_lost(&t->bounds);
 	}
 }

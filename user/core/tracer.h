@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "report.h"
 
@@ -26,6 +27,8 @@ struct ts_tracer_opts {
 	unsigned int test_clock_wrap_s;
 	/* a file naming how old to make the depth words (tests), or NULL */
 	const char *test_stamp_age;
+	/* every repair read, a line each (tests), or NULL */
+	FILE *test_repair_log;
 	unsigned int max_devs; /* disks traced at once (tests lower it), 0: all */
 	unsigned int qid_near; /* queue ids read from an array (tests), 0: all */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */

@@ -10,16 +10,16 @@ void ts_bounds_init(struct ts_bounds *b, __u64 now_ns)
 	b->span_start_ns = now_ns;
 }
 
-void ts_bounds_repair(struct ts_bounds *b, unsigned int qid, __u64 issue_ns,
-		      __u64 found_ns)
+void ts_bounds_repair(struct ts_bounds *b, const struct ts_repair *r)
 {
 	if (b->nwin == TS_REPAIR_SLOTS) {
 		b->overflow = true;
 		return;
 	}
-	b->win[b->nwin].qid = qid;
-	b->win[b->nwin].w.from = issue_ns;
-	b->win[b->nwin].w.to = found_ns;
+	b->win[b->nwin].qid = r->qid;
+	b->win[b->nwin].w.from = r->issue_ns;
+	b->win[b->nwin].w.to = r->found_ns;
+	memcpy(b->win[b->nwin].w.low_ns, r->low_ns, sizeof(r->low_ns));
 	b->nwin++;
 }
 
@@ -44,6 +44,10 @@ bool ts_repair_read(const volatile struct ts_repair *r, __u64 n,
 	out->seq = n + 1;
 	out->issue_ns = __atomic_load_n(&p->issue_ns, __ATOMIC_RELAXED);
 	out->found_ns = __atomic_load_n(&p->found_ns, __ATOMIC_RELAXED);
+	out->addr = __atomic_load_n(&p->addr, __ATOMIC_RELAXED);
+	for (int i = 0; i < TS_LOW_DEPTHS; i++)
+		out->low_ns[i] =
+			__atomic_load_n(&p->low_ns[i], __ATOMIC_RELAXED);
 	out->qid = __atomic_load_n(&p->qid, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return __atomic_load_n(&p->seq, __ATOMIC_RELAXED) == n + 1;
@@ -75,6 +79,7 @@ static void windows_of(const struct ts_bounds *b, unsigned int qid,
 		out->most = missed;
 		out->covered_ns = missed && now_ns > b->span_start_ns ?
 					  now_ns - b->span_start_ns : 0;
+		out->unsure_ns = out->covered_ns;
 		return;
 	}
 	ts_windows_scan(w, n, b->span_start_ns, now_ns, out);
@@ -99,7 +104,8 @@ void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 	over = win.most + in->suspects + in->contended;
 	ts_depth_range_of(&out->span, d->peak, over,
 			  in->under - d->under_start);
-	out->span.unsure_ns = win.covered_ns;
+	out->span.unsure_ns = win.unsure_ns;
+	out->span.windows_ns = win.covered_ns;
 	out->run = out->span;
 	if (d->has_run)
 		ts_depth_range_join(&out->run, &d->run);

@@ -59,9 +59,8 @@ struct ts_bounds_out {
 /* Empties @b; the first span starts at @now_ns. */
 void ts_bounds_init(struct ts_bounds *b, __u64 now_ns);
 
-/* One logged repair; ts_bounds_lost when the log had lost some. */
-void ts_bounds_repair(struct ts_bounds *b, unsigned int qid, __u64 issue_ns,
-		      __u64 found_ns);
+/* One logged repair (@r); ts_bounds_lost when the log had lost some. */
+void ts_bounds_repair(struct ts_bounds *b, const struct ts_repair *r);
 void ts_bounds_lost(struct ts_bounds *b);
 
 /*

@@ -134,6 +134,7 @@ void ts_depth_range_of(struct ts_depth_range *r, __s64 peak, __u64 over,
 	r->exact = !over && !under;
 	r->excess = over;
 	r->unsure_ns = 0;
+	r->windows_ns = 0;
 	r->hi = peak + (__s64)under;
 	r->lo = peak > (__s64)over ? peak - (__s64)over : 0;
 }
@@ -148,6 +149,7 @@ void ts_depth_range_join(struct ts_depth_range *r,
 	if (other->excess > r->excess)
 		r->excess = other->excess;
 	r->unsure_ns += other->unsure_ns; /* spans do not overlap */
+	r->windows_ns += other->windows_ns;
 	r->exact = r->exact && other->exact;
 }
 
@@ -161,6 +163,7 @@ void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r)
 	s->max_min = r->exact ? hi : r->lo;
 	s->excess = r->excess;
 	s->unsure_ms = r->unsure_ns / 1e6;
+	s->windows_ms = r->windows_ns / 1e6;
 }
 
 static int by_time(const void *a, const void *b)
@@ -173,38 +176,113 @@ static int by_time(const void *a, const void *b)
 	return (x[1] < y[1]) - (x[1] > y[1]);
 }
 
-void ts_windows_scan(struct ts_miss_window *w, unsigned int n, __u64 start,
-		     __u64 end, struct ts_windows *out)
+/* Every window at once, all the time: still a bound (no memory to sort). */
+static void windows_all(unsigned int n, __u64 start, __u64 end,
+			struct ts_windows *out)
 {
-	/* each window as two (time, +1/-1) pairs */
-	__s64 (*ev)[2] = calloc(2 * (size_t)n + 1, sizeof(*ev));
-	unsigned int i, k = 0, open = 0;
+	out->most = n;
+	out->covered_ns = n && end > start ? end - start : 0;
+	out->unsure_ns = out->covered_ns;
+}
 
-	out->most = 0;
-	out->covered_ns = 0;
-	if (!ev) { /* every window at once, all the time: still a bound */
-		out->most = n;
-		out->covered_ns = n && end > start ? end - start : 0;
-		return;
-	}
+/*
+ * Windows @w as (time, +1/-1, index) triples in @ev, clipped to
+ * [@start, @end]; their number.
+ */
+static unsigned int windows_events(const struct ts_miss_window *w,
+				   unsigned int n, __u64 start, __u64 end,
+				   __s64 (*ev)[3])
+{
+	unsigned int i, k = 0;
+
 	for (i = 0; i < n; i++) {
 		__u64 from = w[i].from > start ? w[i].from : start;
 		__u64 to = w[i].to < end ? w[i].to : end;
 
 		if (from > to)
 			continue;
-		ev[k][0] = from, ev[k++][1] = 1;
-		ev[k][0] = to, ev[k++][1] = -1;
+		ev[k][0] = from, ev[k][1] = 1, ev[k++][2] = i;
+		ev[k][0] = to, ev[k][1] = -1, ev[k++][2] = i;
 	}
 	qsort(ev, k, sizeof(*ev), by_time);
-	for (i = 0; i < k; i++) {
-		if (open)
-			out->covered_ns += ev[i][0] - ev[i - 1][0];
-		open += ev[i][1];
-		if (open > out->most)
-			out->most = open;
+	return k;
+}
+
+/*
+ * Busy time is sure wherever the depth was above the windows open, since
+ * those requests alone could have left: per window, the time it was no
+ * higher than the most open at once while it was (@peak; the whole window
+ * when that is deeper than TS_LOW_DEPTHS), at most the span.
+ */
+static __u64 windows_unsure(const struct ts_miss_window *w, unsigned int n,
+			    const unsigned int *peak, __u64 span_ns)
+{
+	__u64 sum = 0;
+	unsigned int i, k;
+
+	for (i = 0; i < n; i++) {
+		if (peak[i] > TS_LOW_DEPTHS) {
+			sum += w[i].to - w[i].from;
+			continue;
+		}
+		for (k = 0; k < peak[i]; k++)
+			sum += w[i].low_ns[k];
 	}
-	free(ev);
+	return sum < span_ns ? sum : span_ns;
+}
+
+/* Window @i opens, @open[@*nopen] the others open: every one's peak. */
+static void window_opens(unsigned int i, unsigned int *open,
+			 unsigned int *nopen, unsigned int *peak)
+{
+	unsigned int k;
+
+	open[(*nopen)++] = i;
+	for (k = 0; k < *nopen; k++)
+		if (peak[open[k]] < *nopen)
+			peak[open[k]] = *nopen;
+}
+
+static void window_closes(unsigned int i, unsigned int *open,
+			  unsigned int *nopen)
+{
+	unsigned int k;
+
+	for (k = 0; k < *nopen; k++)
+		if (open[k] == i) {
+			open[k] = open[--(*nopen)];
+			return;
+		}
+}
+
+void ts_windows_scan(struct ts_miss_window *w, unsigned int n, __u64 start,
+		     __u64 end, struct ts_windows *out)
+{
+	__s64(*ev)[3] = calloc(2 * (size_t)n + 1, sizeof(*ev));
+	unsigned int *peak = calloc(n + 1, sizeof(*peak));
+	unsigned int *open = calloc(n + 1, sizeof(*open));
+	unsigned int i, k, nopen = 0;
+
+	if (!ev || !peak || !open) {
+		windows_all(n, start, end, out);
+		goto done;
+	}
+	memset(out, 0, sizeof(*out));
+	k = windows_events(w, n, start, end, ev);
+	for (i = 0; i < k; i++) {
+		if (nopen)
+			out->covered_ns += ev[i][0] - ev[i - 1][0];
+		if (ev[i][1] > 0)
+			window_opens(ev[i][2], open, &nopen, peak);
+		else
+			window_closes(ev[i][2], open, &nopen);
+		if (nopen > out->most)
+			out->most = nopen;
+	}
+	out->unsure_ns =
+		windows_unsure(w, n, peak, end > start ? end - start : 0);
+done:
+	free(ev), free(peak), free(open);
 }
 
 double ts_depth_at_least(const __s64 *at_least, __u32 level, __s64 top)

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "truestat.h"
+
 struct ts_depth_summary {
 	double mean;	   /* time-weighted mean depth */
 	double busy_share; /* share of time with depth >= 1: iostat's %util */
@@ -15,9 +17,12 @@ struct ts_depth_summary {
 	bool max_exact;	   /* max is the true one */
 	bool exact;	   /* the counter followed every request in the span */
 	unsigned int p50, p90, p99; /* time-weighted percentiles */
-	double unsure_ms; /* time in which repaired requests may have been
-			   * counted after they left: busy_share x span and
-			   * the depth x time may be off by at most this */
+	double unsure_ms; /* busy_share x span may be off by at most this:
+			   * the time repaired requests were counted alone
+			   * (ts_windows) */
+	double windows_ms; /* time in which repaired requests may have been
+			    * counted after they left: the depth x time may
+			    * be off by at most excess x this */
 	double reordered_ms; /* changes stamped after their clock read, summed
 			      * (ts_dev_stats): the depth x time and the
 			      * requests' own times differ by at most this */
@@ -47,7 +52,8 @@ void ts_depth_summarize(const __s64 *at_least, __u64 span_ns,
 struct ts_depth_range {
 	__s64 lo, hi;
 	__u64 excess; /* most requests counted at once after they had left */
-	__u64 unsure_ns; /* time in which some may have been (ts_windows) */
+	__u64 unsure_ns;  /* busy time off by at most this (ts_windows) */
+	__u64 windows_ns; /* time in which some may have been (ts_windows) */
 	bool exact;   /* the counter followed every request: lo == hi */
 };
 
@@ -70,9 +76,13 @@ void ts_depth_range_join(struct ts_depth_range *r,
  */
 void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r);
 
-/* A request counted in the depth from @from that had left by @to. */
+/*
+ * A request counted in the depth from @from that had left by @to; of that
+ * time, the depth was 1, 2, 3 and 4 for @low_ns (struct ts_low_time).
+ */
 struct ts_miss_window {
 	__u64 from, to;
+	__u64 low_ns[TS_LOW_DEPTHS];
 };
 
 /* Windows within [@start, @end] (ts_windows_scan). */
@@ -80,6 +90,10 @@ struct ts_windows {
 	unsigned int most; /* the most open at one moment (touching windows
 			    * count as overlapping: an upper bound) */
 	__u64 covered_ns;  /* the time at least one is open */
+	__u64 unsure_ns;   /* busy time off by at most this: per window, the
+			    * time the depth was no higher than the most
+			    * windows open at once while it was (those
+			    * requests could all have left), summed */
 };
 
 void ts_windows_scan(struct ts_miss_window *w, unsigned int n, __u64 start,

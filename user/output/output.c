@@ -772,6 +772,7 @@ static void json_depth(struct tj *j, const char *key,
 	tj_u64(j, "max_min", s->max_min);
 	tj_u64(j, "excess", s->excess);
 	tj_num(j, "unsure_ms", s->unsure_ms, 3);
+	tj_num(j, "windows_ms", s->windows_ms, 3);
 	tj_bool(j, "exact", s->exact);
 	tj_u64(j, "p50", s->p50);
 	tj_u64(j, "p90", s->p90);
