@@ -148,6 +148,9 @@ struct ts_op_stats {
 	__u64 layer_ios;    /* bio layer: completed bios mapped one-to-one
 			     * onto a member bio whose C was seen */
 	__u64 layer_ns;	    /* their time in the layer itself */
+	__u64 merges;	    /* bios and requests merged into a waiting
+			     * request (block_bio_backmerge, _frontmerge,
+			     * block_rq_merge): /proc/diskstats' merges */
 };
 
 /*

@@ -137,6 +137,7 @@ static void fill_report(struct ts_report *r)
 	d->nops_active = 1;
 	d->op[TS_OP_READ] = (struct ts_op_figures){
 		.ios = 200, .bytes = 1638400, .queued_ios = 0, .iops = 100,
+		.merges = 30, .mrgps = 15,
 		.mbps = 0.8192, .avg_kb = 8, .queue_ms = NAN,
 		.service_ms = 0.5, .total_ms = NAN,
 	};
@@ -184,10 +185,12 @@ static const char check_py[] =
 	"assert (v[\"device\"], v[\"major\"], v[\"minor\"]) == (\"sda\", 8, 0)\n"
 	"assert list(v[\"ops\"]) == [\"read\"]\n"
 	"rd = v[\"ops\"][\"read\"]\n"
-	"for k in (\"ios\", \"bytes\", \"iops\", \"mb_per_s\", \"avg_kb\","
+	"for k in (\"ios\", \"bytes\", \"iops\", \"merges\","
+	" \"merges_per_s\", \"mb_per_s\", \"avg_kb\","
 	" \"queued_ios\", \"queue_ms\", \"service_ms\", \"total_ms\"):\n"
 	"    assert k in rd and k in v[\"all\"], k\n"
 	"assert rd[\"ios\"] == 200 and rd[\"mb_per_s\"] == 0.819\n"
+	"assert rd[\"merges\"] == 30 and rd[\"merges_per_s\"] == 15\n"
 	"assert rd[\"queue_ms\"] is None and rd[\"service_ms\"] == 0.5\n"
 	"c = v[\"concurrency\"]\n"
 	"assert c == {\"mean\": 1, \"max\": 2, \"max_exact\": True,"
@@ -391,6 +394,9 @@ static void test_light(void **state)
 	done(f);
 	assert_non_null(strstr(out, "\"queue_from\":\"request\","));
 	assert_non_null(strstr(out, "\"os_queue\":null,"));
+	/* no merge program under --light: merges unknown, not 0 */
+	assert_non_null(strstr(out, "\"merges\":null,\"merges_per_s\":null,"));
+	validate(out);
 	free(out);
 	f = start();
 	ts_print_table(f, &r, WHEN);
@@ -398,6 +404,7 @@ static void test_light(void **state)
 	assert_non_null(strstr(out, "  interval 2.00 s  (--light: QUEUE from request allocation)\n"));
 	/* CONC 1.00, CONC_MAX 2, OS_QD -, BUSY% 75.0 */
 	assert_non_null(strstr(out, "   1.00        2      -   75.0"));
+	assert_non_null(strstr(out, "sda        read         100.0       -     0.82"));
 	/* bio-based devices are not followed under --light, and say so */
 	assert_non_null(strstr(out, "  note: not traced, bio-based (--light does not follow bios): zram0\n"));
 }
@@ -511,7 +518,7 @@ static void test_table_stacked(void **state)
 	ts_print_table(f, &r, WHEN);
 	text = done(f);
 	assert_non_null(strstr(text,
-		"md0        read         406.0     1.66     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
+		"md0        read         406.0     0.0     1.66     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
 		"  md0: bio-based, members sda sdb nvme9 (CONC 1.00 0.00 -, SERVICE 0.500 - - ms); layer time 12.0 us mean, 20.0 us p99 over 812 bios\n"));
 	assert_null(strstr(text, "md0        read    queue"));
 	/* the layer's 11 us puts the percentile table in us, 1 decimal */
@@ -549,7 +556,7 @@ static const char stacked_py[] =
 	"assert p[\"layer\"][\"p99\"] == 0.02 and p[\"queue\"][\"p99\"] is None\n"
 	"s = sda[\"all\"]\n"
 	"assert s[\"layer_ios\"] == 0 and s[\"layer_ms\"] is None\n"
-	"assert list(s)[11:14] == [\"total_ms\", \"layer_ios\", \"layer_ms\"]\n";
+	"assert list(s)[13:16] == [\"total_ms\", \"layer_ios\", \"layer_ms\"]\n";
 
 static void test_json_stacked(void **state)
 {

@@ -39,7 +39,9 @@ static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	f->missed = b->missed - a->missed;
 	f->missed_bytes = b->missed_bytes - a->missed_bytes;
 	f->unissued = b->unissued - a->unissued;
+	f->merges = b->merges - a->merges;
 	f->iops = f->ios / span_s;
+	f->mrgps = f->merges / span_s;
 	f->mbps = f->bytes / span_s / 1e6;
 	f->avg_kb = f->ios ? f->bytes / 1024.0 / f->ios : NAN;
 	f->service_ms = mean_ms(service, f->ios);

@@ -59,7 +59,8 @@ struct ts_op_figures {
 	__u64 missed; /* completed without truestat seeing it: not in ios */
 	__u64 missed_bytes; /* their size at issue */
 	__u64 unissued; /* completed without being issued: not in ios */
-	double iops, mbps, avg_kb;
+	__u64 merges; /* bios and requests merged into others (diskstats') */
+	double iops, mrgps, mbps, avg_kb; /* mrgps: merges a second */
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
 	__u64 layer_ios;  /* bio layer: bios mapped one-to-one onto a member */
 	double layer_ms;  /* their mean time in the layer itself; NaN: none */

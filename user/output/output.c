@@ -19,10 +19,24 @@ static bool op_shown(const struct ts_op_figures *o)
 	return o->ios || o->missed || o->unissued;
 }
 
-static void put_op_row(FILE *f, const struct ts_tfmt *t, const char *dev,
-		       const char *op, const struct ts_op_figures *o)
+/* A row's first columns; MRG/s NaN: "-" (not followed, or not merges). */
+static void put_row_start(FILE *f, const char *dev, const char *op,
+			  double iops, double mrgps, double mbps)
 {
-	fprintf(f, "%-10s %-7s %10.1f %8.2f", dev, op, o->iops, o->mbps);
+	fprintf(f, "%-10s %-7s %10.1f", dev, op, iops);
+	if (isnan(mrgps))
+		fprintf(f, " %7s", "-");
+	else
+		fprintf(f, " %7.1f", mrgps);
+	fprintf(f, " %8.2f", mbps);
+}
+
+/* @light: merges were not followed (--light attaches no merge program). */
+static void put_op_row(FILE *f, const struct ts_tfmt *t, const char *dev,
+		       const char *op, const struct ts_op_figures *o,
+		       bool light)
+{
+	put_row_start(f, dev, op, o->iops, light ? NAN : o->mrgps, o->mbps);
 	if (isnan(o->avg_kb))
 		fprintf(f, " %7s", "-");
 	else
@@ -61,7 +75,7 @@ static void put_sync_row(FILE *f, const struct ts_tfmt *t,
 {
 	const struct ts_sync_figures *s = &d->sync;
 
-	fprintf(f, "%-10s %-7s %10.1f %8.2f", d->name, "sync", s->iops, s->mbps);
+	put_row_start(f, d->name, "sync", s->iops, NAN, s->mbps);
 	if (s->ios)
 		fprintf(f, " %7.1f", s->bytes / 1024.0 / s->ios);
 	else
@@ -591,8 +605,8 @@ static void put_main_header(FILE *f, const struct ts_tfmt *t)
 {
 	char q[16], s[16], to[16], sv[16];
 
-	fprintf(f, "\n%-10s %-7s %10s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
-		"DEVICE", "OP", "IOPS", "MB/s", "AVG_KB",
+	fprintf(f, "\n%-10s %-7s %10s %7s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
+		"DEVICE", "OP", "IOPS", "MRG/s", "MB/s", "AVG_KB",
 		head(q, sizeof(q), "QUEUE", t), head(s, sizeof(s), "SERVICE", t),
 		head(to, sizeof(to), "TOTAL", t), "CONC", "CONC_MAX", "OS_QD",
 		"BUSY%", head(sv, sizeof(sv), "SVCTM", t));
@@ -608,7 +622,8 @@ static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 	for (op = 0; op < TS_NR_OPS; op++) {
 		if (!op_shown(&d->op[op]))
 			continue;
-		put_op_row(f, t, d->name, ts_op_names[op], &d->op[op]);
+		put_op_row(f, t, d->name, ts_op_names[op], &d->op[op],
+			   r->light);
 		if (d->nops_active == 1) {
 			put_device_columns(f, t, d, r->light);
 			break;
@@ -616,7 +631,7 @@ static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 		put_blank_device_columns(f);
 	}
 	if (d->nops_active != 1) {
-		put_op_row(f, t, d->name, "all", &d->all);
+		put_op_row(f, t, d->name, "all", &d->all, r->light);
 		put_device_columns(f, t, d, r->light);
 	}
 	if (has_sync(d))
@@ -730,13 +745,27 @@ static void json_hist(struct tj *j, const struct ts_hist *h)
 	tj_end_obj(j);
 }
 
+/* Merges, null under --light (no merge program attached). */
+static void json_merges(struct tj *j, const struct ts_op_figures *o,
+			bool light)
+{
+	if (light) {
+		tj_null(j, "merges");
+		tj_null(j, "merges_per_s");
+		return;
+	}
+	tj_u64(j, "merges", o->merges);
+	tj_num(j, "merges_per_s", o->mrgps, 1);
+}
+
 static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o,
-		    const struct ts_hist *h)
+		    const struct ts_hist *h, bool light)
 {
 	tj_obj(j, key);
 	tj_u64(j, "ios", o->ios);
 	tj_u64(j, "bytes", o->bytes);
 	tj_num(j, "iops", o->iops, 1);
+	json_merges(j, o, light);
 	tj_num(j, "mb_per_s", o->mbps, 3);
 	tj_num(j, "avg_kb", o->avg_kb, 1);
 	tj_u64(j, "queued_ios", o->queued_ios);
@@ -916,9 +945,10 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	for (op = 0; op < TS_NR_OPS; op++)
 		if (d->op[op].ios || d->op[op].missed || d->op[op].unissued)
 			json_op(j, ts_op_names[op], &d->op[op],
-				r->show_hist && d->hist ? &d->hist[op] : NULL);
+				r->show_hist && d->hist ? &d->hist[op] : NULL,
+				r->light);
 	tj_end_obj(j);
-	json_op(j, "all", &d->all, NULL);
+	json_op(j, "all", &d->all, NULL, r->light);
 	json_depth(j, "concurrency", &d->device, d->in_device_now);
 	tj_num(j, "oldest_in_device_s", d->oldest_age_s, 3);
 	if (r->light || d->bio_layer) /* not followed, or none */
