@@ -169,8 +169,8 @@ static const char check_py[] =
 	"d = json.loads(lines[0])\n"
 	"assert list(d) == [\"type\", \"time\", \"span_s\", \"end_mono_ns\","
 	" \"lost_events\","
-	" \"queue_from\", \"not_traced\", \"devices\", \"findings\","
-	" \"findings_skipped\"], list(d)\n"
+	" \"queue_from\", \"not_traced\", \"exclude\", \"devices\","
+	" \"findings\", \"findings_skipped\"], list(d)\n"
 	"assert d[\"not_traced\"] == [\"zram0\", \"md127\"]\n"
 	"assert d[\"queue_from\"] == \"bio\"\n"
 	"assert d[\"type\"] == \"interval\"\n"
@@ -280,6 +280,8 @@ static void test_print_json_totals_empty(void **state)
 			    "\"span_s\":12.500000,\"end_mono_ns\":0,"
 			    "\"lost_events\":7,"
 			    "\"queue_from\":\"bio\",\"not_traced\":[],"
+			    "\"exclude\":{\"disks\":0,\"names\":[],"
+			    "\"unmatched\":[],\"none_left\":false},"
 			    "\"devices\":[],\"findings\":[],"
 			    "\"findings_skipped\":[]}\n");
 }
@@ -314,6 +316,40 @@ static void test_table_idle(void **state)
 	ts_print_table(f, &r, WHEN);
 	assert_string_equal(done(f),
 			    "22:13:20  totals over 2.00 s  no I/O on the traced disks\n");
+}
+
+/*
+ * --exclude: the disks it left out and the globs that matched none are
+ * notes; when it leaves no disk, the report says that, not "no I/O".
+ */
+static void test_table_excluded(void **state)
+{
+	static struct ts_report r;
+	FILE *f;
+	int none;
+
+	fill_report(&r);
+	r.excluded = "loop0 loop1";
+	r.nexcluded = 2;
+	r.exclude_unmatched = "nvme*";
+	for (none = 0; none < 2; none++) {
+		r.dev[0].active = !none;
+		r.none_left = none;
+		f = start();
+		ts_print_table(f, &r, WHEN);
+		done(f);
+		assert_non_null(strstr(out, "  note: not traced, --exclude: 2 disks: loop0 loop1\n"
+					    "  note: --exclude matches no disk: nvme*\n"));
+		assert_true(!strstr(out, "nothing traced: --exclude leaves no disk\n") == !none);
+		assert_true(!strstr(out, "no I/O") || !none);
+		free(out);
+	}
+	f = start();
+	ts_print_json(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "\"exclude\":{\"disks\":2,\"names\":[\"loop0\",\"loop1\"],"
+				    "\"unmatched\":[\"nvme*\"],\"none_left\":true},"));
+	validate(out);
 }
 
 /*
@@ -586,6 +622,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_idle, free_out),
 		cmocka_unit_test_teardown(test_table_units, free_out),
 		cmocka_unit_test_teardown(test_table_stuck, free_out),
+		cmocka_unit_test_teardown(test_table_excluded, free_out),
 		cmocka_unit_test_teardown(test_light, free_out),
 		cmocka_unit_test_teardown(test_inexact_depth, free_out),
 		cmocka_unit_test_teardown(test_table_stacked, free_out),

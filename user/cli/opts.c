@@ -36,6 +36,14 @@ const char ts_usage[] =
 	"                     (dm-0, or its /dev/mapper name) and zram devices\n"
 	"                     are traced at their own layer, and a stacked one\n"
 	"                     (md, dm) with the disks it is made of\n"
+	"      --exclude=GLOB do not trace the disks whose name (or /dev/mapper\n"
+	"                     name) matches GLOB, a shell pattern (repeatable;\n"
+	"                     e.g. --exclude='loop*'): those that exist at the\n"
+	"                     start; one made later is traced. Wins over -d.\n"
+	"                     Without it every disk is traced, loop devices\n"
+	"                     with no backing file too: they do no I/O, so they\n"
+	"                     take no slot and show in no report, and one given\n"
+	"                     a file while truestat runs is followed from then on\n"
 	"  -j, --json         one JSON object per report (man truestat, doc/json.md)\n"
 	"  -H, --hist[=fine]  also print the latency histograms (queue, service,\n"
 	"                     total) and request sizes per disk and direction,\n"
@@ -128,6 +136,7 @@ const char ts_usage[] =
 	"  truestat -d nvme0n1 1    one disk, every second\n"
 	"  truestat --units=ms -d nvme0n1 1  the same, its times in ms always\n"
 	"  truestat -d md0 1        md0 and the disks it is made of\n"
+	"  truestat --exclude='loop*' 1  every disk but the loop devices\n"
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
@@ -234,6 +243,7 @@ static int flag_with_value(const char *arg, char *err, int errlen)
 
 static const struct option longopts[] = {
 	{ "device", required_argument, NULL, 'd' },
+	{ "exclude", required_argument, NULL, 'X' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "raw-tp", no_argument, NULL, 'R' },
@@ -277,6 +287,63 @@ static int set_device(struct ts_opts *o, const char *dev, char *err,
 	return add_device(o, dev, err, errlen);
 }
 
+/* Where the bracket expression at @at ('[') ends, or NULL: unclosed. */
+static const char *bracket_end(const char *at)
+{
+	const char *p = at + 1;
+
+	if (*p == '!' || *p == '^')
+		p++;
+	if (*p == ']') /* first: a member, not the end */
+		p++;
+	for (; *p; p++)
+		if (*p == ']')
+			return p;
+	return NULL;
+}
+
+/* What is wrong with glob @g as fnmatch reads it, or NULL. */
+static const char *glob_fault(const char *g)
+{
+	if (!*g)
+		return "empty";
+	if (strlen(g) >= TS_GLOB_LEN)
+		return "longer than 63 characters";
+	if (strchr(g, '/'))
+		return "disk names have no '/'";
+	if (strpbrk(g, " \t\n"))
+		return "disk names have no spaces";
+	for (; *g; g++) {
+		if (*g == '\\' && !*++g)
+			return "ends in a lone '\\'";
+		if (*g == '[' && !(g = bracket_end(g)))
+			return "a '[' without its ']'";
+	}
+	return NULL;
+}
+
+static int set_exclude(struct ts_opts *o, const char *glob, char *err,
+		       int errlen)
+{
+	const char *fault;
+
+	if (!strncmp(glob, "/dev/", 5))
+		glob += 5;
+	if (!strncmp(glob, "mapper/", 7))
+		glob += 7;
+	fault = glob_fault(glob);
+	if (fault) {
+		snprintf(err, errlen, "bad --exclude '%s': %s (a shell pattern of disk names, e.g. --exclude='loop*')",
+			 glob, fault);
+		return -1;
+	}
+	if (o->nexcludes == TS_MAX_EXCLUDES)
+		return fail(err, errlen, "too many --exclude (the limit is %s)",
+			    "16");
+	strcpy(o->excludes[o->nexcludes++], glob);
+	return 0;
+}
+
 static int set_by(struct ts_opts *o, const char *arg, char *err, int errlen)
 {
 	if (!strcmp(arg, "cgroup"))
@@ -311,6 +378,8 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 	switch (c) {
 	case 'd':
 		return set_device(o, arg, err, errlen);
+	case 'X':
+		return set_exclude(o, arg, err, errlen);
 	case 'j':
 		o->json = true;
 		return 0;

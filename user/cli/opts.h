@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "lib/devices.h"
 #include "lib/units.h"
 
 #define TS_MAX_DEVICE_ARGS 64
@@ -31,6 +32,8 @@ struct ts_opts {
 	bool version; /* -V, --version */
 	int ndevices;
 	char devices[TS_MAX_DEVICE_ARGS][TS_NAME_LEN];
+	int nexcludes; /* --exclude: globs of disk names */
+	char excludes[TS_MAX_EXCLUDES][TS_GLOB_LEN];
 };
 
 /*

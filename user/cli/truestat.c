@@ -120,6 +120,56 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 }
 
 /*
+ * --exclude: the disks it leaves out (those that exist at the start), the
+ * globs that matched none, and whether any disk is left to trace.
+ */
+static struct ts_exclusion exclusion;
+static char unmatched[TS_MAX_EXCLUDES * (TS_GLOB_LEN + 16)];
+static bool none_left;
+
+/* Whether every disk of the @n in @kdevs (0: every disk) is excluded. */
+static bool all_excluded(const unsigned int *kdevs, int n)
+{
+	int i, j;
+
+	if (!n)
+		return exclusion.n == exclusion.ndisks;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < exclusion.n && exclusion.kdevs[j] != kdevs[i];)
+			j++;
+		if (j == exclusion.n)
+			return false;
+	}
+	return true;
+}
+
+static void resolve_excludes(const struct ts_opts *o,
+			     const unsigned int *kdevs, int n)
+{
+	size_t used = 0;
+	int g;
+
+	if (!o->nexcludes)
+		return;
+	exclusion.nglobs = o->nexcludes;
+	memcpy(exclusion.globs, o->excludes, sizeof(exclusion.globs));
+	if (ts_disk_exclude("/sys", &exclusion))
+		die(EXIT_FAILURE, "cannot list the disks in /sys/block for --exclude");
+	for (g = 0; g < o->nexcludes; g++)
+		if (!exclusion.matched[g])
+			used += snprintf(unmatched + used, sizeof(unmatched) - used,
+					 "%s%s", used ? " " : "", o->excludes[g]);
+	none_left = exclusion.n && all_excluded(kdevs, n);
+	if (o->verbose && exclusion.n)
+		fprintf(stderr, "truestat: --exclude: not tracing %d disk%s: %s\n",
+			exclusion.n, exclusion.n == 1 ? "" : "s",
+			exclusion.names);
+	if (unmatched[0])
+		fprintf(stderr, "truestat: --exclude matches no disk: %s\n",
+			unmatched);
+}
+
+/*
  * The disks no report can cover, named in every report: bio-based ones
  * under --light, which does not follow bios.
  */
@@ -438,6 +488,10 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->not_traced = not_traced;
 	r->no_room = no_room;
 	r->max_devs = max_devs;
+	r->excluded = exclusion.names;
+	r->nexcluded = exclusion.n;
+	r->exclude_unmatched = unmatched;
+	r->none_left = none_left;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else
@@ -507,6 +561,9 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 	t->nkdevs = resolve_devices(o, kdevs);
 	find_untraceable(o);
 	t->kdevs = kdevs;
+	resolve_excludes(o, kdevs, t->nkdevs);
+	t->excluded = exclusion.kdevs;
+	t->nexcluded = exclusion.n;
 	t->btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
 	t->raw_tp = o->raw_tp;
 	t->light = o->light;

@@ -124,6 +124,10 @@ struct ts_report {
 				 * under --light), space separated, or NULL */
 	const char *no_room; /* disks not traced for want of a slot (more
 			      * than max_devs at once), likewise */
+	const char *excluded; /* disks --exclude left out, likewise (cut) */
+	int nexcluded;	      /* how many */
+	const char *exclude_unmatched; /* its globs that matched no disk */
+	bool none_left; /* --exclude left no disk to trace */
 	unsigned int max_devs;
 	double span_s;
 	__u64 end_mono_ns; /* when the span ended, CLOCK_MONOTONIC */

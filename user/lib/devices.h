@@ -61,6 +61,27 @@ int ts_disk_add_stack(const char *sysroot, unsigned int major,
  */
 void ts_disk_list(const char *sysroot, bool bio_only, char *buf, size_t len);
 
+/* --exclude: globs given at most, and disks they can leave out. */
+#define TS_MAX_EXCLUDES 16
+#define TS_GLOB_LEN 64
+#define TS_EXCLUDED_MAX 4096 /* include/truestat.h's TS_EXCLUDE_MAX */
+
+struct ts_exclusion {
+	int nglobs;
+	char globs[TS_MAX_EXCLUDES][TS_GLOB_LEN];
+	bool matched[TS_MAX_EXCLUDES]; /* the glob matched a disk */
+	int ndisks; /* disks in /sys/block (the first TS_EXCLUDED_MAX) */
+	int n; /* disks matched: */
+	unsigned int kdevs[TS_EXCLUDED_MAX];
+	char names[1024]; /* their names, space separated, cut with "..." */
+};
+
+/*
+ * The disks in @sysroot/block whose name, or device-mapper name, matches
+ * one of @x's globs (fnmatch) into @x. 0, or -1 when it cannot be read.
+ */
+int ts_disk_exclude(const char *sysroot, struct ts_exclusion *x);
+
 /*
  * The driver tags of the request-based disks in @sysroot/block (nr_tags of
  * each hardware queue, summed): of those in @kdevs (@n of them; 0: all).

@@ -527,10 +527,22 @@ static void put_stack(FILE *f, const struct ts_tfmt *t,
 	fputc('\n', f);
 }
 
+/* What --exclude left out, and its globs that matched no disk. */
+static void put_exclude_notes(FILE *f, const struct ts_report *r)
+{
+	if (r->nexcluded)
+		fprintf(f, "  note: not traced, --exclude: %d disk%s: %s\n",
+			r->nexcluded, r->nexcluded == 1 ? "" : "s", r->excluded);
+	if (r->exclude_unmatched && r->exclude_unmatched[0])
+		fprintf(f, "  note: --exclude matches no disk: %s\n",
+			r->exclude_unmatched);
+}
+
 static void put_notes(FILE *f, const struct ts_report *r)
 {
 	int i, e;
 
+	put_exclude_notes(f, r);
 	if (r->not_traced && r->not_traced[0])
 		fprintf(f, "  note: not traced, bio-based (--light does not follow bios): %s\n",
 			r->not_traced);
@@ -683,6 +695,11 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 		r->span_s);
 	if (r->light)
 		fprintf(f, "  (--light: QUEUE from request allocation)");
+	if (!shown && r->none_left) {
+		fprintf(f, "  nothing traced: --exclude leaves no disk\n");
+		put_notes(f, r);
+		return;
+	}
 	if (!shown && r->no_room && r->no_room[0]) {
 		fprintf(f, "  no I/O on the traced disks; not traced: %s\n",
 			r->no_room);
@@ -996,6 +1013,21 @@ static void json_not_traced(struct tj *j, const struct ts_report *r)
 	tj_end_arr(j);
 }
 
+/* --exclude: the disks it left out, its globs that matched none. */
+static void json_excluded(struct tj *j, const struct ts_report *r)
+{
+	tj_obj(j, "exclude");
+	tj_u64(j, "disks", r->nexcluded);
+	tj_arr(j, "names");
+	json_names(j, r->excluded);
+	tj_end_arr(j);
+	tj_arr(j, "unmatched");
+	json_names(j, r->exclude_unmatched);
+	tj_end_arr(j);
+	tj_bool(j, "none_left", r->none_left);
+	tj_end_obj(j);
+}
+
 static void json_findings(struct tj *j, const struct ts_report *r)
 {
 	static struct ts_findings fs;
@@ -1020,6 +1052,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_u64(&j, "lost_events", r->lost_events);
 	tj_str(&j, "queue_from", r->light ? "request" : "bio");
 	json_not_traced(&j, r);
+	json_excluded(&j, r);
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
