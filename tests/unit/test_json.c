@@ -316,6 +316,13 @@ static void test_table_idle(void **state)
 	ts_print_table(f, &r, WHEN);
 	assert_string_equal(done(f),
 			    "22:13:20  totals over 2.00 s  no I/O on the traced disks\n");
+
+	free(out); /* -t: the date before the time of day */
+	r.date = true;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	assert_string_equal(done(f),
+			    "2023-11-14 22:13:20  totals over 2.00 s  no I/O on the traced disks\n");
 }
 
 /*

@@ -46,6 +46,8 @@ static void test_defaults(void **state)
 	assert_false(o.verbose);
 	assert_false(o.raw_tp);
 	assert_false(o.light);
+	assert_false(o.date);
+	assert_false(o.dm_names);
 	assert_false(o.help);
 	assert_false(o.version);
 	assert_int_equal(o.units, TS_UNIT_AUTO);
@@ -168,6 +170,11 @@ static void test_flags(void **state)
 	assert_int_equal(PARSE("-jv"), 0);
 	assert_true(o.json && o.verbose);
 	assert_false(o.light);
+
+	assert_int_equal(PARSE("-tN", "1"), 0);
+	assert_true(o.date && o.dm_names);
+	assert_int_equal(PARSE("--date", "--dm-names"), 0);
+	assert_true(o.date && o.dm_names);
 
 	assert_int_equal(PARSE("-L", "1"), 0);
 	assert_true(o.light);

@@ -44,6 +44,12 @@ const char ts_usage[] =
 	"                     with no backing file too: they do no I/O, so they\n"
 	"                     take no slot and show in no report, and one given\n"
 	"                     a file while truestat runs is followed from then on\n"
+	"  -N, --dm-names     device-mapper disks by their /dev/mapper name\n"
+	"                     (vg0-lv0), not dm-N, as iostat -N; in the tables,\n"
+	"                     the JSON, --slow and /metrics\n"
+	"  -t, --date         the date in the tables' timestamps (2026-11-29\n"
+	"                     05:12:43, local time), as iostat -t; the JSON's\n"
+	"                     time always has it (UTC)\n"
 	"  -j, --json         one JSON object per report (man truestat, doc/json.md)\n"
 	"  -H, --hist[=fine]  also print the latency histograms (queue, service,\n"
 	"                     total) and request sizes per disk and direction,\n"
@@ -137,6 +143,7 @@ const char ts_usage[] =
 	"  truestat --units=ms -d nvme0n1 1  the same, its times in ms always\n"
 	"  truestat -d md0 1        md0 and the disks it is made of\n"
 	"  truestat --exclude='loop*' 1  every disk but the loop devices\n"
+	"  truestat -N -t 1         dm disks by mapper name, dated timestamps\n"
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
@@ -250,6 +257,8 @@ static const struct option longopts[] = {
 	{ "hist", optional_argument, NULL, 'H' },
 	{ "depth", no_argument, NULL, 'D' },
 	{ "light", no_argument, NULL, 'L' },
+	{ "date", no_argument, NULL, 't' },
+	{ "dm-names", no_argument, NULL, 'N' },
 	{ "pattern", no_argument, NULL, 'A' },
 	{ "slow", required_argument, NULL, 'S' },
 	{ "by", required_argument, NULL, 'B' },
@@ -395,6 +404,12 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 	case 'L':
 		o->light = true;
 		return 0;
+	case 't':
+		o->date = true;
+		return 0;
+	case 'N':
+		o->dm_names = true;
+		return 0;
 	case 'A':
 		o->pattern = true;
 		return 0;
@@ -484,7 +499,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHDLV", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHDLVtN", longopts, NULL)) != -1) {
 		if (c == 'h' || c == 'V') {
 			o->help = c == 'h';
 			o->version = c == 'V';

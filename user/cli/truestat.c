@@ -64,6 +64,9 @@ static void check_privileges(void)
 	die(EXIT_FAILURE, msg);
 }
 
+/* -N: device-mapper disks by their /dev/mapper names. */
+static bool dm_names;
+
 /*
  * The name of disk @major:@minor; one gone by now keeps the name it had at
  * an earlier report (major:minor if none saw it).
@@ -84,6 +87,10 @@ static void sys_name(unsigned int major, unsigned int minor, char *buf,
 		snprintf(buf, len, "%s", seen[i].name);
 	}
 	ts_disk_stack("/sys", buf, stack);
+	if (!dm_names)
+		return;
+	ts_disk_dm_rename("/sys", buf, len);
+	ts_stack_dm_rename("/sys", stack);
 }
 
 static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
@@ -485,6 +492,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->show_pattern = o->pattern;
 	r->light = o->light;
 	r->units = o->units;
+	r->date = o->date;
 	r->not_traced = not_traced;
 	r->no_room = no_room;
 	r->max_devs = max_devs;
@@ -579,6 +587,9 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 	t->on_slow_ctx = &slow_printer;
 	t->verbose = o->verbose;
 	verbose = o->verbose;
+	dm_names = o->dm_names;
+	slow_printer.dm_names = o->dm_names;
+	slow_printer.date = o->date;
 }
 
 /* The environment's knobs for tests and bench/overhead.sh (README). */

@@ -119,6 +119,7 @@ struct ts_report {
 	bool show_pattern; /* print the access pattern (--pattern) */
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
+	bool date;  /* -t: the date in the table's timestamp */
 	enum ts_unit units; /* --units: the tables' time unit, or per table */
 	const char *not_traced; /* disks no report covers (bio-based ones
 				 * under --light), space separated, or NULL */

@@ -154,6 +154,27 @@ bad:
 	return -1;
 }
 
+void ts_disk_dm_rename(const char *sysroot, char *name, size_t len)
+{
+	char path[PATH_MAX], dm[256];
+
+	snprintf(path, sizeof(path), "%s/block/%s/dm/name", sysroot, name);
+	if (!read_line(path, dm, sizeof(dm)) && dm[0])
+		snprintf(name, len, "%s", dm);
+}
+
+void ts_stack_dm_rename(const char *sysroot, struct ts_stack *stack)
+{
+	int i;
+
+	for (i = 0; i < stack->nmembers; i++)
+		ts_disk_dm_rename(sysroot, stack->member[i].name,
+				  sizeof(stack->member[i].name));
+	for (i = 0; i < stack->nholders; i++)
+		ts_disk_dm_rename(sysroot, stack->holder[i],
+				  sizeof(stack->holder[i]));
+}
+
 bool ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		  char *buf, size_t len)
 {

@@ -44,6 +44,15 @@ int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 bool ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		  char *buf, size_t len);
 
+/*
+ * -N: disk @name (a kernel name, @len bytes of room) becomes its
+ * device-mapper name (dm/name, as under /dev/mapper) when it has one.
+ */
+void ts_disk_dm_rename(const char *sysroot, char *name, size_t len);
+
+/* The same for the members and holders in @stack. */
+void ts_stack_dm_rename(const char *sysroot, struct ts_stack *stack);
+
 /* The members and holders of whole disk @disk; none when it has none. */
 void ts_disk_stack(const char *sysroot, const char *disk, struct ts_stack *out);
 

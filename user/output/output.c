@@ -688,7 +688,8 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 	char stamp[32];
 	int i, shown = 0;
 
-	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&when));
+	strftime(stamp, sizeof(stamp), r->date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S",
+		 localtime(&when));
 	for (i = 0; i < r->ndev; i++)
 		shown += r->dev[i].active;
 	fprintf(f, "%s  %s %.2f s", stamp, r->totals ? "totals over" : "interval",

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Names and time, as iostat -N -t prints them: with -t each table's
+# timestamp carries the date, the same as date(1) gives around the run;
+# with -N a device-mapper disk is named as under /dev/mapper (a dm-linear
+# device over a loop device, where the kernel has device-mapper) and any
+# other disk keeps its kernel name.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+need fio python3
+
+loop_new 64
+dev=$LOOP
+tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+on_exit "rm -rf $tmp"
+
+# -t: the report's date and time lie between two readings of date(1)
+t0=$(date '+%F %T')
+"$TRUESTAT" -t -N -d "$dev" 0.2 1 >"$tmp/dated" 2>"$tmp/dated.err" && rc=0 || rc=$?
+t1=$(date '+%F %T')
+check dated_exit "$rc" "truestat -t -N -d $dev 0.2 1: status $rc"
+stamp=$(head -1 "$tmp/dated" | cut -c1-19)
+check dated_stamp "$([[ ! $stamp < $t0 && ! $stamp > $t1 ]] && echo 0 || echo 1)" \
+	"first line '$(head -1 "$tmp/dated")': $stamp within date(1)'s $t0 .. $t1"
+check_cmd undated_default "without -t, the time of day only" \
+	bash -c "'$TRUESTAT' -d '$dev' 0.2 1 | head -1 | grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2}  interval'"
+
+# -N: a disk that is not device-mapper keeps its kernel name
+ts_start "$tmp/plain" -N -d "$dev"
+fio --name=r --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
+	--size=4M --ioengine=libaio --iodepth=4 --output=/dev/null
+ts_stop INT
+check_lines < <(py "
+t = totals('$tmp/plain')
+print('kernel_name_kept', int([d['device'] for d in t['devices']] != ['$dev']),
+      'devices: %s' % [d['device'] for d in t['devices']])
+")
+
+# -N: a dm-linear device over the loop device, by its /dev/mapper name
+name=truestat-test-$$
+sectors=$(blockdev --getsz "/dev/$dev")
+if ! dmsetup create "$name" --table "0 $sectors linear /dev/$dev 0" 2>"$tmp/dm.err"; then
+	echo "  # no device-mapper here ($(head -1 "$tmp/dm.err")): -N not checked on a dm disk"
+	finish
+	exit 0
+fi
+on_exit "dmsetup remove $name"
+udevadm settle 2>/dev/null || true
+dm=$(basename "$(readlink -f "/dev/mapper/$name")")
+ts_start "$tmp/dm" -N -d "$name"
+fio --name=r --filename="/dev/mapper/$name" --direct=1 --rw=randread \
+	--bs=4k --size=4M --ioengine=libaio --iodepth=4 --output=/dev/null
+ts_stop INT
+check_lines < <(py "
+t = totals('$tmp/dm')
+names = [d['device'] for d in t['devices']]
+print('mapper_name', int('$name' not in names or '$dm' in names),
+      '$dm as $name: devices %s' % names)
+")
+finish
