@@ -138,7 +138,7 @@ static void fill_report(struct ts_report *r)
 	d->op[TS_OP_READ] = (struct ts_op_figures){
 		.ios = 200, .bytes = 1638400, .queued_ios = 0, .iops = 100,
 		.merges = 30, .mrgps = 15,
-		.mbps = 0.8192, .avg_kb = 8, .queue_ms = NAN,
+		.mibps = 0.78125, .avg_kb = 8, .queue_ms = NAN,
 		.service_ms = 0.5, .total_ms = NAN,
 	};
 	d->all = d->op[TS_OP_READ];
@@ -186,10 +186,10 @@ static const char check_py[] =
 	"assert list(v[\"ops\"]) == [\"read\"]\n"
 	"rd = v[\"ops\"][\"read\"]\n"
 	"for k in (\"ios\", \"bytes\", \"iops\", \"merges\","
-	" \"merges_per_s\", \"mb_per_s\", \"avg_kb\","
+	" \"merges_per_s\", \"mib_per_s\", \"avg_kib\","
 	" \"queued_ios\", \"queue_ms\", \"service_ms\", \"total_ms\"):\n"
 	"    assert k in rd and k in v[\"all\"], k\n"
-	"assert rd[\"ios\"] == 200 and rd[\"mb_per_s\"] == 0.819\n"
+	"assert rd[\"ios\"] == 200 and rd[\"mib_per_s\"] == 0.781\n"
 	"assert rd[\"merges\"] == 30 and rd[\"merges_per_s\"] == 15\n"
 	"assert rd[\"queue_ms\"] is None and rd[\"service_ms\"] == 0.5\n"
 	"c = v[\"concurrency\"]\n"
@@ -447,7 +447,7 @@ static void test_light(void **state)
 	assert_non_null(strstr(out, "  interval 2.00 s  (--light: QUEUE from request allocation)\n"));
 	/* CONC 1.00, CONC_MAX 2, OS_QD -, BUSY% 75.0 */
 	assert_non_null(strstr(out, "   1.00        2      -   75.0"));
-	assert_non_null(strstr(out, "sda        read         100.0       -     0.82"));
+	assert_non_null(strstr(out, "sda        read         100.0       -     0.78"));
 	/* bio-based devices are not followed under --light, and say so */
 	assert_non_null(strstr(out, "  note: not traced, bio-based (--light does not follow bios): zram0\n"));
 }
@@ -518,7 +518,7 @@ static void fill_stacked(struct ts_report *r)
 	md->nops_active = 1;
 	md->op[TS_OP_READ] = (struct ts_op_figures){
 		.ios = 812, .bytes = 812 * 4096, .queued_ios = 812, .iops = 406,
-		.mbps = 1.663, .avg_kb = 4, .queue_ms = NAN,
+		.mibps = 1.586, .avg_kb = 4, .queue_ms = NAN,
 		.service_ms = 8.013, .total_ms = 8.013, .layer_ios = 812,
 		.layer_ms = 0.012, .has_hist = true, .queue_p = none,
 		.service_p = { 8, 8.1, 8.2, 8.3, 8.4 },
@@ -561,7 +561,7 @@ static void test_table_stacked(void **state)
 	ts_print_table(f, &r, WHEN);
 	text = done(f);
 	assert_non_null(strstr(text,
-		"md0        read         406.0     0.0     1.66     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
+		"md0        read         406.0     0.0     1.59     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
 		"  md0: bio-based, members sda sdb nvme9 (CONC 1.00 0.00 -, SERVICE 0.500 - - ms); layer time 12.0 us mean, 20.0 us p99 over 812 bios\n"));
 	assert_null(strstr(text, "md0        read    queue"));
 	/* the layer's 11 us puts the percentile table in us, 1 decimal */

@@ -60,7 +60,7 @@ struct ts_op_figures {
 	__u64 missed_bytes; /* their size at issue */
 	__u64 unissued; /* completed without being issued: not in ios */
 	__u64 merges; /* bios and requests merged into others (diskstats') */
-	double iops, mrgps, mbps, avg_kb; /* mrgps: merges a second */
+	double iops, mrgps, mibps, avg_kb; /* merges a second, MiB/s, KiB */
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
 	__u64 layer_ios;  /* bio layer: bios mapped one-to-one onto a member */
 	double layer_ms;  /* their mean time in the layer itself; NaN: none */
@@ -72,7 +72,7 @@ struct ts_op_figures {
 struct ts_sync_figures {
 	__u64 ios, bytes, missed, untracked;
 	unsigned int in_flight; /* at the report: between Q and C */
-	double iops, mbps, total_ms; /* total: mean Q -> C; NaN: none */
+	double iops, mibps, total_ms; /* total: mean Q -> C; NaN: none */
 	__u64 flush_ios;	/* flush commands (op flush) completed */
 	double flush_ms;	/* their mean service; NaN: none */
 	double flush_share;	/* their service summed / the durable writes'

@@ -21,14 +21,14 @@ static bool op_shown(const struct ts_op_figures *o)
 
 /* A row's first columns; MRG/s NaN: "-" (not followed, or not merges). */
 static void put_row_start(FILE *f, const char *dev, const char *op,
-			  double iops, double mrgps, double mbps)
+			  double iops, double mrgps, double mibps)
 {
 	fprintf(f, "%-10s %-7s %10.1f", dev, op, iops);
 	if (isnan(mrgps))
 		fprintf(f, " %7s", "-");
 	else
 		fprintf(f, " %7.1f", mrgps);
-	fprintf(f, " %8.2f", mbps);
+	fprintf(f, " %8.2f", mibps);
 }
 
 /* @light: merges were not followed (--light attaches no merge program). */
@@ -36,7 +36,7 @@ static void put_op_row(FILE *f, const struct ts_tfmt *t, const char *dev,
 		       const char *op, const struct ts_op_figures *o,
 		       bool light)
 {
-	put_row_start(f, dev, op, o->iops, light ? NAN : o->mrgps, o->mbps);
+	put_row_start(f, dev, op, o->iops, light ? NAN : o->mrgps, o->mibps);
 	if (isnan(o->avg_kb))
 		fprintf(f, " %7s", "-");
 	else
@@ -75,7 +75,7 @@ static void put_sync_row(FILE *f, const struct ts_tfmt *t,
 {
 	const struct ts_sync_figures *s = &d->sync;
 
-	put_row_start(f, d->name, "sync", s->iops, NAN, s->mbps);
+	put_row_start(f, d->name, "sync", s->iops, NAN, s->mibps);
 	if (s->ios)
 		fprintf(f, " %7.1f", s->bytes / 1024.0 / s->ios);
 	else
@@ -618,7 +618,7 @@ static void put_main_header(FILE *f, const struct ts_tfmt *t)
 	char q[16], s[16], to[16], sv[16];
 
 	fprintf(f, "\n%-10s %-7s %10s %7s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
-		"DEVICE", "OP", "IOPS", "MRG/s", "MB/s", "AVG_KB",
+		"DEVICE", "OP", "IOPS", "MRG/s", "MiB/s", "AVG_KiB",
 		head(q, sizeof(q), "QUEUE", t), head(s, sizeof(s), "SERVICE", t),
 		head(to, sizeof(to), "TOTAL", t), "CONC", "CONC_MAX", "OS_QD",
 		"BUSY%", head(sv, sizeof(sv), "SVCTM", t));
@@ -784,8 +784,8 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_u64(j, "bytes", o->bytes);
 	tj_num(j, "iops", o->iops, 1);
 	json_merges(j, o, light);
-	tj_num(j, "mb_per_s", o->mbps, 3);
-	tj_num(j, "avg_kb", o->avg_kb, 1);
+	tj_num(j, "mib_per_s", o->mibps, 3);
+	tj_num(j, "avg_kib", o->avg_kb, 1);
 	tj_u64(j, "queued_ios", o->queued_ios);
 	tj_u64(j, "missed", o->missed);
 	tj_u64(j, "missed_bytes", o->missed_bytes);
@@ -925,7 +925,7 @@ static void json_sync(struct tj *j, const struct ts_report *r,
 	tj_u64(j, "ios", s->ios);
 	tj_u64(j, "bytes", s->bytes);
 	tj_num(j, "iops", s->iops, 1);
-	tj_num(j, "mb_per_s", s->mbps, 3);
+	tj_num(j, "mib_per_s", s->mibps, 3);
 	tj_num(j, "total_ms", s->total_ms, 6);
 	tj_u64(j, "missed", s->missed);
 	tj_u64(j, "untracked", s->untracked);
