@@ -78,6 +78,9 @@ for op, i in fields.items():
     bad = ts_m > ks_m if lower else ts_m != ks_m
     print('${kind}_%s_merges' % op, int(bad), '%s merges: truestat %d, diskstats %d (%s)'
           % (op, ts_m, ks_m, 'a lower bound: multi-range discards' if lower else 'exact'))
+flag = t['discard_merges_exact']
+print('${kind}_discard_flag', int(flag != ($ranges <= 1)),
+      'discard_merges_exact %s, queue/max_discard_segments %d' % (flag, $ranges))
 m = t['all']['merges']
 s = sum(x.get('merges', 0) for x in t['ops'].values())
 print('${kind}_all_merges', int(m != s), 'all: %d merges, the directions %d' % (m, s))

@@ -358,6 +358,17 @@ static void test_exclude(void **state)
 	assert_int_equal(ts_disk_exclude("/nonexistent", &x), -1);
 }
 
+/* queue/max_discard_segments, by number; 0 where sysfs has none. */
+static void test_discard_ranges(void **state)
+{
+	mkdirs("devices/virtual/block/nvme0n1/queue");
+	put_file("devices/virtual/block/nvme0n1/queue/max_discard_segments",
+		 "256\n");
+	assert_int_equal(ts_disk_discard_ranges(root, 259, 0), 256);
+	assert_int_equal(ts_disk_discard_ranges(root, 253, 0), 0);
+	assert_int_equal(ts_disk_discard_ranges(root, 8, 16), 0);
+}
+
 static void test_name(void **state)
 {
 	char buf[64];
@@ -455,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_add_stack),
 		cmocka_unit_test(test_name),
 		cmocka_unit_test(test_dm_rename),
+		cmocka_unit_test(test_discard_ranges),
 		cmocka_unit_test(test_exclude),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_kdev),

@@ -326,6 +326,36 @@ static void test_table_idle(void **state)
 }
 
 /*
+ * Discards on a disk that takes several ranges a request: their merges are
+ * a lower bound, in a note and in discard_merges_exact; one range, exact.
+ */
+static void test_discard_lower_bound(void **state)
+{
+	static struct ts_report r;
+	FILE *f;
+
+	fill_report(&r);
+	r.dev[0].op[TS_OP_DISCARD].ios = 4;
+	r.dev[0].discard_ranges = 256;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "  note: sda: discard MRG/s is a lower bound: a discard takes up to 256 ranges here, and a discard bio merged into one has no tracepoint\n"));
+	free(out);
+	f = start();
+	ts_print_json(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "\"discard_merges_exact\":false,"));
+	validate(out);
+	free(out);
+	r.dev[0].discard_ranges = 1;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	done(f);
+	assert_null(strstr(out, "lower bound"));
+}
+
+/*
  * --exclude: the disks it left out and the globs that matched none are
  * notes; when it leaves no disk, the report says that, not "no I/O".
  */
@@ -630,6 +660,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_units, free_out),
 		cmocka_unit_test_teardown(test_table_stuck, free_out),
 		cmocka_unit_test_teardown(test_table_excluded, free_out),
+		cmocka_unit_test_teardown(test_discard_lower_bound, free_out),
 		cmocka_unit_test_teardown(test_light, free_out),
 		cmocka_unit_test_teardown(test_inexact_depth, free_out),
 		cmocka_unit_test_teardown(test_table_stacked, free_out),

@@ -479,12 +479,23 @@ static void who_report(const struct ts_opts *o, bool totals,
  */
 static FILE *test_json;
 
+/* What sysfs says of each disk of @r that the figures need. */
+static void sys_facts(struct ts_report *r)
+{
+	int i;
+
+	for (i = 0; i < r->ndev; i++)
+		r->dev[i].discard_ranges = ts_disk_discard_ranges(
+			"/sys", r->dev[i].major, r->dev[i].minor);
+}
+
 /* Prints one report; false once stdout is gone (e.g. `| head`). */
 static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
 		 struct ts_report *r)
 {
 	ts_report_build(a, b, sys_name, r);
+	sys_facts(r);
 	who_report(o, totals, r);
 	r->totals = totals;
 	r->show_hist = o->hist;

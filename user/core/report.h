@@ -92,6 +92,9 @@ struct ts_dev_report {
 	 */
 	__u64 claimed_ns;
 	bool active; /* did anything in the span */
+	/* discard ranges a request takes at most: above 1, a discard bio
+	 * merged into one has no tracepoint (discard merges a lower bound) */
+	unsigned int discard_ranges;
 	bool bio_layer; /* bio-based (TS_LAYER_BIO): no OS queue, Q -> C */
 	struct ts_stack stack; /* its members and holders (sysfs) */
 	int nops_active;

@@ -154,6 +154,19 @@ bad:
 	return -1;
 }
 
+unsigned int ts_disk_discard_ranges(const char *sysroot, unsigned int major,
+				    unsigned int minor)
+{
+	char path[PATH_MAX], line[32];
+
+	snprintf(path, sizeof(path),
+		 "%s/dev/block/%u:%u/queue/max_discard_segments", sysroot,
+		 major, minor);
+	if (read_line(path, line, sizeof(line)))
+		return 0;
+	return (unsigned int)strtoul(line, NULL, 10);
+}
+
 void ts_disk_dm_rename(const char *sysroot, char *name, size_t len)
 {
 	char path[PATH_MAX], dm[256];

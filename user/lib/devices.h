@@ -39,6 +39,13 @@ struct ts_stack {
 int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 		    char *err, size_t errlen);
 
+/*
+ * The discard ranges one request of disk MAJOR:MINOR takes at most
+ * (queue/max_discard_segments); 0 when sysfs does not say.
+ */
+unsigned int ts_disk_discard_ranges(const char *sysroot, unsigned int major,
+				    unsigned int minor);
+
 /* Name of block device MAJOR:MINOR; "MAJOR:MINOR" (false) when sysfs has
  * none. */
 bool ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,

@@ -527,6 +527,18 @@ static void put_stack(FILE *f, const struct ts_tfmt *t,
 	fputc('\n', f);
 }
 
+/*
+ * Whether @d's discard merges are all counted: a disk whose discards take
+ * several ranges merges discard bios without a tracepoint (only shown
+ * where it discarded).
+ */
+static bool discard_merges_exact(const struct ts_dev_report *d)
+{
+	const struct ts_op_figures *o = &d->op[TS_OP_DISCARD];
+
+	return !d->active || d->discard_ranges <= 1 || !op_shown(o);
+}
+
 /* What --exclude left out, and its globs that matched no disk. */
 static void put_exclude_notes(FILE *f, const struct ts_report *r)
 {
@@ -553,6 +565,10 @@ static void put_notes(FILE *f, const struct ts_report *r)
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
 			put_sync_notes(f, &r->dev[i], r->units);
+	for (i = 0; i < r->ndev; i++)
+		if (!discard_merges_exact(&r->dev[i]) && !r->light)
+			fprintf(f, "  note: %s: discard MRG/s is a lower bound: a discard takes up to %u ranges here, and a discard bio merged into one has no tracepoint\n",
+				r->dev[i].name, r->dev[i].discard_ranges);
 	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++)
 			if (r->dev[i].events[e])
@@ -977,6 +993,7 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	tj_num(j, "util_pct", d->busy_pct, 2);
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
+	tj_bool(j, "discard_merges_exact", d->discard_ranges <= 1);
 	json_sync(j, r, d);
 	if (r->show_curve && d->has_curve)
 		json_curve(j, d, r->light);
