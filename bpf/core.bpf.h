@@ -130,4 +130,17 @@ static __always_inline struct ts_op_stats *op_stats(struct ts_dev_stats *ds,
 	return &ds->op[i];
 }
 
+/*
+ * A bio or request of direction @op merged into a waiting request of
+ * device @qid: one atomic add, at the merge tracepoints only.
+ */
+static __always_inline void count_merge(u32 qid, u8 op)
+{
+	struct ts_op_stats *os = op_stats(bpf_map_lookup_elem(&dev_stats, &qid),
+					  op);
+
+	if (os)
+		__sync_fetch_and_add(&os->merges, 1);
+}
+
 #endif

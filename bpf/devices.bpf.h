@@ -14,6 +14,9 @@
 /* -d: only the disks in dev_filter are traced. */
 const volatile bool filter_devices = false;
 
+/* --exclude: the disks in dev_exclude are not traced. */
+const volatile bool exclude_devices = false;
+
 /*
  * Slots handed out at most (TS_MAX_DEVS), and queue ids below this read
  * qid_near (TS_QID_NEAR); tests lower both (TRUESTAT_TEST_MAX_DEVS,
@@ -56,6 +59,22 @@ struct {
 	__type(value, u8);
 } dev_filter SEC(".maps");
 
+/* Whole-disk dev_t values --exclude matched at the start (likewise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TS_EXCLUDE_MAX);
+	__type(key, u32);
+	__type(value, u8);
+} dev_exclude SEC(".maps");
+
+/* Whether disk @dev is to be traced, as -d and --exclude chose. */
+static __always_inline bool dev_chosen(u32 dev)
+{
+	if (filter_devices && !bpf_map_lookup_elem(&dev_filter, &dev))
+		return false;
+	return !exclude_devices || !bpf_map_lookup_elem(&dev_exclude, &dev);
+}
+
 /* Kernels before 5.16 kept the disk in the request. */
 struct request___old {
 	struct gendisk *rq_disk;
@@ -95,7 +114,7 @@ static __noinline int claim_held(struct ts_dev_state *st,
 	st->claimed_ns = bpf_ktime_get_ns();
 	if (!disk_addr)
 		mode = TS_DEV_IGNORED;
-	else if (filter_devices && !bpf_map_lookup_elem(&dev_filter, &dev))
+	else if (!dev_chosen(dev))
 		mode = TS_DEV_IGNORED;
 	if (mode == TS_DEV_TRACED)
 		claim_hists(st);
@@ -269,8 +288,7 @@ static __noinline struct ts_dev_state *first_sight(struct ts_qid_slot *e,
 		refuse(d->dev, TS_UNTRACED_QIDS);
 		return NULL;
 	}
-	if (!d->disk ||
-	    (filter_devices && !bpf_map_lookup_elem(&dev_filter, &d->dev))) {
+	if (!d->disk || !dev_chosen(d->dev)) {
 		e->not_traced = (u64)q;
 		return NULL;
 	}

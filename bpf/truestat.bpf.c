@@ -268,34 +268,44 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
 	return 0;
 }
 
-/* A bio merged into a waiting request leaves with that request. */
+/*
+ * A bio merged into a waiting request leaves with that request, and counts
+ * as a merge of its direction (the kernel counts it in /proc/diskstats
+ * right after this tracepoint).
+ */
 static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 {
 	struct ts_dev_state *st;
-	u32 qid;
+	u32 qid, opf;
 
 	st = device_of(bio_queue(bio, direct), NULL, bio, direct, &qid, false);
-	if (st)
-		bio_leave(qid, (u64)bio, bpf_ktime_get_ns(), NULL);
+	if (!st)
+		return 0;
+	LOAD(direct, opf, bio->bi_opf);
+	count_merge(qid, op_of(opf));
+	bio_leave(qid, (u64)bio, bpf_ktime_get_ns(), NULL);
 	return 0;
 }
 
 /*
  * The scheduler merged request @next into another one: its bios go with
  * that request, which is issued with its own first bio's Q; @next's first
- * recorded bio leaves the OS queue here, as a merged bio does.
+ * recorded bio leaves the OS queue here, as a merged bio does. A merge of
+ * @next's direction.
  */
 static __always_inline int on_rq_merge(struct request *next, bool direct)
 {
 	struct request_queue *q;
 	struct ts_dev_state *st;
 	struct bio *bio;
-	u32 qid;
+	u32 qid, cmd_flags;
 
 	LOAD(direct, q, next->q);
 	st = device_of(q, next, NULL, direct, &qid, false);
 	if (!st)
 		return 0;
+	LOAD(direct, cmd_flags, next->cmd_flags);
+	count_merge(qid, op_of(cmd_flags));
 	LOAD(direct, bio, next->bio);
 	if (bio)
 		bios_leave(qid, bio, false, direct, bpf_ktime_get_ns(), NULL);

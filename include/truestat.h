@@ -43,7 +43,8 @@
 
 struct ts_qid_slot {
 	__u64 not_traced; /* the queue last seen with this id and not traced
-			   * (no slot: excluded by -d, no disk, or refused) */
+			   * (no slot: left out by -d or --exclude, no
+			   * disk, or refused) */
 	__u32 slot;	  /* 1 + its slot, 0: none yet; kept by the id */
 	__u32 pad;
 };
@@ -55,6 +56,9 @@ enum ts_untraced {
 };
 
 #define TS_UNTRACED_MAX 1024
+
+/* Disks --exclude can leave out (HASH dev_exclude: dev_t -> 1). */
+#define TS_EXCLUDE_MAX 4096
 
 /*
  * In-flight requests, keyed by request address, open addressing. The
@@ -104,7 +108,7 @@ enum ts_op {
 enum ts_dev_mode {
 	TS_DEV_UNSEEN,	/* entry not yet claimed, or being reset */
 	TS_DEV_TRACED,
-	TS_DEV_IGNORED, /* bio-based, or excluded by -d */
+	TS_DEV_IGNORED, /* bio-based, or left out by -d or --exclude */
 };
 
 /*
@@ -148,6 +152,9 @@ struct ts_op_stats {
 	__u64 layer_ios;    /* bio layer: completed bios mapped one-to-one
 			     * onto a member bio whose C was seen */
 	__u64 layer_ns;	    /* their time in the layer itself */
+	__u64 merges;	    /* bios and requests merged into a waiting
+			     * request (block_bio_backmerge, _frontmerge,
+			     * block_rq_merge): /proc/diskstats' merges */
 };
 
 /*

@@ -60,7 +60,7 @@ missing=()
 for what in "EXIT STATUS" SIGNALS ENVIRONMENT EXAMPLES "SEE ALSO" "JSON OUTPUT" \
 	TRUESTAT_BTF TRUESTAT_TEST_VERIFIER_FAILURE SIGHUP truestat.schema.json \
 	"iostat (1)" "biolatency (8)" "btt (1)" "blktrace (8)" \
-	QUEUE_ms SERVICE_ms TOTAL_ms CONC CONC_MAX OS_QD BUSY% SVCTM_ms AVG_KB \
+	QUEUE_ms SERVICE_ms TOTAL_ms CONC CONC_MAX OS_QD BUSY% SVCTM_ms AVG_KiB MiB/s MRG/s \
 	MEAN_ms P99.9_ms MAX_ms TIME% P95_ms; do
 	grep -qF -- "$what" "$MAN" || missing+=("$what")
 done

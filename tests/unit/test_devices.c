@@ -312,6 +312,63 @@ static void test_add_stack(void **state)
 	assert_int_equal(ts_disk_add_stack(root, 9, 0, kdevs, 0, 2), -1);
 }
 
+/* -N: dm-0 is vg0-lv0, itself and as md0's holder; others keep theirs. */
+static void test_dm_rename(void **state)
+{
+	struct ts_stack st;
+	char buf[64] = "dm-0", cut[4] = "dm-";
+
+	ts_disk_dm_rename(root, buf, sizeof(buf));
+	assert_string_equal(buf, "vg0-lv0");
+	ts_disk_dm_rename(root, cut, sizeof(cut));
+	assert_string_equal(cut, "dm-"); /* no disk of that name */
+	strcpy(buf, "md0");
+	ts_disk_dm_rename(root, buf, sizeof(buf));
+	assert_string_equal(buf, "md0");
+	memset(&st, 0, sizeof(st));
+	ts_disk_stack(root, "md0", &st);
+	ts_stack_dm_rename(root, &st);
+	assert_string_equal(st.holder[0], "vg0-lv0");
+	assert_string_equal(st.member[0].name, "nvme0n1");
+}
+
+/*
+ * --exclude: globs against kernel and device-mapper names, sorted; a glob
+ * that matches nothing is marked so; a disk with no readable number is
+ * matched but cannot be left out.
+ */
+static void test_exclude(void **state)
+{
+	static struct ts_exclusion x;
+
+	x.nglobs = 4;
+	strcpy(x.globs[0], "vg0-*");
+	strcpy(x.globs[1], "[lz]*");
+	strcpy(x.globs[2], "sd?");
+	strcpy(x.globs[3], "brok*");
+	assert_int_equal(ts_disk_exclude(root, &x), 0);
+	assert_int_equal(x.ndisks, 7);
+	assert_int_equal(x.n, 3);
+	assert_string_equal(x.names, "dm-0 loop0 zram0");
+	assert_int_equal(x.kdevs[0], ts_kdev(252, 0));
+	assert_int_equal(x.kdevs[1], ts_kdev(7, 0));
+	assert_int_equal(x.kdevs[2], ts_kdev(251, 0));
+	assert_true(x.matched[0] && x.matched[1] && x.matched[3]);
+	assert_false(x.matched[2]);
+	assert_int_equal(ts_disk_exclude("/nonexistent", &x), -1);
+}
+
+/* queue/max_discard_segments, by number; 0 where sysfs has none. */
+static void test_discard_ranges(void **state)
+{
+	mkdirs("devices/virtual/block/nvme0n1/queue");
+	put_file("devices/virtual/block/nvme0n1/queue/max_discard_segments",
+		 "256\n");
+	assert_int_equal(ts_disk_discard_ranges(root, 259, 0), 256);
+	assert_int_equal(ts_disk_discard_ranges(root, 253, 0), 0);
+	assert_int_equal(ts_disk_discard_ranges(root, 8, 16), 0);
+}
+
 static void test_name(void **state)
 {
 	char buf[64];
@@ -408,6 +465,9 @@ int main(void)
 		cmocka_unit_test(test_stack),
 		cmocka_unit_test(test_add_stack),
 		cmocka_unit_test(test_name),
+		cmocka_unit_test(test_dm_rename),
+		cmocka_unit_test(test_discard_ranges),
+		cmocka_unit_test(test_exclude),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_kdev),
 		cmocka_unit_test(test_tags),

@@ -137,7 +137,8 @@ static void fill_report(struct ts_report *r)
 	d->nops_active = 1;
 	d->op[TS_OP_READ] = (struct ts_op_figures){
 		.ios = 200, .bytes = 1638400, .queued_ios = 0, .iops = 100,
-		.mbps = 0.8192, .avg_kb = 8, .queue_ms = NAN,
+		.merges = 30, .mrgps = 15,
+		.mibps = 0.78125, .avg_kb = 8, .queue_ms = NAN,
 		.service_ms = 0.5, .total_ms = NAN,
 	};
 	d->all = d->op[TS_OP_READ];
@@ -168,8 +169,8 @@ static const char check_py[] =
 	"d = json.loads(lines[0])\n"
 	"assert list(d) == [\"type\", \"time\", \"span_s\", \"end_mono_ns\","
 	" \"lost_events\","
-	" \"queue_from\", \"not_traced\", \"devices\", \"findings\","
-	" \"findings_skipped\"], list(d)\n"
+	" \"queue_from\", \"not_traced\", \"exclude\", \"devices\","
+	" \"findings\", \"findings_skipped\"], list(d)\n"
 	"assert d[\"not_traced\"] == [\"zram0\", \"md127\"]\n"
 	"assert d[\"queue_from\"] == \"bio\"\n"
 	"assert d[\"type\"] == \"interval\"\n"
@@ -184,10 +185,12 @@ static const char check_py[] =
 	"assert (v[\"device\"], v[\"major\"], v[\"minor\"]) == (\"sda\", 8, 0)\n"
 	"assert list(v[\"ops\"]) == [\"read\"]\n"
 	"rd = v[\"ops\"][\"read\"]\n"
-	"for k in (\"ios\", \"bytes\", \"iops\", \"mb_per_s\", \"avg_kb\","
+	"for k in (\"ios\", \"bytes\", \"iops\", \"merges\","
+	" \"merges_per_s\", \"mib_per_s\", \"avg_kib\","
 	" \"queued_ios\", \"queue_ms\", \"service_ms\", \"total_ms\"):\n"
 	"    assert k in rd and k in v[\"all\"], k\n"
-	"assert rd[\"ios\"] == 200 and rd[\"mb_per_s\"] == 0.819\n"
+	"assert rd[\"ios\"] == 200 and rd[\"mib_per_s\"] == 0.781\n"
+	"assert rd[\"merges\"] == 30 and rd[\"merges_per_s\"] == 15\n"
 	"assert rd[\"queue_ms\"] is None and rd[\"service_ms\"] == 0.5\n"
 	"c = v[\"concurrency\"]\n"
 	"assert c == {\"mean\": 1, \"max\": 2, \"max_exact\": True,"
@@ -278,6 +281,8 @@ static void test_print_json_totals_empty(void **state)
 			    "\"span_s\":12.500000,\"end_mono_ns\":0,"
 			    "\"lost_events\":7,"
 			    "\"queue_from\":\"bio\",\"not_traced\":[],"
+			    "\"exclude\":{\"disks\":0,\"names\":[],"
+			    "\"unmatched\":[],\"none_left\":false},"
 			    "\"devices\":[],\"findings\":[],"
 			    "\"findings_skipped\":[]}\n");
 }
@@ -312,6 +317,77 @@ static void test_table_idle(void **state)
 	ts_print_table(f, &r, WHEN);
 	assert_string_equal(done(f),
 			    "22:13:20  totals over 2.00 s  no I/O on the traced disks\n");
+
+	free(out); /* -t: the date before the time of day */
+	r.date = true;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	assert_string_equal(done(f),
+			    "2023-11-14 22:13:20  totals over 2.00 s  no I/O on the traced disks\n");
+}
+
+/*
+ * Discards on a disk that takes several ranges a request: their merges are
+ * a lower bound, in a note and in discard_merges_exact; one range, exact.
+ */
+static void test_discard_lower_bound(void **state)
+{
+	static struct ts_report r;
+	FILE *f;
+
+	fill_report(&r);
+	r.dev[0].op[TS_OP_DISCARD].ios = 4;
+	r.dev[0].discard_ranges = 256;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "  note: sda: discard MRG/s is a lower bound: a discard takes up to 256 ranges here, and a discard bio merged into one has no tracepoint\n"));
+	free(out);
+	f = start();
+	ts_print_json(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "\"discard_merges_exact\":false,"));
+	validate(out);
+	free(out);
+	r.dev[0].discard_ranges = 1;
+	f = start();
+	ts_print_table(f, &r, WHEN);
+	done(f);
+	assert_null(strstr(out, "lower bound"));
+}
+
+/*
+ * --exclude: the disks it left out and the globs that matched none are
+ * notes; when it leaves no disk, the report says that, not "no I/O".
+ */
+static void test_table_excluded(void **state)
+{
+	static struct ts_report r;
+	FILE *f;
+	int none;
+
+	fill_report(&r);
+	r.excluded = "loop0 loop1";
+	r.nexcluded = 2;
+	r.exclude_unmatched = "nvme*";
+	for (none = 0; none < 2; none++) {
+		r.dev[0].active = !none;
+		r.none_left = none;
+		f = start();
+		ts_print_table(f, &r, WHEN);
+		done(f);
+		assert_non_null(strstr(out, "  note: not traced, --exclude: 2 disks: loop0 loop1\n"
+					    "  note: --exclude matches no disk: nvme*\n"));
+		assert_true(!strstr(out, "nothing traced: --exclude leaves no disk\n") == !none);
+		assert_true(!strstr(out, "no I/O") || !none);
+		free(out);
+	}
+	f = start();
+	ts_print_json(f, &r, WHEN);
+	done(f);
+	assert_non_null(strstr(out, "\"exclude\":{\"disks\":2,\"names\":[\"loop0\",\"loop1\"],"
+				    "\"unmatched\":[\"nvme*\"],\"none_left\":true},"));
+	validate(out);
 }
 
 /*
@@ -392,6 +468,9 @@ static void test_light(void **state)
 	done(f);
 	assert_non_null(strstr(out, "\"queue_from\":\"request\","));
 	assert_non_null(strstr(out, "\"os_queue\":null,"));
+	/* no merge program under --light: merges unknown, not 0 */
+	assert_non_null(strstr(out, "\"merges\":null,\"merges_per_s\":null,"));
+	validate(out);
 	free(out);
 	f = start();
 	ts_print_table(f, &r, WHEN);
@@ -399,6 +478,7 @@ static void test_light(void **state)
 	assert_non_null(strstr(out, "  interval 2.00 s  (--light: QUEUE from request allocation)\n"));
 	/* CONC 1.00, CONC_MAX 2, OS_QD -, BUSY% 75.0 */
 	assert_non_null(strstr(out, "   1.00        2      -   75.0"));
+	assert_non_null(strstr(out, "sda        read         100.0       -     0.78"));
 	/* bio-based devices are not followed under --light, and say so */
 	assert_non_null(strstr(out, "  note: not traced, bio-based (--light does not follow bios): zram0\n"));
 }
@@ -470,7 +550,7 @@ static void fill_stacked(struct ts_report *r)
 	md->nops_active = 1;
 	md->op[TS_OP_READ] = (struct ts_op_figures){
 		.ios = 812, .bytes = 812 * 4096, .queued_ios = 812, .iops = 406,
-		.mbps = 1.663, .avg_kb = 4, .queue_ms = NAN,
+		.mibps = 1.586, .avg_kb = 4, .queue_ms = NAN,
 		.service_ms = 8.013, .total_ms = 8.013, .layer_ios = 812,
 		.layer_ms = 0.012, .has_hist = true, .queue_p = none,
 		.service_p = { 8, 8.1, 8.2, 8.3, 8.4 },
@@ -513,7 +593,7 @@ static void test_table_stacked(void **state)
 	ts_print_table(f, &r, WHEN);
 	text = done(f);
 	assert_non_null(strstr(text,
-		"md0        read         406.0     1.66     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
+		"md0        read         406.0     0.0     1.59     4.0         -      8.013     8.013   3.90        4      -  100.0    2.463\n"
 		"  md0: bio-based, members sda sdb nvme9 (CONC 1.00 0.00 -, SERVICE 0.500 - - ms); layer time 12.0 us mean, 20.0 us p99 over 812 bios\n"));
 	assert_null(strstr(text, "md0        read    queue"));
 	/* the layer's 11 us puts the percentile table in us, 1 decimal */
@@ -551,7 +631,7 @@ static const char stacked_py[] =
 	"assert p[\"layer\"][\"p99\"] == 0.02 and p[\"queue\"][\"p99\"] is None\n"
 	"s = sda[\"all\"]\n"
 	"assert s[\"layer_ios\"] == 0 and s[\"layer_ms\"] is None\n"
-	"assert list(s)[11:14] == [\"total_ms\", \"layer_ios\", \"layer_ms\"]\n";
+	"assert list(s)[13:16] == [\"total_ms\", \"layer_ios\", \"layer_ms\"]\n";
 
 static void test_json_stacked(void **state)
 {
@@ -581,6 +661,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_table_idle, free_out),
 		cmocka_unit_test_teardown(test_table_units, free_out),
 		cmocka_unit_test_teardown(test_table_stuck, free_out),
+		cmocka_unit_test_teardown(test_table_excluded, free_out),
+		cmocka_unit_test_teardown(test_discard_lower_bound, free_out),
 		cmocka_unit_test_teardown(test_light, free_out),
 		cmocka_unit_test_teardown(test_inexact_depth, free_out),
 		cmocka_unit_test_teardown(test_table_stacked, free_out),

@@ -46,6 +46,8 @@ static void test_defaults(void **state)
 	assert_false(o.verbose);
 	assert_false(o.raw_tp);
 	assert_false(o.light);
+	assert_false(o.date);
+	assert_false(o.dm_names);
 	assert_false(o.help);
 	assert_false(o.version);
 	assert_int_equal(o.units, TS_UNIT_AUTO);
@@ -105,6 +107,53 @@ static void test_devices(void **state)
 	assert_string_equal(o.devices[3], "vg0-lv0");
 }
 
+/* --exclude: globs kept as given, /dev/ and mapper/ taken off. */
+static void test_excludes(void **state)
+{
+	static const char *const want[] = { "loop*", "sd[a-c]", "vg0-*", "[]x]" };
+	int i;
+
+	assert_int_equal(PARSE("--exclude=loop*", "--exclude", "/dev/sd[a-c]",
+			       "--exclude=/dev/mapper/vg0-*", "--exclude=[]x]"),
+			 0);
+	assert_int_equal(o.nexcludes, 4);
+	for (i = 0; i < 4; i++)
+		assert_string_equal(o.excludes[i], want[i]);
+	assert_int_equal(PARSE("1"), 0);
+	assert_int_equal(o.nexcludes, 0);
+}
+
+/* A glob fnmatch cannot read as meant: one line. */
+static void test_bad_excludes(void **state)
+{
+	FAILS("bad --exclude '': empty (a shell pattern of disk names, e.g. --exclude='loop*')",
+	      "--exclude=");
+	FAILS("bad --exclude 'sd[ab': a '[' without its ']' (a shell pattern of disk names, e.g. --exclude='loop*')",
+	      "--exclude=sd[ab");
+	FAILS("bad --exclude '[]': a '[' without its ']' (a shell pattern of disk names, e.g. --exclude='loop*')",
+	      "--exclude=[]");
+	FAILS("bad --exclude 'sd\\': ends in a lone '\\' (a shell pattern of disk names, e.g. --exclude='loop*')",
+	      "--exclude=sd\\");
+	FAILS("bad --exclude 'a/b': disk names have no '/' (a shell pattern of disk names, e.g. --exclude='loop*')",
+	      "--exclude=a/b");
+	FAILS("bad --exclude 'a b': disk names have no spaces (a shell pattern of disk names, e.g. --exclude='loop*')",
+	      "--exclude=a b");
+	FAILS("option '--exclude' needs a value", "--exclude");
+}
+
+static void test_too_many_excludes(void **state)
+{
+	char *argv[2 + TS_MAX_EXCLUDES];
+	int i;
+
+	argv[0] = "truestat";
+	for (i = 1; i <= TS_MAX_EXCLUDES + 1; i++)
+		argv[i] = "--exclude=loop*";
+	assert_int_equal(parse(1 + TS_MAX_EXCLUDES, argv), 0);
+	assert_int_equal(parse(2 + TS_MAX_EXCLUDES, argv), -1);
+	assert_string_equal(err, "too many --exclude (the limit is 16)");
+}
+
 static void test_flags(void **state)
 {
 	assert_int_equal(PARSE("-j", "-v", "--raw-tp"), 0);
@@ -121,6 +170,11 @@ static void test_flags(void **state)
 	assert_int_equal(PARSE("-jv"), 0);
 	assert_true(o.json && o.verbose);
 	assert_false(o.light);
+
+	assert_int_equal(PARSE("-tN", "1"), 0);
+	assert_true(o.date && o.dm_names);
+	assert_int_equal(PARSE("--date", "--dm-names"), 0);
+	assert_true(o.date && o.dm_names);
 
 	assert_int_equal(PARSE("-L", "1"), 0);
 	assert_true(o.light);
@@ -308,6 +362,9 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_interval_and_count),
 		cmocka_unit_test(test_devices),
+		cmocka_unit_test(test_excludes),
+		cmocka_unit_test(test_bad_excludes),
+		cmocka_unit_test(test_too_many_excludes),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_bad_interval),
 		cmocka_unit_test(test_negative),

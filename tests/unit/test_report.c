@@ -139,7 +139,7 @@ static void test_ops(void **state)
 	assert_int_equal(rd->bytes, 1638400);
 	assert_int_equal(rd->queued_ios, 150);
 	assert_float_equal(rd->iops, 100.0, 1e-9);
-	assert_float_equal(rd->mbps, 0.8192, 1e-9); /* 1638400 B / 2 s */
+	assert_float_equal(rd->mibps, 0.78125, 1e-9); /* 1638400 B / 2 s */
 	assert_float_equal(rd->avg_kb, 8.0, 1e-9);
 	assert_float_equal(rd->service_ms, 0.5, 1e-9);
 	assert_float_equal(rd->queue_ms, 0.2, 1e-9);
@@ -148,7 +148,7 @@ static void test_ops(void **state)
 	wr = &r.dev[0].op[TS_OP_WRITE];
 	assert_int_equal(wr->ios, 50);
 	assert_float_equal(wr->iops, 25.0, 1e-9);
-	assert_float_equal(wr->mbps, 1.6384, 1e-9);
+	assert_float_equal(wr->mibps, 1.6384e6 / 1048576, 1e-9);
 	assert_float_equal(wr->avg_kb, 64.0, 1e-9);
 	assert_float_equal(wr->service_ms, 2.0, 1e-9);
 	assert_int_equal(wr->queued_ios, 0);
@@ -158,7 +158,7 @@ static void test_ops(void **state)
 	dc = &r.dev[0].op[TS_OP_DISCARD];
 	assert_int_equal(dc->ios, 0);
 	assert_float_equal(dc->iops, 0.0, 0);
-	assert_float_equal(dc->mbps, 0.0, 0);
+	assert_float_equal(dc->mibps, 0.0, 0);
 	assert_true(isnan(dc->avg_kb));
 	assert_true(isnan(dc->service_ms));
 	assert_true(isnan(dc->queue_ms));
@@ -174,7 +174,7 @@ static void test_all_ops(void **state)
 	assert_int_equal(all->bytes, 1638400 + 3276800);
 	assert_int_equal(all->queued_ios, 150);
 	assert_float_equal(all->iops, 125.0, 1e-9);
-	assert_float_equal(all->mbps, 2.4576, 1e-9);
+	assert_float_equal(all->mibps, 2.4576e6 / 1048576, 1e-9);
 	assert_float_equal(all->avg_kb, 4915200 / 1024.0 / 250, 1e-9);
 	/* (200 * 0.5 + 50 * 2) / 250 */
 	assert_float_equal(all->service_ms, 0.8, 1e-9);

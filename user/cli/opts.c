@@ -36,6 +36,20 @@ const char ts_usage[] =
 	"                     (dm-0, or its /dev/mapper name) and zram devices\n"
 	"                     are traced at their own layer, and a stacked one\n"
 	"                     (md, dm) with the disks it is made of\n"
+	"      --exclude=GLOB do not trace the disks whose name (or /dev/mapper\n"
+	"                     name) matches GLOB, a shell pattern (repeatable;\n"
+	"                     e.g. --exclude='loop*'): those that exist at the\n"
+	"                     start; one made later is traced. Wins over -d.\n"
+	"                     Without it every disk is traced, loop devices\n"
+	"                     with no backing file too: they do no I/O, so they\n"
+	"                     take no slot and show in no report, and one given\n"
+	"                     a file while truestat runs is followed from then on\n"
+	"  -N, --dm-names     device-mapper disks by their /dev/mapper name\n"
+	"                     (vg0-lv0), not dm-N, as iostat -N; in the tables,\n"
+	"                     the JSON, --slow and /metrics\n"
+	"  -t, --date         the date in the tables' timestamps (2026-11-29\n"
+	"                     05:12:43, local time), as iostat -t; the JSON's\n"
+	"                     time always has it (UTC)\n"
 	"  -j, --json         one JSON object per report (man truestat, doc/json.md)\n"
 	"  -H, --hist[=fine]  also print the latency histograms (queue, service,\n"
 	"                     total) and request sizes per disk and direction,\n"
@@ -52,7 +66,7 @@ const char ts_usage[] =
 	"                     order the disk was given requests: the share that\n"
 	"                     start where the previous one ended (SEQ%), the\n"
 	"                     share that go backwards, seek distance p50/p90,\n"
-	"                     and I/Os and MB/s by request size\n"
+	"                     and I/Os and MiB/s by request size\n"
 	"      --slow=MS      also print each request whose total time (Q->C)\n"
 	"                     reached MS milliseconds, as it completes: device,\n"
 	"                     direction, sector, size, queue/service/total, the\n"
@@ -61,7 +75,7 @@ const char ts_usage[] =
 	"                     object each with -j\n"
 	"      --by=cgroup|process\n"
 	"                     per disk and direction, each submitter's I/Os,\n"
-	"                     MB/s, queue/service/total means and total p99:\n"
+	"                     MiB/s, queue/service/total means and total p99:\n"
 	"                     the cgroup (v2) or process of the task that\n"
 	"                     submitted the bio (at Q, not a kworker that\n"
 	"                     issued it); the --top (default 10) with the most\n"
@@ -110,7 +124,9 @@ const char ts_usage[] =
 	"the time-weighted mean number of requests inside the device, CONC_MAX\n"
 	"its maximum; OS_QD the same for requests waiting in the OS. BUSY% and\n"
 	"SVCTM are iostat's %util and svctm computed from the same events:\n"
-	"compare SVCTM with SERVICE to see what iostat hides.\n"
+	"compare SVCTM with SERVICE to see what iostat hides. MRG/s is\n"
+	"iostat's rrqm/s and wrqm/s; sizes are binary, as iostat's: MiB/s\n"
+	"(2^20 bytes) and AVG_KiB.\n"
 	"Bio-based devices (md, dm, zram) have no OS queue: QUEUE and OS_QD\n"
 	"are \"-\", SERVICE = TOTAL = Q->C at their layer, CONC = bios in it;\n"
 	"after a stacked device's rows, one line shows its members and the\n"
@@ -128,6 +144,8 @@ const char ts_usage[] =
 	"  truestat -d nvme0n1 1    one disk, every second\n"
 	"  truestat --units=ms -d nvme0n1 1  the same, its times in ms always\n"
 	"  truestat -d md0 1        md0 and the disks it is made of\n"
+	"  truestat --exclude='loop*' 1  every disk but the loop devices\n"
+	"  truestat -N -t 1         dm disks by mapper name, dated timestamps\n"
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
@@ -234,12 +252,15 @@ static int flag_with_value(const char *arg, char *err, int errlen)
 
 static const struct option longopts[] = {
 	{ "device", required_argument, NULL, 'd' },
+	{ "exclude", required_argument, NULL, 'X' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "raw-tp", no_argument, NULL, 'R' },
 	{ "hist", optional_argument, NULL, 'H' },
 	{ "depth", no_argument, NULL, 'D' },
 	{ "light", no_argument, NULL, 'L' },
+	{ "date", no_argument, NULL, 't' },
+	{ "dm-names", no_argument, NULL, 'N' },
 	{ "pattern", no_argument, NULL, 'A' },
 	{ "slow", required_argument, NULL, 'S' },
 	{ "by", required_argument, NULL, 'B' },
@@ -277,6 +298,63 @@ static int set_device(struct ts_opts *o, const char *dev, char *err,
 	return add_device(o, dev, err, errlen);
 }
 
+/* Where the bracket expression at @at ('[') ends, or NULL: unclosed. */
+static const char *bracket_end(const char *at)
+{
+	const char *p = at + 1;
+
+	if (*p == '!' || *p == '^')
+		p++;
+	if (*p == ']') /* first: a member, not the end */
+		p++;
+	for (; *p; p++)
+		if (*p == ']')
+			return p;
+	return NULL;
+}
+
+/* What is wrong with glob @g as fnmatch reads it, or NULL. */
+static const char *glob_fault(const char *g)
+{
+	if (!*g)
+		return "empty";
+	if (strlen(g) >= TS_GLOB_LEN)
+		return "longer than 63 characters";
+	if (strchr(g, '/'))
+		return "disk names have no '/'";
+	if (strpbrk(g, " \t\n"))
+		return "disk names have no spaces";
+	for (; *g; g++) {
+		if (*g == '\\' && !*++g)
+			return "ends in a lone '\\'";
+		if (*g == '[' && !(g = bracket_end(g)))
+			return "a '[' without its ']'";
+	}
+	return NULL;
+}
+
+static int set_exclude(struct ts_opts *o, const char *glob, char *err,
+		       int errlen)
+{
+	const char *fault;
+
+	if (!strncmp(glob, "/dev/", 5))
+		glob += 5;
+	if (!strncmp(glob, "mapper/", 7))
+		glob += 7;
+	fault = glob_fault(glob);
+	if (fault) {
+		snprintf(err, errlen, "bad --exclude '%s': %s (a shell pattern of disk names, e.g. --exclude='loop*')",
+			 glob, fault);
+		return -1;
+	}
+	if (o->nexcludes == TS_MAX_EXCLUDES)
+		return fail(err, errlen, "too many --exclude (the limit is %s)",
+			    "16");
+	strcpy(o->excludes[o->nexcludes++], glob);
+	return 0;
+}
+
 static int set_by(struct ts_opts *o, const char *arg, char *err, int errlen)
 {
 	if (!strcmp(arg, "cgroup"))
@@ -311,6 +389,8 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 	switch (c) {
 	case 'd':
 		return set_device(o, arg, err, errlen);
+	case 'X':
+		return set_exclude(o, arg, err, errlen);
 	case 'j':
 		o->json = true;
 		return 0;
@@ -325,6 +405,12 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 		return 0;
 	case 'L':
 		o->light = true;
+		return 0;
+	case 't':
+		o->date = true;
+		return 0;
+	case 'N':
+		o->dm_names = true;
 		return 0;
 	case 'A':
 		o->pattern = true;
@@ -415,7 +501,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHDLV", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHDLVtN", longopts, NULL)) != -1) {
 		if (c == 'h' || c == 'V') {
 			o->help = c == 'h';
 			o->version = c == 'V';

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "lib/devices.h"
 #include "lib/units.h"
 
 #define TS_MAX_DEVICE_ARGS 64
@@ -19,6 +20,8 @@ struct ts_opts {
 	int hist;    /* -H: 0 none, 1 folded to powers of two, 2 fine */
 	bool depth;  /* -D: the parallelism curve */
 	bool light;  /* -L: no bio programs; Q from the request's allocation */
+	bool date;   /* -t: the date in the tables' timestamps */
+	bool dm_names; /* -N: device-mapper disks by their /dev/mapper name */
 	bool pattern; /* --pattern: seeks and sizes as the device sees them */
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
 	int by;	 /* --by: enum ts_by */
@@ -31,6 +34,8 @@ struct ts_opts {
 	bool version; /* -V, --version */
 	int ndevices;
 	char devices[TS_MAX_DEVICE_ARGS][TS_NAME_LEN];
+	int nexcludes; /* --exclude: globs of disk names */
+	char excludes[TS_MAX_EXCLUDES][TS_GLOB_LEN];
 };
 
 /*

@@ -64,6 +64,9 @@ static void check_privileges(void)
 	die(EXIT_FAILURE, msg);
 }
 
+/* -N: device-mapper disks by their /dev/mapper names. */
+static bool dm_names;
+
 /*
  * The name of disk @major:@minor; one gone by now keeps the name it had at
  * an earlier report (major:minor if none saw it).
@@ -84,6 +87,10 @@ static void sys_name(unsigned int major, unsigned int minor, char *buf,
 		snprintf(buf, len, "%s", seen[i].name);
 	}
 	ts_disk_stack("/sys", buf, stack);
+	if (!dm_names)
+		return;
+	ts_disk_dm_rename("/sys", buf, len);
+	ts_stack_dm_rename("/sys", stack);
 }
 
 static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
@@ -117,6 +124,56 @@ static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
 		}
 	}
 	return n;
+}
+
+/*
+ * --exclude: the disks it leaves out (those that exist at the start), the
+ * globs that matched none, and whether any disk is left to trace.
+ */
+static struct ts_exclusion exclusion;
+static char unmatched[TS_MAX_EXCLUDES * (TS_GLOB_LEN + 16)];
+static bool none_left;
+
+/* Whether every disk of the @n in @kdevs (0: every disk) is excluded. */
+static bool all_excluded(const unsigned int *kdevs, int n)
+{
+	int i, j;
+
+	if (!n)
+		return exclusion.n == exclusion.ndisks;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < exclusion.n && exclusion.kdevs[j] != kdevs[i];)
+			j++;
+		if (j == exclusion.n)
+			return false;
+	}
+	return true;
+}
+
+static void resolve_excludes(const struct ts_opts *o,
+			     const unsigned int *kdevs, int n)
+{
+	size_t used = 0;
+	int g;
+
+	if (!o->nexcludes)
+		return;
+	exclusion.nglobs = o->nexcludes;
+	memcpy(exclusion.globs, o->excludes, sizeof(exclusion.globs));
+	if (ts_disk_exclude("/sys", &exclusion))
+		die(EXIT_FAILURE, "cannot list the disks in /sys/block for --exclude");
+	for (g = 0; g < o->nexcludes; g++)
+		if (!exclusion.matched[g])
+			used += snprintf(unmatched + used, sizeof(unmatched) - used,
+					 "%s%s", used ? " " : "", o->excludes[g]);
+	none_left = exclusion.n && all_excluded(kdevs, n);
+	if (o->verbose && exclusion.n)
+		fprintf(stderr, "truestat: --exclude: not tracing %d disk%s: %s\n",
+			exclusion.n, exclusion.n == 1 ? "" : "s",
+			exclusion.names);
+	if (unmatched[0])
+		fprintf(stderr, "truestat: --exclude matches no disk: %s\n",
+			unmatched);
 }
 
 /*
@@ -422,12 +479,23 @@ static void who_report(const struct ts_opts *o, bool totals,
  */
 static FILE *test_json;
 
+/* What sysfs says of each disk of @r that the figures need. */
+static void sys_facts(struct ts_report *r)
+{
+	int i;
+
+	for (i = 0; i < r->ndev; i++)
+		r->dev[i].discard_ranges = ts_disk_discard_ranges(
+			"/sys", r->dev[i].major, r->dev[i].minor);
+}
+
 /* Prints one report; false once stdout is gone (e.g. `| head`). */
 static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
 		 struct ts_report *r)
 {
 	ts_report_build(a, b, sys_name, r);
+	sys_facts(r);
 	who_report(o, totals, r);
 	r->totals = totals;
 	r->show_hist = o->hist;
@@ -435,9 +503,14 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->show_pattern = o->pattern;
 	r->light = o->light;
 	r->units = o->units;
+	r->date = o->date;
 	r->not_traced = not_traced;
 	r->no_room = no_room;
 	r->max_devs = max_devs;
+	r->excluded = exclusion.names;
+	r->nexcluded = exclusion.n;
+	r->exclude_unmatched = unmatched;
+	r->none_left = none_left;
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else
@@ -507,6 +580,9 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 	t->nkdevs = resolve_devices(o, kdevs);
 	find_untraceable(o);
 	t->kdevs = kdevs;
+	resolve_excludes(o, kdevs, t->nkdevs);
+	t->excluded = exclusion.kdevs;
+	t->nexcluded = exclusion.n;
 	t->btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
 	t->raw_tp = o->raw_tp;
 	t->light = o->light;
@@ -522,6 +598,9 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 	t->on_slow_ctx = &slow_printer;
 	t->verbose = o->verbose;
 	verbose = o->verbose;
+	dm_names = o->dm_names;
+	slow_printer.dm_names = o->dm_names;
+	slow_printer.date = o->date;
 }
 
 /* The environment's knobs for tests and bench/overhead.sh (README). */

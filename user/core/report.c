@@ -39,8 +39,10 @@ static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	f->missed = b->missed - a->missed;
 	f->missed_bytes = b->missed_bytes - a->missed_bytes;
 	f->unissued = b->unissued - a->unissued;
+	f->merges = b->merges - a->merges;
 	f->iops = f->ios / span_s;
-	f->mbps = f->bytes / span_s / 1e6;
+	f->mrgps = f->merges / span_s;
+	f->mibps = ts_mib_per_s(f->bytes, span_s);
 	f->avg_kb = f->ios ? f->bytes / 1024.0 / f->ios : NAN;
 	f->service_ms = mean_ms(service, f->ios);
 	f->queue_ms = mean_ms(queue, f->queued_ios);
@@ -168,7 +170,7 @@ static void sync_figures(const struct ts_dev_stats *a,
 	f->missed = b->sync.missed - a->sync.missed;
 	f->untracked = b->sync.untracked - a->sync.untracked;
 	f->iops = f->ios / span_s;
-	f->mbps = f->bytes / span_s / 1e6;
+	f->mibps = ts_mib_per_s(f->bytes, span_s);
 	f->total_ms = mean_ms(total, f->ios);
 	f->flush_ios = fb->ios - fa->ios;
 	f->flush_ms = mean_ms(flush, f->flush_ios);

@@ -59,7 +59,8 @@ struct ts_op_figures {
 	__u64 missed; /* completed without truestat seeing it: not in ios */
 	__u64 missed_bytes; /* their size at issue */
 	__u64 unissued; /* completed without being issued: not in ios */
-	double iops, mbps, avg_kb;
+	__u64 merges; /* bios and requests merged into others (diskstats') */
+	double iops, mrgps, mibps, avg_kb; /* merges a second, MiB/s, KiB */
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
 	__u64 layer_ios;  /* bio layer: bios mapped one-to-one onto a member */
 	double layer_ms;  /* their mean time in the layer itself; NaN: none */
@@ -71,7 +72,7 @@ struct ts_op_figures {
 struct ts_sync_figures {
 	__u64 ios, bytes, missed, untracked;
 	unsigned int in_flight; /* at the report: between Q and C */
-	double iops, mbps, total_ms; /* total: mean Q -> C; NaN: none */
+	double iops, mibps, total_ms; /* total: mean Q -> C; NaN: none */
 	__u64 flush_ios;	/* flush commands (op flush) completed */
 	double flush_ms;	/* their mean service; NaN: none */
 	double flush_share;	/* their service summed / the durable writes'
@@ -91,6 +92,9 @@ struct ts_dev_report {
 	 */
 	__u64 claimed_ns;
 	bool active; /* did anything in the span */
+	/* discard ranges a request takes at most: above 1, a discard bio
+	 * merged into one has no tracepoint (discard merges a lower bound) */
+	unsigned int discard_ranges;
 	bool bio_layer; /* bio-based (TS_LAYER_BIO): no OS queue, Q -> C */
 	struct ts_stack stack; /* its members and holders (sysfs) */
 	int nops_active;
@@ -118,11 +122,16 @@ struct ts_report {
 	bool show_pattern; /* print the access pattern (--pattern) */
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
+	bool date;  /* -t: the date in the table's timestamp */
 	enum ts_unit units; /* --units: the tables' time unit, or per table */
 	const char *not_traced; /* disks no report covers (bio-based ones
 				 * under --light), space separated, or NULL */
 	const char *no_room; /* disks not traced for want of a slot (more
 			      * than max_devs at once), likewise */
+	const char *excluded; /* disks --exclude left out, likewise (cut) */
+	int nexcluded;	      /* how many */
+	const char *exclude_unmatched; /* its globs that matched no disk */
+	bool none_left; /* --exclude left no disk to trace */
 	unsigned int max_devs;
 	double span_s;
 	__u64 end_mono_ns; /* when the span ended, CLOCK_MONOTONIC */

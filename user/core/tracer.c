@@ -154,15 +154,23 @@ static int tracepoint_args(struct btf *btf, const char *tp)
 	return btf_vlen(t);
 }
 
-static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
+/* The @n disks @kdevs into set @map (a dev_t -> 1 hash). */
+static int fill_set(struct bpf_map *map, const unsigned int *kdevs, int n)
 {
-	int fd = bpf_map__fd(skel->maps.dev_filter), i;
+	int fd = bpf_map__fd(map), i;
 	__u8 one = 1;
 
-	for (i = 0; i < o->nkdevs; i++)
-		if (bpf_map_update_elem(fd, &o->kdevs[i], &one, BPF_ANY))
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, &kdevs[i], &one, BPF_ANY))
 			return -1;
 	return 0;
+}
+
+static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
+{
+	if (fill_set(skel->maps.dev_filter, o->kdevs, o->nkdevs))
+		return -1;
+	return fill_set(skel->maps.dev_exclude, o->excluded, o->nexcluded);
 }
 
 /* The hook of @prog, TS_TP_COUNT: none (the sweep, a test's program). */
@@ -305,6 +313,7 @@ static void set_globals(struct truestat_bpf *skel,
 	       sizeof(plan.tp_shift));
 	skel->rodata->light = o->light;
 	skel->rodata->filter_devices = o->nkdevs > 0;
+	skel->rodata->exclude_devices = o->nexcluded > 0;
 	skel->rodata->test_verifier_failure = o->test_verifier_failure;
 	skel->rodata->bench_empty = o->bench_empty;
 	skel->rodata->bench_clock = o->bench_clock;

@@ -45,6 +45,8 @@ struct ts_tracer_opts {
 	void *on_slow_ctx;
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
+	const unsigned int *excluded; /* never these (--exclude), likewise */
+	int nexcluded;
 };
 
 /* Loads and attaches. NULL with a one-line message in @err on failure. */

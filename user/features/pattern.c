@@ -3,6 +3,7 @@
 
 #include "pattern.h"
 #include "lib/names.h"
+#include "lib/units.h"
 
 void ts_pattern_delta(const struct ts_pattern *a, const struct ts_pattern *b,
 		      double span_s, struct ts_pattern_span *out)
@@ -91,7 +92,7 @@ static void print_sizes(FILE *f, const char *op, const struct ts_pattern_op *o,
 		fprintf(f, "  %-6s %6s-%-6s %10llu %10.1f %9.2f\n", op, lo, hi,
 			(unsigned long long)o->size_ios[k],
 			span_s > 0 ? o->size_ios[k] / span_s : 0,
-			span_s > 0 ? o->size_bytes[k] / span_s / 1e6 : 0);
+			ts_mib_per_s(o->size_bytes[k], span_s));
 	}
 }
 
@@ -124,7 +125,7 @@ void ts_pattern_print(FILE *f, const char *name,
 			human(fig.seek_p90_lt ? "<" : "", fig.seek_p90_lt, b, sizeof(b)));
 	}
 	fprintf(f, "  %-6s %13s %10s %10s %9s\n", "OP", "SIZE(bytes)", "IOS",
-		"IOPS", "MB/s");
+		"IOPS", "MiB/s");
 	for (op = 0; op < TS_PATTERN_OPS; op++)
 		print_sizes(f, ts_op_names[op], &p->op[op], p->span_s);
 }
@@ -160,7 +161,7 @@ static void json_sizes(struct tj *j, const struct ts_pattern_op *o,
 		tj_u64(j, "below_bytes", 2ULL << k);
 		tj_u64(j, "ios", o->size_ios[k]);
 		tj_u64(j, "bytes", o->size_bytes[k]);
-		tj_num(j, "mb_per_s", span_s > 0 ? o->size_bytes[k] / span_s / 1e6 : 0, 3);
+		tj_num(j, "mib_per_s", ts_mib_per_s(o->size_bytes[k], span_s), 3);
 		tj_end_obj(j);
 	}
 	tj_end_arr(j);

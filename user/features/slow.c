@@ -72,8 +72,11 @@ const char *ts_cgroup_path(const char *root, __u64 id)
 	return found;
 }
 
-/* CLOCK_MONOTONIC @ns as wall-clock time, to the microsecond. */
-static void wall_time(__u64 ns, bool utc, char *buf, size_t len)
+/*
+ * CLOCK_MONOTONIC @ns as wall-clock time, to the microsecond: @utc, ISO
+ * 8601 with the date; else local, the date first when @date.
+ */
+static void wall_time(__u64 ns, bool utc, bool date, char *buf, size_t len)
 {
 	struct timespec mono, real;
 	long long at;
@@ -90,7 +93,9 @@ static void wall_time(__u64 ns, bool utc, char *buf, size_t len)
 		gmtime_r(&sec, &tm);
 	else
 		localtime_r(&sec, &tm);
-	strftime(hms, sizeof(hms), utc ? "%Y-%m-%dT%H:%M:%S" : "%H:%M:%S", &tm);
+	strftime(hms, sizeof(hms), utc ? "%Y-%m-%dT%H:%M:%S" :
+				   date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S",
+		 &tm);
 	snprintf(buf, len, "%s.%06lld%s", hms, at % 1000000000LL / 1000,
 		 utc ? "Z" : "");
 }
@@ -101,7 +106,7 @@ static void print_json(struct ts_slow_printer *p, const struct ts_slow_event *e,
 	struct tj j;
 	char when[48];
 
-	wall_time(e->end_ns, true, when, sizeof(when));
+	wall_time(e->end_ns, true, true, when, sizeof(when));
 	tj_open(&j, p->f);
 	tj_obj(&j, NULL);
 	tj_str(&j, "type", "slow");
@@ -138,7 +143,7 @@ static void print_line(struct ts_slow_printer *p, const struct ts_slow_event *e,
 {
 	char when[48], q[32], sv[32], t[32];
 
-	wall_time(e->end_ns, false, when, sizeof(when));
+	wall_time(e->end_ns, false, p->date, when, sizeof(when));
 	fprintf(p->f, "slow %s %-10s %-6s sector %llu %u B  queue %s service %s total %s  depth %u",
 		when, dev, e->op < TS_NR_OPS ? ts_op_names[e->op] : "?",
 		(unsigned long long)e->sector, e->bytes,
@@ -162,6 +167,8 @@ int ts_slow_print(void *ctx, const struct ts_slow_event *e)
 
 	ts_disk_name(p->sysroot, e->dev >> 20, e->dev & 0xfffff, dev,
 		     sizeof(dev));
+	if (p->dm_names)
+		ts_disk_dm_rename(p->sysroot, dev, sizeof(dev));
 	if (e->who.tgid && p->cgroup_root)
 		cgroup = ts_cgroup_path(p->cgroup_root, e->who.cgroup);
 	if (p->json)

@@ -19,6 +19,8 @@ struct ts_slow_printer {
 	const char *cgroup_root; /* the cgroup v2 mount, NULL: ids only */
 	unsigned long long printed;
 	enum ts_unit units; /* --units, or each time in its own */
+	bool date;	    /* -t: the date before the time of day */
+	bool dm_names;	    /* -N: device-mapper disks by /dev/mapper name */
 };
 
 /* The mount point of cgroup v2 (from /proc/self/mounts), or NULL. */

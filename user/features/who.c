@@ -304,7 +304,7 @@ static void print_header(struct who_table *p)
 	snprintf(p99, sizeof(p99), "P99_%s", u);
 	fprintf(p->f, "\n%s: by %s (captured at Q), the %d with the most total time\n  %-6s %9s %8s %9s %10s %9s %8s  %s\n",
 		p->name, p->w->by == TS_BY_CGROUP ? "cgroup" : "process",
-		p->w->top, "OP", "IOS", "MB/s", q, s, t, p99,
+		p->w->top, "OP", "IOS", "MiB/s", q, s, t, p99,
 		p->w->by == TS_BY_CGROUP ? "CGROUP" : "PROCESS");
 }
 
@@ -327,7 +327,7 @@ static void print_row(struct who_table *p, int op,
 		print_header(p);
 	fprintf(p->f, "  %-6s %9llu %8.2f", ts_op_names[op],
 		(unsigned long long)s->ios,
-		p->w->span_s > 0 ? s->bytes / p->w->span_s / 1e6 : 0);
+		ts_mib_per_s(s->bytes, p->w->span_s));
 	for (k = 0; k < 4; k++)
 		ts_tfmt_put(p->f, &p->t, v[k], width[k]);
 	fprintf(p->f, "  %s\n", name);
@@ -416,7 +416,7 @@ static void json_row(struct tj *j, const struct ts_who_span *w, int op,
 	tj_u64(j, "ios", s->ios);
 	tj_u64(j, "missed", s->missed);
 	tj_u64(j, "bytes", s->bytes);
-	tj_num(j, "mb_per_s", w->span_s > 0 ? s->bytes / w->span_s / 1e6 : 0, 3);
+	tj_num(j, "mib_per_s", ts_mib_per_s(s->bytes, w->span_s), 3);
 	tj_num(j, "queue_ms", mean_ms(s->queue_ns, s->queued_ios), 6);
 	tj_num(j, "service_ms", mean_ms(s->service_ns, s->ios), 6);
 	tj_num(j, "total_ms", mean_ms(s->total_ns, s->ios), 6);

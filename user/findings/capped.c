@@ -99,5 +99,5 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 	ts_finding_figure(f, "to_depth", k->row[last].hi, "requests");
 	ts_finding_figure(f, "service_first_ms", k->row[first].service_ms, "ms");
 	ts_finding_figure(f, "service_last_ms", k->row[last].service_ms, "ms");
-	ts_finding_figure(f, "avg_kb", d->all.avg_kb, "KiB");
+	ts_finding_figure(f, "avg_kib", d->all.avg_kb, "KiB");
 }

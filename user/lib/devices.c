@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dirent.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +53,9 @@ static int cmp_str(const void *a, const void *b)
 
 /*
  * The names in directory @path (but . and ..), sorted, malloc'd into
- * @names: at most TS_MAX_ENTRIES. How many, or -1 when it cannot be read.
+ * @names: at most @max. How many, or -1 when it cannot be read.
  */
-static int sorted_entries(const char *path, char **names)
+static int entries_upto(const char *path, char **names, int max)
 {
 	struct dirent *e;
 	int n = 0;
@@ -62,12 +63,17 @@ static int sorted_entries(const char *path, char **names)
 
 	if (!d)
 		return -1;
-	while ((e = readdir(d)) && n < TS_MAX_ENTRIES)
+	while ((e = readdir(d)) && n < max)
 		if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name)))
 			n++;
 	closedir(d);
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	return n;
+}
+
+static int sorted_entries(const char *path, char **names)
+{
+	return entries_upto(path, names, TS_MAX_ENTRIES);
 }
 
 static void free_entries(char **names, int n)
@@ -146,6 +152,40 @@ bad:
 	snprintf(err, errlen, "cannot read the device number of '%s' in %s",
 		 name, sysroot);
 	return -1;
+}
+
+unsigned int ts_disk_discard_ranges(const char *sysroot, unsigned int major,
+				    unsigned int minor)
+{
+	char path[PATH_MAX], line[32];
+
+	snprintf(path, sizeof(path),
+		 "%s/dev/block/%u:%u/queue/max_discard_segments", sysroot,
+		 major, minor);
+	if (read_line(path, line, sizeof(line)))
+		return 0;
+	return (unsigned int)strtoul(line, NULL, 10);
+}
+
+void ts_disk_dm_rename(const char *sysroot, char *name, size_t len)
+{
+	char path[PATH_MAX], dm[256];
+
+	snprintf(path, sizeof(path), "%s/block/%s/dm/name", sysroot, name);
+	if (!read_line(path, dm, sizeof(dm)) && dm[0])
+		snprintf(name, len, "%s", dm);
+}
+
+void ts_stack_dm_rename(const char *sysroot, struct ts_stack *stack)
+{
+	int i;
+
+	for (i = 0; i < stack->nmembers; i++)
+		ts_disk_dm_rename(sysroot, stack->member[i].name,
+				  sizeof(stack->member[i].name));
+	for (i = 0; i < stack->nholders; i++)
+		ts_disk_dm_rename(sysroot, stack->holder[i],
+				  sizeof(stack->holder[i]));
 }
 
 bool ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
@@ -323,4 +363,66 @@ unsigned long ts_disk_tags(const char *sysroot, const unsigned int *kdevs,
 	}
 	closedir(block);
 	return tags;
+}
+
+/* Whether disk @name in @sysroot/block matches one of @x's globs. */
+static bool excluded(const char *sysroot, const char *name,
+		     struct ts_exclusion *x)
+{
+	char path[PATH_MAX], dm[256] = "";
+	bool any = false;
+	int g;
+
+	snprintf(path, sizeof(path), "%s/block/%s/dm/name", sysroot, name);
+	if (read_line(path, dm, sizeof(dm)))
+		dm[0] = '\0';
+	for (g = 0; g < x->nglobs; g++) {
+		if (fnmatch(x->globs[g], name, 0) &&
+		    (!dm[0] || fnmatch(x->globs[g], dm, 0)))
+			continue;
+		x->matched[g] = true;
+		any = true;
+	}
+	return any;
+}
+
+/* Disk @name, @kdev, into @x's list of those left out. */
+static void exclude_one(struct ts_exclusion *x, const char *name,
+			unsigned int kdev)
+{
+	size_t used = strlen(x->names), room = sizeof(x->names);
+
+	if (x->n < TS_EXCLUDED_MAX)
+		x->kdevs[x->n++] = kdev;
+	if (used + strlen(name) + 5 < room)
+		snprintf(x->names + used, room - used, "%s%s", used ? " " : "",
+			 name);
+	else if (used + 4 < room && strcmp(x->names + used - 3, "..."))
+		snprintf(x->names + used, room - used, " ...");
+}
+
+int ts_disk_exclude(const char *sysroot, struct ts_exclusion *x)
+{
+	char path[PATH_MAX], **names = calloc(TS_EXCLUDED_MAX, sizeof(*names));
+	unsigned int major, minor;
+	int n, i;
+
+	x->n = 0;
+	x->names[0] = '\0';
+	memset(x->matched, 0, sizeof(x->matched));
+	snprintf(path, sizeof(path), "%s/block", sysroot);
+	n = names ? entries_upto(path, names, TS_EXCLUDED_MAX) : -1;
+	x->ndisks = n > 0 ? n : 0;
+	for (i = 0; i < n; i++) {
+		if (!excluded(sysroot, names[i], x))
+			continue;
+		snprintf(path, sizeof(path), "%s/block/%s/dev", sysroot,
+			 names[i]);
+		if (!read_dev(path, &major, &minor))
+			exclude_one(x, names[i], ts_kdev(major, minor));
+	}
+	if (n > 0)
+		free_entries(names, n);
+	free(names);
+	return n < 0 ? -1 : 0;
 }

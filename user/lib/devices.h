@@ -39,10 +39,26 @@ struct ts_stack {
 int ts_disk_resolve(const char *sysroot, const char *name, struct ts_disk *out,
 		    char *err, size_t errlen);
 
+/*
+ * The discard ranges one request of disk MAJOR:MINOR takes at most
+ * (queue/max_discard_segments); 0 when sysfs does not say.
+ */
+unsigned int ts_disk_discard_ranges(const char *sysroot, unsigned int major,
+				    unsigned int minor);
+
 /* Name of block device MAJOR:MINOR; "MAJOR:MINOR" (false) when sysfs has
  * none. */
 bool ts_disk_name(const char *sysroot, unsigned int major, unsigned int minor,
 		  char *buf, size_t len);
+
+/*
+ * -N: disk @name (a kernel name, @len bytes of room) becomes its
+ * device-mapper name (dm/name, as under /dev/mapper) when it has one.
+ */
+void ts_disk_dm_rename(const char *sysroot, char *name, size_t len);
+
+/* The same for the members and holders in @stack. */
+void ts_stack_dm_rename(const char *sysroot, struct ts_stack *stack);
 
 /* The members and holders of whole disk @disk; none when it has none. */
 void ts_disk_stack(const char *sysroot, const char *disk, struct ts_stack *out);
@@ -60,6 +76,27 @@ int ts_disk_add_stack(const char *sysroot, unsigned int major,
  * sorted, for messages.
  */
 void ts_disk_list(const char *sysroot, bool bio_only, char *buf, size_t len);
+
+/* --exclude: globs given at most, and disks they can leave out. */
+#define TS_MAX_EXCLUDES 16
+#define TS_GLOB_LEN 64
+#define TS_EXCLUDED_MAX 4096 /* include/truestat.h's TS_EXCLUDE_MAX */
+
+struct ts_exclusion {
+	int nglobs;
+	char globs[TS_MAX_EXCLUDES][TS_GLOB_LEN];
+	bool matched[TS_MAX_EXCLUDES]; /* the glob matched a disk */
+	int ndisks; /* disks in /sys/block (the first TS_EXCLUDED_MAX) */
+	int n; /* disks matched: */
+	unsigned int kdevs[TS_EXCLUDED_MAX];
+	char names[1024]; /* their names, space separated, cut with "..." */
+};
+
+/*
+ * The disks in @sysroot/block whose name, or device-mapper name, matches
+ * one of @x's globs (fnmatch) into @x. 0, or -1 when it cannot be read.
+ */
+int ts_disk_exclude(const char *sysroot, struct ts_exclusion *x);
 
 /*
  * The driver tags of the request-based disks in @sysroot/block (nr_tags of

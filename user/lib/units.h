@@ -24,6 +24,18 @@ struct ts_tfmt {
 	int decimals;
 };
 
+/*
+ * Sizes are binary throughout, as iostat's: MiB/s (2^20 bytes) and KiB,
+ * named so in the tables' headers and the JSON's keys.
+ */
+#define TS_MIB 1048576.0
+
+/* @bytes over @span_s seconds in MiB/s; 0 for an empty span. */
+static inline double ts_mib_per_s(double bytes, double span_s)
+{
+	return span_s > 0 ? bytes / span_s / TS_MIB : 0;
+}
+
 /* "us" or "ms": 0 and the unit in @out, or -1 for anything else. */
 int ts_units_parse(const char *s, enum ts_unit *out);
 

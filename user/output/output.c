@@ -19,10 +19,24 @@ static bool op_shown(const struct ts_op_figures *o)
 	return o->ios || o->missed || o->unissued;
 }
 
-static void put_op_row(FILE *f, const struct ts_tfmt *t, const char *dev,
-		       const char *op, const struct ts_op_figures *o)
+/* A row's first columns; MRG/s NaN: "-" (not followed, or not merges). */
+static void put_row_start(FILE *f, const char *dev, const char *op,
+			  double iops, double mrgps, double mibps)
 {
-	fprintf(f, "%-10s %-7s %10.1f %8.2f", dev, op, o->iops, o->mbps);
+	fprintf(f, "%-10s %-7s %10.1f", dev, op, iops);
+	if (isnan(mrgps))
+		fprintf(f, " %7s", "-");
+	else
+		fprintf(f, " %7.1f", mrgps);
+	fprintf(f, " %8.2f", mibps);
+}
+
+/* @light: merges were not followed (--light attaches no merge program). */
+static void put_op_row(FILE *f, const struct ts_tfmt *t, const char *dev,
+		       const char *op, const struct ts_op_figures *o,
+		       bool light)
+{
+	put_row_start(f, dev, op, o->iops, light ? NAN : o->mrgps, o->mibps);
 	if (isnan(o->avg_kb))
 		fprintf(f, " %7s", "-");
 	else
@@ -61,7 +75,7 @@ static void put_sync_row(FILE *f, const struct ts_tfmt *t,
 {
 	const struct ts_sync_figures *s = &d->sync;
 
-	fprintf(f, "%-10s %-7s %10.1f %8.2f", d->name, "sync", s->iops, s->mbps);
+	put_row_start(f, d->name, "sync", s->iops, NAN, s->mibps);
 	if (s->ios)
 		fprintf(f, " %7.1f", s->bytes / 1024.0 / s->ios);
 	else
@@ -513,10 +527,34 @@ static void put_stack(FILE *f, const struct ts_tfmt *t,
 	fputc('\n', f);
 }
 
+/*
+ * Whether @d's discard merges are all counted: a disk whose discards take
+ * several ranges merges discard bios without a tracepoint (only shown
+ * where it discarded).
+ */
+static bool discard_merges_exact(const struct ts_dev_report *d)
+{
+	const struct ts_op_figures *o = &d->op[TS_OP_DISCARD];
+
+	return !d->active || d->discard_ranges <= 1 || !op_shown(o);
+}
+
+/* What --exclude left out, and its globs that matched no disk. */
+static void put_exclude_notes(FILE *f, const struct ts_report *r)
+{
+	if (r->nexcluded)
+		fprintf(f, "  note: not traced, --exclude: %d disk%s: %s\n",
+			r->nexcluded, r->nexcluded == 1 ? "" : "s", r->excluded);
+	if (r->exclude_unmatched && r->exclude_unmatched[0])
+		fprintf(f, "  note: --exclude matches no disk: %s\n",
+			r->exclude_unmatched);
+}
+
 static void put_notes(FILE *f, const struct ts_report *r)
 {
 	int i, e;
 
+	put_exclude_notes(f, r);
 	if (r->not_traced && r->not_traced[0])
 		fprintf(f, "  note: not traced, bio-based (--light does not follow bios): %s\n",
 			r->not_traced);
@@ -527,6 +565,10 @@ static void put_notes(FILE *f, const struct ts_report *r)
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
 			put_sync_notes(f, &r->dev[i], r->units);
+	for (i = 0; i < r->ndev; i++)
+		if (!discard_merges_exact(&r->dev[i]) && !r->light)
+			fprintf(f, "  note: %s: discard MRG/s is a lower bound: a discard takes up to %u ranges here, and a discard bio merged into one has no tracepoint\n",
+				r->dev[i].name, r->dev[i].discard_ranges);
 	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++)
 			if (r->dev[i].events[e])
@@ -591,8 +633,8 @@ static void put_main_header(FILE *f, const struct ts_tfmt *t)
 {
 	char q[16], s[16], to[16], sv[16];
 
-	fprintf(f, "\n%-10s %-7s %10s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
-		"DEVICE", "OP", "IOPS", "MB/s", "AVG_KB",
+	fprintf(f, "\n%-10s %-7s %10s %7s %8s %7s %9s %10s %9s %6s %9s %6s %6s %8s\n",
+		"DEVICE", "OP", "IOPS", "MRG/s", "MiB/s", "AVG_KiB",
 		head(q, sizeof(q), "QUEUE", t), head(s, sizeof(s), "SERVICE", t),
 		head(to, sizeof(to), "TOTAL", t), "CONC", "CONC_MAX", "OS_QD",
 		"BUSY%", head(sv, sizeof(sv), "SVCTM", t));
@@ -608,7 +650,8 @@ static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 	for (op = 0; op < TS_NR_OPS; op++) {
 		if (!op_shown(&d->op[op]))
 			continue;
-		put_op_row(f, t, d->name, ts_op_names[op], &d->op[op]);
+		put_op_row(f, t, d->name, ts_op_names[op], &d->op[op],
+			   r->light);
 		if (d->nops_active == 1) {
 			put_device_columns(f, t, d, r->light);
 			break;
@@ -616,7 +659,7 @@ static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 		put_blank_device_columns(f);
 	}
 	if (d->nops_active != 1) {
-		put_op_row(f, t, d->name, "all", &d->all);
+		put_op_row(f, t, d->name, "all", &d->all, r->light);
 		put_device_columns(f, t, d, r->light);
 	}
 	if (has_sync(d))
@@ -661,13 +704,19 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 	char stamp[32];
 	int i, shown = 0;
 
-	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&when));
+	strftime(stamp, sizeof(stamp), r->date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S",
+		 localtime(&when));
 	for (i = 0; i < r->ndev; i++)
 		shown += r->dev[i].active;
 	fprintf(f, "%s  %s %.2f s", stamp, r->totals ? "totals over" : "interval",
 		r->span_s);
 	if (r->light)
 		fprintf(f, "  (--light: QUEUE from request allocation)");
+	if (!shown && r->none_left) {
+		fprintf(f, "  nothing traced: --exclude leaves no disk\n");
+		put_notes(f, r);
+		return;
+	}
 	if (!shown && r->no_room && r->no_room[0]) {
 		fprintf(f, "  no I/O on the traced disks; not traced: %s\n",
 			r->no_room);
@@ -730,15 +779,29 @@ static void json_hist(struct tj *j, const struct ts_hist *h)
 	tj_end_obj(j);
 }
 
+/* Merges, null under --light (no merge program attached). */
+static void json_merges(struct tj *j, const struct ts_op_figures *o,
+			bool light)
+{
+	if (light) {
+		tj_null(j, "merges");
+		tj_null(j, "merges_per_s");
+		return;
+	}
+	tj_u64(j, "merges", o->merges);
+	tj_num(j, "merges_per_s", o->mrgps, 1);
+}
+
 static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o,
-		    const struct ts_hist *h)
+		    const struct ts_hist *h, bool light)
 {
 	tj_obj(j, key);
 	tj_u64(j, "ios", o->ios);
 	tj_u64(j, "bytes", o->bytes);
 	tj_num(j, "iops", o->iops, 1);
-	tj_num(j, "mb_per_s", o->mbps, 3);
-	tj_num(j, "avg_kb", o->avg_kb, 1);
+	json_merges(j, o, light);
+	tj_num(j, "mib_per_s", o->mibps, 3);
+	tj_num(j, "avg_kib", o->avg_kb, 1);
 	tj_u64(j, "queued_ios", o->queued_ios);
 	tj_u64(j, "missed", o->missed);
 	tj_u64(j, "missed_bytes", o->missed_bytes);
@@ -879,7 +942,7 @@ static void json_sync(struct tj *j, const struct ts_report *r,
 	tj_u64(j, "ios", s->ios);
 	tj_u64(j, "bytes", s->bytes);
 	tj_num(j, "iops", s->iops, 1);
-	tj_num(j, "mb_per_s", s->mbps, 3);
+	tj_num(j, "mib_per_s", s->mibps, 3);
 	tj_num(j, "total_ms", s->total_ms, 6);
 	tj_u64(j, "missed", s->missed);
 	tj_u64(j, "untracked", s->untracked);
@@ -917,9 +980,10 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	for (op = 0; op < TS_NR_OPS; op++)
 		if (d->op[op].ios || d->op[op].missed || d->op[op].unissued)
 			json_op(j, ts_op_names[op], &d->op[op],
-				r->show_hist && d->hist ? &d->hist[op] : NULL);
+				r->show_hist && d->hist ? &d->hist[op] : NULL,
+				r->light);
 	tj_end_obj(j);
-	json_op(j, "all", &d->all, NULL);
+	json_op(j, "all", &d->all, NULL, r->light);
 	json_depth(j, "concurrency", &d->device, d->in_device_now);
 	tj_num(j, "oldest_in_device_s", d->oldest_age_s, 3);
 	if (r->light || d->bio_layer) /* not followed, or none */
@@ -930,6 +994,7 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	tj_num(j, "util_pct", d->busy_pct, 2);
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
+	tj_bool(j, "discard_merges_exact", d->discard_ranges <= 1);
 	json_sync(j, r, d);
 	if (r->show_curve && d->has_curve)
 		json_curve(j, d, r->light);
@@ -967,6 +1032,21 @@ static void json_not_traced(struct tj *j, const struct ts_report *r)
 	tj_end_arr(j);
 }
 
+/* --exclude: the disks it left out, its globs that matched none. */
+static void json_excluded(struct tj *j, const struct ts_report *r)
+{
+	tj_obj(j, "exclude");
+	tj_u64(j, "disks", r->nexcluded);
+	tj_arr(j, "names");
+	json_names(j, r->excluded);
+	tj_end_arr(j);
+	tj_arr(j, "unmatched");
+	json_names(j, r->exclude_unmatched);
+	tj_end_arr(j);
+	tj_bool(j, "none_left", r->none_left);
+	tj_end_obj(j);
+}
+
 static void json_findings(struct tj *j, const struct ts_report *r)
 {
 	static struct ts_findings fs;
@@ -991,6 +1071,7 @@ void ts_print_json(FILE *f, const struct ts_report *r, time_t when)
 	tj_u64(&j, "lost_events", r->lost_events);
 	tj_str(&j, "queue_from", r->light ? "request" : "bio");
 	json_not_traced(&j, r);
+	json_excluded(&j, r);
 	tj_arr(&j, "devices");
 	for (i = 0; i < r->ndev; i++)
 		if (r->dev[i].active)
