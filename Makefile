@@ -106,7 +106,8 @@ $(OUTPUT)/version.stamp: FORCE | $(OUTPUT)
 	$(Q)[ "$$(cat $@ 2>/dev/null)" = '$(TS_VERSION)' ] || echo '$(TS_VERSION)' > $@
 
 $(OUTPUT)/opts.o: $(OUTPUT)/version.stamp
-$(OUTPUT)/opts.o: CFLAGS += -DTS_VERSION='"$(TS_VERSION)"'
+$(OUTPUT)/opts.o: CFLAGS += -DTS_VERSION='"$(TS_VERSION)"' \
+	-DTS_RELEASE='"$(VERSION)"' -DTS_COMMIT='"$(or $(GIT_HASH),unknown)"'
 
 $(OUTPUT)/%.o: %.c $(USER_H) $(wildcard include/*.h include/*.def) | $(OUTPUT)
 	$(call msg,CC,$@)

@@ -31,7 +31,7 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --json --hist --depth --light --pattern --slow --by --top --prometheus --web.config.file --heatmap --units --verbose --raw-tp --version --help"
+	local longs="--device --json --hist --depth --light --pattern --slow --by --top --web.listen-address --prometheus --web.config.file --heatmap --units --verbose --raw-tp --version --help"
 	local shorts="-d -j -H -D -L -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
@@ -73,7 +73,7 @@ _truestat()
 		mapfile -t COMPREPLY < <(compgen -W "us ms" -- "$cur")
 		return 0
 		;;
-	--prometheus)
+	--prometheus | --web.listen-address)
 		return 0 # [ADDR:]PORT: nothing to offer
 		;;
 	esac

@@ -50,16 +50,6 @@ fio --name=serial --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 	--ioengine=psync --runtime=1 --time_based --output-format=json >"$tmp/serial.json"
 curl -sf "$url/metrics" >"$tmp/m1"
 
-# python: a scrape's samples as a dict, 'name{labels}' to value
-SCRAPE_PY='
-def scrape(path):
-    m = {}
-    for l in open(path):
-        if not l.startswith("#") and l.strip():
-            k, v = l.rsplit(" ", 1)
-            m[k] = float(v)
-    return m'
-
 before=$(diskstats "$dev")
 fio --name=prom --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 	--ioengine=io_uring --iodepth=4 --runtime=3 --time_based --output=/dev/null
@@ -70,7 +60,6 @@ check_cmd promtool_check "promtool check metrics accepts the exposition" \
 	bash -c "promtool check metrics <'$tmp/metrics' >'$tmp/promtool.txt' 2>&1"
 check_lines < <(py "
 import re
-$SCRAPE_PY
 m, m1 = scrape('$tmp/metrics'), scrape('$tmp/m1')
 b = [int(x) for x in '$before'.split()]
 a = [int(x) for x in '$after'.split()]
@@ -98,7 +87,6 @@ print('concurrency_bounds', int(not ok), 'exact %d, max %d, max_min %d (exact: m
 # sums) within half a kernel bucket (1/16 of an octave wide: 3.2%).
 check_lines < <(py "
 import json, re
-$SCRAPE_PY
 def by_depth(m, name):
     out = {}
     for k, v in m.items():
@@ -246,7 +234,6 @@ fio --name=sync --filename="/dev/$dev" --rw=randwrite --bs=4k --size=16M \
 	--io_size=1M --fsync=1 --ioengine=psync --output-format=json >"$tmp/sync.json"
 curl -sf "$url/metrics" >"$tmp/s1"
 check_lines < <(py "
-$SCRAPE_PY
 m0, m1 = scrape('$tmp/s0'), scrape('$tmp/s1')
 lab = '{device=\"$dev\",layer=\"request\"'
 def rise(k, ops=('',)):
@@ -299,7 +286,6 @@ sleep 1.5
 curl -sf "$url/metrics" >"$tmp/r1"
 check_lines < <(py "
 import re
-$SCRAPE_PY
 m0, m = scrape('$tmp/r0'), scrape('$tmp/r1')
 b = [int(x) for x in '$pre'.split()] or [0] * 17
 a = [int(x) for x in '$post'.split()]

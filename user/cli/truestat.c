@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -248,6 +249,7 @@ struct exporter {
 	int by, top; /* --by, --top */
 	struct ts_who_table who_table;
 	struct ts_who_span who;
+	struct utsname uts; /* the kernel truestat_build_info names */
 };
 
 static char *render_metrics(void *ctx, size_t *len)
@@ -498,6 +500,10 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	/* a submitter with series of its own keeps them for the run */
 	if (o->by)
 		ts_tracer_who_keep(tracer, ts_prom_named, exporter.printed);
+	uname(&exporter.uts);
+	exporter.printed->version = ts_release;
+	exporter.printed->commit = ts_commit;
+	exporter.printed->kernel = exporter.uts.release;
 }
 
 /* What truestat traces and how, from the command line (@o). */

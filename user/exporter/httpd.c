@@ -41,9 +41,10 @@ static const char index_page[] =
 	"service and total time per disk and direction, in-device "
 	"concurrency, in the Prometheus text format.</p></body></html>\n";
 
-static int fail(char *err, size_t errlen, const char *what, const char *spec)
+static int fail(char *err, size_t errlen, const char *opt, const char *what,
+		const char *spec)
 {
-	snprintf(err, errlen, "bad --prometheus '%s': %s", spec, what);
+	snprintf(err, errlen, "bad %s '%s': %s", opt, spec, what);
 	return -1;
 }
 
@@ -60,8 +61,9 @@ static int parse_port(const char *s, unsigned short *port)
 	return 0;
 }
 
-int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
-		       socklen_t *len, char *err, size_t errlen)
+int ts_http_parse_addr(const char *opt, const char *spec,
+		       struct sockaddr_storage *ss, socklen_t *len, char *err,
+		       size_t errlen)
 {
 	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
@@ -73,19 +75,20 @@ int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
 	if (spec[0] == '[') {
 		colon = strstr(spec, "]:");
 		if (!colon || (size_t)(colon - spec - 1) >= sizeof(host))
-			return fail(err, errlen, "expected [IPV6]:PORT", spec);
+			return fail(err, errlen, opt, "expected [IPV6]:PORT",
+				    spec);
 		memcpy(host, spec + 1, colon - spec - 1);
 		host[colon - spec - 1] = 0;
 		port = colon + 2;
 	} else if ((colon = strrchr(spec, ':'))) {
 		if ((size_t)(colon - spec) >= sizeof(host) || colon == spec)
-			return fail(err, errlen, "expected ADDR:PORT", spec);
+			return fail(err, errlen, opt, "expected ADDR:PORT", spec);
 		memcpy(host, spec, colon - spec);
 		host[colon - spec] = 0;
 		port = colon + 1;
 	}
 	if (parse_port(port, &p))
-		return fail(err, errlen, "port must be 1 to 65535", spec);
+		return fail(err, errlen, opt, "port must be 1 to 65535", spec);
 	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons(p);
@@ -98,7 +101,8 @@ int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
 		*len = sizeof(*v6);
 		return 0;
 	}
-	return fail(err, errlen, "not a numeric IPv4 or IPv6 address", spec);
+	return fail(err, errlen, opt, "not a numeric IPv4 or IPv6 address",
+		    spec);
 }
 
 static enum ts_http_route error(int *status, int code)
@@ -501,7 +505,8 @@ struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,
 	socklen_t len;
 	int one = 1, i;
 
-	if (ts_http_parse_addr(spec, &ss, &len, err, errlen))
+	if (ts_http_parse_addr("--web.listen-address", spec, &ss, &len, err,
+			       errlen))
 		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h) {

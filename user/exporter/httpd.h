@@ -31,10 +31,11 @@ enum ts_http_route {
 /*
  * "PORT", "ADDR:PORT" or "[IPV6]:PORT" into @ss. Without an address it
  * binds to 127.0.0.1: any other address only when given. 0 or -1 with a
- * one-line message in @err.
+ * one-line message in @err that names option @opt.
  */
-int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
-		       socklen_t *len, char *err, size_t errlen);
+int ts_http_parse_addr(const char *opt, const char *spec,
+		       struct sockaddr_storage *ss, socklen_t *len, char *err,
+		       size_t errlen);
 
 /*
  * What the request head in @buf (@len bytes so far) asks for; on

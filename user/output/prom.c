@@ -592,6 +592,20 @@ static void findings(FILE *f, const struct ts_findings *fs, __u64 windows)
 		}
 }
 
+/* Which truestat serves the metrics, on which kernel: always 1. */
+static void build_info(FILE *f, const struct ts_prom *p)
+{
+	help(f, "truestat_build_info", "gauge",
+	     "1; its labels: truestat's version and commit, the running kernel's release (uname -r)");
+	fputs("truestat_build_info{version=\"", f);
+	label_value(f, p->version ?: "unknown");
+	fputs("\",commit=\"", f);
+	label_value(f, p->commit ?: "unknown");
+	fputs("\",kernel=\"", f);
+	label_value(f, p->kernel ?: "unknown");
+	fputs("\"} 1\n", f);
+}
+
 static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 {
 	char *buf = NULL;
@@ -600,6 +614,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 
 	if (hold(p, r) || !(f = open_memstream(&buf, len)))
 		return NULL;
+	build_info(f, p);
 	per_op_counter(f, r, p, "truestat_requests_total",
 		       "Requests completed", TS_PROM_IOS);
 	per_op_counter(f, r, p, "truestat_bytes_total",

@@ -73,6 +73,9 @@ struct ts_prom_named {
 };
 
 struct ts_prom {
+	/* truestat_build_info's labels: truestat's version and commit, the
+	 * running kernel's release */
+	const char *version, *commit, *kernel;
 	/* the findings of the last window the caller drew them over, or
 	 * NULL; and how many windows ended so far (the last one's number) */
 	const struct ts_findings *findings;
