@@ -2,7 +2,11 @@
 # The exporter as a fleet reads it: truestat_build_info names the version
 # and commit `truestat --version` prints and the kernel `uname -r` does;
 # --web.listen-address serves /metrics and --prometheus is the same option;
-# a bad address is one line and exit 2.
+# the series of one disk under fio's reads and writes, then durable writes,
+# stay within their ceilings, with and without -D and --by; the short
+# buckets' counts are the kernel's fine buckets summed (the JSON totals of
+# the same data), and the full form has the same histograms, 113 edges each;
+# bad values are one line and exit 2.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3 curl promtool
@@ -27,7 +31,41 @@ serve() {
 	return 1
 }
 
-serve "$tmp/a.json" --web.listen-address=PORT -d "$dev"
+# The classic series of one disk, the ceilings doc/prometheus.md states:
+# 30 always, 4 sync counters, 3 per direction and per depth class, 18 per
+# histogram: reads and writes have 6 histograms, durable writes add a
+# flush direction's 3 and the sync histogram; --by=process adds
+# (--top + 1) submitters x 3 directions x 3 counters at most.
+RW_CEILING=200
+DURABLE_CEILING=250
+BY_CEILING=$((DURABLE_CEILING + (10 + 1) * 3 * 3))
+mix() {
+	fio --name=mix --filename="/dev/$dev" --direct=1 --rw=randrw --bs=4k \
+		--ioengine=libaio --iodepth=4 --runtime=2 --time_based --output=/dev/null
+}
+durable() {
+	fio --name=durable --filename="/dev/$dev" --rw=randwrite --bs=4k \
+		--size=16M --io_size=1M --fsync=1 --ioengine=psync --output=/dev/null
+}
+# series OUT: the scrape's series of $dev (comments left out)
+series() {
+	grep -v '^#' "$1" | grep -c "device=\"$dev\""
+}
+# ceilings NAME RW_CEILING DURABLE_CEILING: reads and writes, then durable
+# writes, each scraped and its series of $dev held to its ceiling
+ceilings() {
+	local n
+	mix
+	curl -sf "$url/metrics" >"$tmp/$1.rw"
+	n=$(series "$tmp/$1.rw")
+	check "series_$1_rw" "$((n > $2))" "$1, reads and writes: $n series of $dev (ceiling $2)"
+	durable
+	curl -sf "$url/metrics" >"$tmp/$1.durable"
+	n=$(series "$tmp/$1.durable")
+	check "series_$1_durable" "$((n > $3))" "$1, then durable writes: $n series of $dev (ceiling $3)"
+}
+
+serve "$tmp/a.json" --web.listen-address=PORT -d "$dev" --hist=fine
 curl -sf "$url/metrics" >"$tmp/a0"
 check_cmd promtool_check "promtool check metrics accepts the exposition" \
 	bash -c "promtool check metrics <'$tmp/a0' >'$tmp/promtool.txt' 2>&1"
@@ -43,11 +81,70 @@ print('build_info', int(got != want or m.get(info[0] if info else '') != 1),
       'truestat_build_info %s = %s; truestat --version and uname -r: %s' % (
           got, m.get(info[0]) if info else 'missing', want))
 ")
+ceilings short "$RW_CEILING" "$DURABLE_CEILING"
 ts_stop INT
 check ts_exit "$TS_RC" "--web.listen-address: SIGINT ends truestat with status $TS_RC"
 
-rc=0
-err=$("$TRUESTAT" --web.listen-address=localhost:1 2>&1 >/dev/null) || rc=$?
-check bad_listen_address "$([[ $rc == 2 && $(wc -l <<<"$err") == 1 && $err == *'bad --web.listen-address'* ]]; echo $?)" \
-	"exit $rc: $err"
+# The last scrape and the totals at exit hold the same I/O (the disk was
+# idle in between): at each short edge, the count is the fine buckets'
+# below it, for every histogram of every direction.
+check_lines < <(py "
+import re
+m = scrape('$tmp/short.durable')
+d = dev(totals('$tmp/a.json'), '$dev')
+bad, n = [], 0
+for k, v in m.items():
+    g = re.fullmatch(r'truestat_(queue|service|total_time)_seconds_bucket\{device=\"$dev\",layer=\"request\",op=\"(\w+)\",le=\"([^\"]+)\"\}', k)
+    if not g:
+        continue
+    kind, op, le = g.groups()
+    fine = d['ops'][op]['histograms'][('total' if kind == 'total_time' else kind) + '_ns']
+    edge = float('inf') if le == '+Inf' else round(float(le) * 1e9)
+    want = sum(c for lo, c in fine if lo < edge)
+    n += 1
+    if v != want:
+        bad.append('%s %s le=%s: %d, fine buckets %d' % (kind, op, le, v, want))
+print('short_sums_fine', int(bool(bad) or not n),
+      '%d short buckets, each the sum of the JSON totals\' fine buckets below it; differing: %s' % (n, bad[:3] or 'none'))
+")
+
+# -D adds nothing to the exporter's series (the maps it reads are always
+# on); --prometheus is the same option as --web.listen-address.
+serve "$tmp/d.json" --prometheus=PORT -d "$dev" -D
+ceilings depth "$RW_CEILING" "$DURABLE_CEILING"
+ts_stop INT
+serve "$tmp/b.json" --web.listen-address=PORT -d "$dev" --by=process
+ceilings by "$BY_CEILING" "$BY_CEILING"
+ts_stop INT
+
+# The full form: the same histograms, 113 edges each, the short 15.
+serve "$tmp/f.json" --web.listen-address=PORT -d "$dev" --web.histogram-buckets=full
+ceilings full 100000 100000
+ts_stop INT
+check_lines < <(py "
+import re
+def buckets(path):
+    n = {}
+    for k in scrape(path):
+        g = re.fullmatch(r'(truestat_\w+_seconds)_bucket\{device=\"$dev\",(.*),le=\"[^\"]+\"\}', k)
+        if g:
+            n[g.groups()] = n.get(g.groups(), 0) + 1
+    return n
+s, f = buckets('$tmp/short.durable'), buckets('$tmp/full.durable')
+print('full_form', int(set(s) != set(f) or set(s.values()) != {16} or set(f.values()) != {114}),
+      'short: %d histograms of $dev with %s buckets each; full: %d with %s (+Inf included)' % (
+          len(s), sorted(set(s.values())), len(f), sorted(set(f.values()))))
+")
+
+# bad NAME WANT ARGS...: truestat ARGS is one line naming WANT, exit 2
+bad() {
+	local name=$1 want=$2 rc=0 err
+	shift 2
+	err=$("$TRUESTAT" "$@" 2>&1 >/dev/null) || rc=$?
+	check "bad_$name" "$([[ $rc == 2 && $(wc -l <<<"$err") == 1 && $err == *"$want"* ]]; echo $?)" \
+		"exit $rc: $err"
+}
+bad listen_address 'bad --web.listen-address' --web.listen-address=localhost:1
+bad buckets "bad --web.histogram-buckets 'some'" --web.listen-address=1 --web.histogram-buckets=some
+bad buckets_alone 'is for the exporter' --web.histogram-buckets=full
 finish

@@ -34,7 +34,9 @@ port=$(free_port)
 url=http://127.0.0.1:$port
 
 out=$tmp/ts.json
-ts_start "$out" --prometheus="$port" -d "$dev" -d "$renew"
+# the full bucket set: a quantile within a quarter of a power of two
+ts_start "$out" --prometheus="$port" -d "$dev" -d "$renew" \
+	--web.histogram-buckets=full
 for ((i = 0; i < 50; i++)); do
 	curl -sf "$url/" >/dev/null && break
 	sleep 0.1

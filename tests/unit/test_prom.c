@@ -255,6 +255,74 @@ static void test_gone_disk_left_out(void **state)
 	assert_null(strstr(first + 1, "\ntruestat_requests_total{"));
 }
 
+/* The short set: 15 edges rising, each an edge of the full set and of
+ * the kernel's buckets, about 1 us to 10 s, the first and last within
+ * a quarter octave of them. */
+static void test_short_edges(void **state)
+{
+	__u64 shrt[TS_PROM_FULL_EDGES], full[TS_PROM_FULL_EDGES];
+	int ns = ts_prom_edges(false, shrt), nf = ts_prom_edges(true, full);
+	int i, j;
+
+	(void)state;
+	assert_int_equal(ns, TS_PROM_SHORT_EDGES);
+	assert_int_equal(nf, TS_PROM_FULL_EDGES);
+	assert_int_equal(full[nf - 1], 1ULL << (TS_HIST_MAX_EXP + 1));
+	for (i = 0; i < ns; i++) {
+		assert_true(!i || shrt[i] > shrt[i - 1] * 2.5);
+		assert_true(ts_hist_lower(ts_hist_bucket(shrt[i])) == shrt[i]);
+		for (j = 0; j < nf && full[j] != shrt[i]; j++)
+			;
+		assert_true(j < nf);
+	}
+	assert_true(shrt[0] >= 1000 / 1.25 && shrt[0] <= 1000 * 1.25);
+	assert_true(shrt[ns - 1] >= 1e10 / 1.25 && shrt[ns - 1] <= 1e10 * 1.25);
+}
+
+/* sda's read service bucket at @le in @t, or -1 when not printed. */
+static double read_bucket(const char *t, const char *le)
+{
+	char key[160];
+	const char *at;
+
+	snprintf(key, sizeof(key),
+		 "\ntruestat_service_seconds_bucket{device=\"sda\",layer=\"request\",op=\"read\",le=\"%s\"} ",
+		 le);
+	at = strstr(t, key);
+	return at ? strtod(at + strlen(key), NULL) : -1;
+}
+
+/*
+ * One report rendered in both forms: at each edge of the short set its
+ * cumulative count is the full set's at the same le, and so is +Inf.
+ */
+static void test_short_sums_full(void **state)
+{
+	__u64 edges[TS_PROM_FULL_EDGES], *h = r->hist[0][0].service, n = 0;
+	char *shrt, le[32];
+	int b, i, k = ts_prom_edges(false, edges);
+	size_t len;
+
+	(void)state;
+	for (b = 0; b < TS_HIST_SLOTS; b++)
+		n += h[b] = (b * 2654435761u) % 7; /* every bucket, some empty */
+	r->dev[0].hist = r->hist[0];
+	r->dev[0].op[TS_OP_READ].ios = n;
+	shrt = ts_prom_render(p, r, &len);
+	assert_non_null(shrt);
+	memset(p, 0, sizeof(*p));
+	p->full_buckets = true;
+	scrape();
+	for (i = 0; i < k; i++) {
+		snprintf(le, sizeof(le), "%.12g", edges[i] / 1e9);
+		assert_true(read_bucket(shrt, le) >= 0);
+		near(read_bucket(shrt, le), read_bucket(text, le), 0);
+	}
+	near(read_bucket(shrt, "+Inf"), n, 0);
+	near(read_bucket(text, "+Inf"), n, 0);
+	free(shrt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +341,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_dev_t_starts_anew,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_disk_left_out, setup,
+						teardown),
+		cmocka_unit_test(test_short_edges),
+		cmocka_unit_test_setup_teardown(test_short_sums_full, setup,
 						teardown),
 	};
 

@@ -84,6 +84,12 @@ const char ts_usage[] =
 	"                     ADDR defaults to 127.0.0.1\n"
 	"      --prometheus=[ADDR:]PORT\n"
 	"                     the same as --web.listen-address\n"
+	"      --web.histogram-buckets=short|full\n"
+	"                     the exporter's histogram buckets: short (the\n"
+	"                     default), 15 from 1 us to 10 s, about 3.2x\n"
+	"                     apart; full, 113 from 1 us to 275 s, a quarter\n"
+	"                     of a power of two apart; each an edge of the\n"
+	"                     kernel's buckets, so every count is exact\n"
 	"      --web.config.file=FILE\n"
 	"                     TLS and basic auth for the exporter, in the\n"
 	"                     Prometheus exporter toolkit's format\n"
@@ -261,6 +267,7 @@ static const struct option longopts[] = {
 	{ "web.listen-address", required_argument, NULL, 'l' },
 	{ "prometheus", required_argument, NULL, 'P' },
 	{ "web.config.file", required_argument, NULL, 'W' },
+	{ "web.histogram-buckets", required_argument, NULL, 'b' },
 	{ "heatmap", required_argument, NULL, 'M' },
 	{ "units", required_argument, NULL, 'U' },
 	{ "help", no_argument, NULL, 'h' },
@@ -321,6 +328,18 @@ static int set_listen(struct ts_opts *o, const char *opt, const char *arg,
 	return 0;
 }
 
+static int set_buckets(struct ts_opts *o, const char *arg, char *err,
+		       int errlen)
+{
+	if (strcmp(arg, "short") && strcmp(arg, "full"))
+		return fail(err, errlen,
+			    "bad --web.histogram-buckets '%s': short or full",
+			    arg);
+	o->full_buckets = !strcmp(arg, "full");
+	o->buckets_given = true;
+	return 0;
+}
+
 /* Option @c with its value @arg (NULL: none) into @o; -1 with @err. */
 static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 		      int errlen)
@@ -359,6 +378,8 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 	case 'W':
 		return set_file(&o->web_config, "web.config.file", arg, err,
 				errlen);
+	case 'b':
+		return set_buckets(o, arg, err, errlen);
 	case 'M':
 		return set_file(&o->heatmap, "heatmap", arg, err, errlen);
 	case 'U':
@@ -416,6 +437,10 @@ static int finish(struct ts_opts *o, char **args, int npos, char *err,
 		return fail(err, errlen,
 			    "--web.config.file is for the exporter: give --web.listen-address too (e.g. truestat --web.listen-address=9101 --web.config.file=%s)",
 			    o->web_config);
+	if (o->buckets_given && !o->prometheus)
+		return fail(err, errlen,
+			    "--web.histogram-buckets is for the exporter: give --web.listen-address too%s",
+			    "");
 	if (o->heatmap && !o->interval_s)
 		return fail(err, errlen,
 			    "--heatmap needs an interval: its columns are the "

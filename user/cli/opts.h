@@ -26,6 +26,8 @@ struct ts_opts {
 	const char *prometheus; /* --web.listen-address (--prometheus)
 				 * ADDR:PORT, or NULL */
 	const char *web_config; /* --web.config.file FILE, or NULL */
+	bool full_buckets;	/* --web.histogram-buckets=full */
+	bool buckets_given;	/* --web.histogram-buckets at all */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */
 	enum ts_unit units;	/* --units: TS_UNIT_AUTO unless fixed */
 	bool help;

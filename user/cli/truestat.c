@@ -504,6 +504,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.printed->version = ts_release;
 	exporter.printed->commit = ts_commit;
 	exporter.printed->kernel = exporter.uts.release;
+	exporter.printed->full_buckets = o->full_buckets;
 }
 
 /* What truestat traces and how, from the command line (@o). */

@@ -25,33 +25,61 @@ static double sum_s(double mean_ms, __u64 n)
 	return n && !isnan(mean_ms) ? mean_ms * (double)n / 1e3 : 0;
 }
 
-/* One histogram series: cumulative counts at the exported edges. */
-static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
-		      const char *op, const __u64 *counts, double sum)
+/* The full set's edge nearest @ns (at or above 2^TS_PROM_FIRST_EXP). */
+static __u64 nearest_edge(double ns)
 {
-	__u64 cum = 0;
-	int b = 0, e, q;
+	int e = (int)floor(log2(ns));
+	__u64 step = (1ULL << e) / TS_PROM_PER_OCTAVE, lo;
 
-	for (e = TS_PROM_FIRST_EXP; e <= TS_HIST_MAX_EXP + 1; e++) {
+	lo = (1ULL << e) + (__u64)((ns - (double)(1ULL << e)) / step) * step;
+	return ns - lo <= lo + step - ns ? lo : lo + step;
+}
+
+int ts_prom_edges(bool full, __u64 *edges)
+{
+	int n = 0, e, q;
+
+	if (!full) {
+		for (q = 0; q < TS_PROM_SHORT_EDGES; q++)
+			edges[n++] = nearest_edge(1e3 * pow(10, q / 2.0));
+		return n;
+	}
+	for (e = TS_PROM_FIRST_EXP; e <= TS_HIST_MAX_EXP + 1; e++)
 		for (q = 0; q < TS_PROM_PER_OCTAVE; q++) {
-			/* first fine bucket at or above 2^e (1 + q/4) */
-			__u64 edge = (1ULL << e) + q * (1ULL << e) / TS_PROM_PER_OCTAVE;
-
 			if (e > TS_HIST_MAX_EXP && q)
 				break;
-			for (; b < TS_HIST_SLOTS && ts_hist_lower(b) < edge; b++)
-				cum += counts[b];
-			fprintf(f, "%s_bucket", name);
-			labels(f, d, op);
-			fprintf(f, ",le=\"%.9g\"} %llu\n", edge / 1e9,
-				(unsigned long long)cum);
+			edges[n++] = (1ULL << e) + q * (1ULL << e) / TS_PROM_PER_OCTAVE;
 		}
+	return n;
+}
+
+static void bucket(FILE *f, const char *name, const struct ts_dev_report *d,
+		   const char *op, const char *le, __u64 cum)
+{
+	fprintf(f, "%s_bucket", name);
+	labels(f, d, op);
+	fprintf(f, ",le=\"%s\"} %llu\n", le, (unsigned long long)cum);
+}
+
+/* One histogram series: cumulative counts at the exported edges. */
+static void histogram(FILE *f, const struct ts_prom *p, const char *name,
+		      const struct ts_dev_report *d, const char *op,
+		      const __u64 *counts, double sum)
+{
+	__u64 edges[TS_PROM_FULL_EDGES], cum = 0;
+	int n = ts_prom_edges(p->full_buckets, edges), b = 0, i;
+	char le[32];
+
+	for (i = 0; i < n; i++) {
+		/* every fine bucket below the edge */
+		for (; b < TS_HIST_SLOTS && ts_hist_lower(b) < edges[i]; b++)
+			cum += counts[b];
+		snprintf(le, sizeof(le), "%.12g", edges[i] / 1e9);
+		bucket(f, name, d, op, le, cum);
 	}
 	for (; b < TS_HIST_SLOTS; b++)
 		cum += counts[b];
-	fprintf(f, "%s_bucket", name);
-	labels(f, d, op);
-	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	bucket(f, name, d, op, "+Inf", cum);
 	fprintf(f, "%s_sum", name);
 	labels(f, d, op);
 	fprintf(f, "} %.9f\n%s_count", sum, name);
@@ -218,7 +246,8 @@ static void sync_counters(FILE *f, const struct ts_report *r)
 }
 
 /* Their time as a histogram, on the disks that have histograms. */
-static void sync_histogram(FILE *f, const struct ts_report *r)
+static void sync_histogram(FILE *f, const struct ts_prom *p,
+			   const struct ts_report *r)
 {
 	static const char name[] = "truestat_sync_time_seconds";
 	int i;
@@ -231,7 +260,7 @@ static void sync_histogram(FILE *f, const struct ts_report *r)
 		const struct ts_dev_report *d = &r->dev[i];
 
 		if (d->hist && d->sync.ios)
-			histogram(f, name, d, "write",
+			histogram(f, p, name, d, "write",
 				  d->hist[TS_HIST_SYNC].total,
 				  sum_s(d->sync.total_ms, d->sync.ios));
 	}
@@ -306,7 +335,8 @@ static const __u64 *hist_of(const struct ts_dev_report *d, int op,
 	}
 }
 
-static void histograms(FILE *f, const struct ts_report *r, enum hist_kind kind,
+static void histograms(FILE *f, const struct ts_prom *p,
+		       const struct ts_report *r, enum hist_kind kind,
 		       const char *name, const char *text)
 {
 	const __u64 *counts;
@@ -324,7 +354,8 @@ static void histograms(FILE *f, const struct ts_report *r, enum hist_kind kind,
 				continue;
 			counts = hist_of(d, op, kind, &sum);
 			if (counts)
-				histogram(f, name, d, ts_op_names[op], counts, sum);
+				histogram(f, p, name, d, ts_op_names[op],
+					  counts, sum);
 		}
 	}
 }
@@ -623,13 +654,13 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	per_op_counter(f, r, p, "truestat_missed_completions_total",
 		       "Requests completed without truestat seeing it (not in requests)",
 		       TS_PROM_MISSED);
-	histograms(f, r, QUEUE_HIST, "truestat_queue_seconds",
+	histograms(f, p, r, QUEUE_HIST, "truestat_queue_seconds",
 		   "Q->D: bio entered the block layer to request issued (none on a bio-based device)");
-	histograms(f, r, SERVICE_HIST, "truestat_service_seconds",
+	histograms(f, p, r, SERVICE_HIST, "truestat_service_seconds",
 		   "D->C: request issued to the driver to completed; Q->C on a bio-based device");
-	histograms(f, r, TOTAL_HIST, "truestat_total_time_seconds",
+	histograms(f, p, r, TOTAL_HIST, "truestat_total_time_seconds",
 		   "Q->C: bio entered the block layer to completed");
-	histograms(f, r, LAYER_HIST, "truestat_layer_seconds",
+	histograms(f, p, r, LAYER_HIST, "truestat_layer_seconds",
 		   "Stacked bio-based device: time of its bios mapped one-to-one onto a member bio in the layer itself (Q->C minus the member bio's Q->C)");
 	PER_DEV(f, r, "truestat_device_inflight",
 		"Requests inside the device now (bios in the layer on a bio-based device)",
@@ -652,7 +683,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
 		per_depth_counter(f, r, p, &depth_series[k]);
 	sync_counters(f, r);
-	sync_histogram(f, r);
+	sync_histogram(f, p, r);
 	by_counters(f, p, r);
 	findings(f, p->findings, p->findings_windows);
 	events(f, r, p);

@@ -9,13 +9,26 @@
 #include "findings/findings.h"
 
 /*
- * Histogram buckets exported: every quarter of a power of two of ns from
- * 2^10 ns (about 1 us) to 2^38 ns, each edge an edge of the kernel's fine
- * buckets, so each cumulative count is exact; a quantile Prometheus
- * interpolates inside one of them is within its width (19%).
+ * Histogram buckets exported, in full (--web.histogram-buckets=full):
+ * every quarter of a power of two of ns from 2^10 ns (about 1 us) to 2^38
+ * ns, 113 edges; each is an edge of the kernel's fine buckets, so each
+ * cumulative count is exact, and a quantile Prometheus interpolates
+ * inside one of them is within its width (25% of its lower edge).
  */
 #define TS_PROM_FIRST_EXP 10
 #define TS_PROM_PER_OCTAVE 4
+#define TS_PROM_FULL_EDGES                                                     \
+	((TS_HIST_MAX_EXP + 1 - TS_PROM_FIRST_EXP) * TS_PROM_PER_OCTAVE + 1)
+
+/*
+ * By default, a short set: the edge of the full set nearest each half
+ * decade from 1 us to 10 s (1, 3.16, 10, 31.6, ... us), 15 edges, as exact
+ * as the full set's; each is 2.8 to 3.5 times the one before.
+ */
+#define TS_PROM_SHORT_EDGES 15
+
+/* The edges of the short or the @full set, in ns, into @edges: how many. */
+int ts_prom_edges(bool full, __u64 *edges);
 
 /* Where each counter of a disk is in struct ts_prom_dev.total. */
 enum {
@@ -73,6 +86,7 @@ struct ts_prom_named {
 };
 
 struct ts_prom {
+	bool full_buckets; /* --web.histogram-buckets=full; else short */
 	/* truestat_build_info's labels: truestat's version and commit, the
 	 * running kernel's release */
 	const char *version, *commit, *kernel;
