@@ -136,6 +136,65 @@ print('full_form', int(set(s) != set(f) or set(s.values()) != {16} or set(f.valu
           len(s), sorted(set(s.values())), len(f), sorted(set(f.values()))))
 ")
 
+# The depth per window: one completion in 50 dropped (as the platform
+# drops some) under fio at depth 4, then the disk idle. The scrape after
+# fio has missed completions (diskstats counts them) and an inexact window;
+# once the sweep found them, a scrape's window is exact again, and so is
+# the next one's, its max 0 (the disk idle: diskstats still), and the
+# time counted inexact stopped rising; the run's max is a range.
+# With an interval, its spans are the reports: the test sees them end.
+TRUESTAT_TEST_MISS_EVERY=50 serve "$tmp/w.json" --web.listen-address=PORT -d "$dev" 0.5
+lossy() {
+	fio --name=lossy --filename="/dev/$dev" --direct=1 --rw=randread \
+		--bs=4k --ioengine=libaio --iodepth=4 --runtime=1 --time_based \
+		--output=/dev/null
+}
+curl -sf "$url/metrics" >"$tmp/w0"
+before=$(diskstats "$dev")
+lossy
+after=$(diskstats "$dev")
+curl -sf "$url/metrics" >"$tmp/w1"
+W='{device="'$dev'",layer="request"}'
+# exact_now FILE: the window of a scrape into FILE is exact
+exact_now() {
+	curl -sf "$url/metrics" >"$1" &&
+		grep -qx "truestat_device_concurrency_window_exact$W 1" "$1"
+}
+# 60 s: a guard for the sweep to find the completions dropped; the loop
+# ends at the first exact window
+for ((i = 0; i < 300; i++)); do
+	exact_now "$tmp/w2" && break
+	sleep 0.2
+done
+idle=$(diskstats "$dev")
+ts_reports_after "$tmp/w.json" # a span ended between the two scrapes
+curl -sf "$url/metrics" >"$tmp/w3"
+check_lines < <(py "
+m0, m1, m2, m3 = (scrape('$tmp/w%d' % i) for i in range(4))
+W = '$W'
+L = W[:-1] + ',op=\"read\"}'
+b, a = [int(x) for x in '$before'.split()], [int(x) for x in '$after'.split()]
+missed = m1['truestat_missed_completions_total' + L] - m0.get('truestat_missed_completions_total' + L, 0)
+seen = m1['truestat_requests_total' + L] - m0.get('truestat_requests_total' + L, 0)
+print('lost_counted', int(not missed or seen + missed != a[0] - b[0]),
+      'under fio: %d completions seen + %d counted missed = diskstats reads %d' % (seen, missed, a[0] - b[0]))
+g = lambda m, k: m['truestat_device_concurrency_%s%s' % (k, W)]
+print('window_inexact', int(g(m1, 'window_exact') != 0 or not g(m1, 'window_max_min') <= min(4, g(m1, 'window_max'))),
+      'the scrape after fio: window exact %d, max between %d and %d (fio: 4)' % (
+          g(m1, 'window_exact'), g(m1, 'window_max_min'), g(m1, 'window_max')))
+print('window_exact_again', int(g(m2, 'window_exact') != 1 or g(m3, 'window_exact') != 1),
+      'later scrapes: window exact %d, then %d' % (g(m2, 'window_exact'), g(m3, 'window_exact')))
+print('window_idle_max', int(g(m3, 'window_max') != 0 or g(m3, 'window_max_min') != 0 or '$idle' != '$(diskstats "$dev")'),
+      'the last window, the disk idle (diskstats unchanged): max %d, max_min %d' % (
+          g(m3, 'window_max'), g(m3, 'window_max_min')))
+t1, t2, t3 = (g(m, 'inexact_seconds_total') for m in (m1, m2, m3))
+print('inexact_seconds', int(not 0 < t2 == t3 or t1 > t2),
+      'time inexact: %.3f s after fio, %.3f s when exact again, %.3f s at the last scrape' % (t1, t2, t3))
+rx, rn = g(m3, 'max'), g(m3, 'max_min')
+print('run_max_range', int(not rn <= min(4, rx)), 'the run\'s max between %d and %d (fio: 4)' % (rn, rx))
+")
+ts_stop INT
+
 # bad NAME WANT ARGS...: truestat ARGS is one line naming WANT, exit 2
 bad() {
 	local name=$1 want=$2 rc=0 err

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # --prometheus: the exposition passes promtool; the sync counters follow
 # fio's syncs; its counters equal
-# /proc/diskstats, and its concurrency bounds hold together; its counters by
+# /proc/diskstats, and its concurrency bounds (since the last scrape and over
+# the run) hold together; its counters by
 # depth class at issue add up to the requests, a serial run's all at depth
 # 1, their service time to the histogram's; Debian's real
 # Prometheus scrapes it, and a histogram_quantile over truestat's buckets
@@ -75,11 +76,15 @@ buckets = sorted((float(re.search(r'le=\"([^\"]+)\"', k).group(1)), v) for k, v 
                  if k.startswith('truestat_service_seconds_bucket' + lab[:-1]))
 mono = all(x[1] <= y[1] for x, y in zip(buckets, buckets[1:]))
 print('buckets_cumulative', int(not mono or buckets[-1][1] != n), '%d buckets, non-decreasing, +Inf = count' % len(buckets))
-# fio offered depth 4: an exact max is at most that, a flagged one a bound
+# fio offered depth 4: a known max is at most that, else a range; the
+# window since the last scrape is the depth-4 run's
 ex, mx, mn = (m['truestat_device_concurrency_%s{device=\"$dev\",layer=\"request\"}' % k]
-              for k in ('exact', 'max', 'max_min'))
+              for k in ('window_exact', 'window_max', 'window_max_min'))
 ok = ex in (0, 1) and 1 <= mn <= mx and (not ex or mn == mx <= 4)
-print('concurrency_bounds', int(not ok), 'exact %d, max %d, max_min %d (exact: max = max_min <= 4)' % (ex, mx, mn))
+print('concurrency_window', int(not ok), 'window: exact %d, max %d, max_min %d (exact: max = max_min <= 4)' % (ex, mx, mn))
+rx, rn = (m['truestat_device_concurrency_%s{device=\"$dev\",layer=\"request\"}' % k] for k in ('max', 'max_min'))
+ok = mx <= rx and mn <= rn <= rx and (rn < rx or rx <= 4)
+print('concurrency_run', int(not ok), 'run: max %d, max_min %d, around the window\'s (equal: <= 4)' % (rx, rn))
 ")
 
 # The -D curve's counters by depth class at issue: every completion seen in
@@ -117,11 +122,11 @@ fio_ios = json.load(open('$tmp/serial.json'))['jobs'][0]['read']['total_ios']
 seen = sum(rise.values()) + missed(m1) - missed(m0)
 print('serial_count', int(seen != fio_ios),
       'psync: issued_at_depth + missed rose %d, fio issued %d' % (seen, fio_ios))
-# When the depth counter was not exact (README: exact or flagged), it may
-# have been too high at an issue by the requests whose completion went
-# unseen and were still counted: at most those found from the serial run
-# on, each one more.
-exact = m1['truestat_device_concurrency_exact{device=\"$dev\",layer=\"request\"}']
+# When the depth counter was not exact over the serial run's window
+# (README: exact or flagged), it may have been too high at an issue by the
+# requests whose completion went unseen and were still counted: at most
+# those found from the serial run on, each one more.
+exact = m1['truestat_device_concurrency_window_exact{device=\"$dev\",layer=\"request\"}']
 over = 0 if exact == 1 else missed(m) - missed(m0)  # found by the last scrape
 lows = [int(k.split('-')[0]) for k in rise]
 print('serial_depth1', int(max(lows, default=1) > 1 + over),

@@ -323,6 +323,71 @@ static void test_short_sums_full(void **state)
 	free(shrt);
 }
 
+/* A snapshot at @mono_ns of sda (slot 0, claimed at @claimed_ns) whose
+ * span's true maximum depth is @lo to @hi. */
+static struct ts_snapshot *snap(__u64 mono_ns, __u64 claimed_ns, __s64 lo,
+				__s64 hi)
+{
+	static struct ts_snapshot *s[2];
+	static int k;
+	struct ts_snapshot *x;
+
+	k ^= 1;
+	if (!s[k])
+		s[k] = malloc(sizeof(*s[k]));
+	x = s[k];
+	assert_non_null(x);
+	x->mono_ns = mono_ns;
+	x->ndev = 1;
+	memset(&x->dev[0], 0, sizeof(x->dev[0]));
+	x->dev[0].claimed_ns = claimed_ns;
+	x->dev[0].device_span = (struct ts_depth_range){ .lo = lo, .hi = hi,
+							 .exact = lo == hi };
+	return x;
+}
+
+static double window(const char *what)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "truestat_device_concurrency_%s", what);
+	return sample(name, "");
+}
+
+/*
+ * The depth since the previous scrape: a span with a missed request makes
+ * that scrape's window inexact and its time counted; the next window,
+ * whose spans followed every request, is exact again, its max its own.
+ */
+static void test_window_forgets(void **state)
+{
+	struct ts_snapshot start = { .mono_ns = 500 };
+
+	(void)state;
+	/* from the claim (1000 ns) on: the disk was not there before */
+	ts_prom_span(p, &start, snap(1000000500, 1000, 3, 5));
+	ts_prom_window(p, snap(1200000000, 1000, 2, 2));
+	scrape();
+	near(window("window_exact"), 0, 0);
+	near(window("window_max"), 5, 0);
+	near(window("window_max_min"), 3, 0);
+	near(window("inexact_seconds_total"), 0.9999995, 1e-12);
+	ts_prom_span(p, snap(1000000500, 1000, 3, 5), snap(2000000500, 1000, 4, 4));
+	ts_prom_window(p, snap(2100000000, 1000, 1, 1));
+	scrape();
+	near(window("window_exact"), 1, 0);
+	near(window("window_max"), 4, 0);
+	near(window("inexact_seconds_total"), 0.9999995, 1e-12);
+	ts_prom_window(p, snap(2200000000, 1000, 2, 2)); /* no span ended */
+	scrape();
+	near(window("window_max"), 2, 0);
+	/* another disk in the slot: its own time */
+	r->dev[0].claimed_ns = 3000000000;
+	ts_prom_window(p, snap(3100000000, 3000000000, 0, 0));
+	scrape();
+	near(window("inexact_seconds_total"), 0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +408,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gone_disk_left_out, setup,
 						teardown),
 		cmocka_unit_test(test_short_edges),
+		cmocka_unit_test_setup_teardown(test_window_forgets, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_short_sums_full, setup,
 						teardown),
 	};

@@ -257,6 +257,7 @@ static char *render_metrics(void *ctx, size_t *len)
 	struct exporter *x = ctx;
 
 	ts_tracer_snapshot(x->tracer, x->now, false);
+	ts_prom_window(x->printed, x->now);
 	if (verbose)
 		say_new_disks(x->now);
 	ts_report_build(x->run->first, x->now, sys_name, x->report);
@@ -605,10 +606,12 @@ static void run_free(struct run *r)
 	free(r->report);
 }
 
-/* A snapshot in @r's cur, from the maps now. */
+/* A snapshot in @r's cur, from the maps now: a span of the depth ends. */
 static void run_take(struct ts_tracer *t, struct run *r)
 {
 	take(t, r->prev, r->cur, r->gone);
+	if (exporter.httpd)
+		ts_prom_span(exporter.printed, r->prev, r->cur);
 }
 
 /* The snapshot just taken becomes the one the next is measured from. */

@@ -377,19 +377,100 @@ static void events(FILE *f, const struct ts_report *r,
 }
 
 /*
- * The run's deepest in-device depth and whether the depth counter followed
- * every request (README: exact or flagged); if not, the max is a bound.
+ * The window of disk @i of snapshot @s, restarted when another disk
+ * claimed its slot; NULL for a disk not traced.
  */
-static void concurrency_bounds(FILE *f, const struct ts_report *r)
+static struct ts_prom_window *window_at(struct ts_prom *p,
+					const struct ts_snapshot *s, int i)
 {
-	PER_DEV(f, r, "truestat_device_concurrency_exact",
-		"1: the in-device depth followed every request over the run so far; 0: its figures are estimates",
-		d->device.exact);
+	const struct ts_dev_snap *d = &s->dev[i];
+	struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
+
+	if (d->untraced)
+		return NULL;
+	if (w->claimed_ns != d->claimed_ns) {
+		memset(w, 0, sizeof(*w));
+		w->claimed_ns = d->claimed_ns;
+	}
+	return w;
+}
+
+void ts_prom_span(struct ts_prom *p, const struct ts_snapshot *prev,
+		  const struct ts_snapshot *cur)
+{
+	const struct ts_depth_range *span;
+	struct ts_prom_window *w;
+	__u64 from;
+	int i;
+
+	for (i = 0; i < cur->ndev; i++) {
+		if (!(w = window_at(p, cur, i)))
+			continue;
+		span = &cur->dev[i].device_span;
+		if (w->ended)
+			ts_depth_range_join(&w->range, span);
+		else
+			w->range = *span;
+		w->ended = true;
+		/* from the claim when the disk came in the span */
+		from = prev->mono_ns > w->claimed_ns ? prev->mono_ns : w->claimed_ns;
+		if (!span->exact && cur->mono_ns > from)
+			w->inexact_s += (cur->mono_ns - from) / 1e9;
+	}
+}
+
+void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now)
+{
+	struct ts_prom_window *w;
+	int i;
+
+	for (i = 0; i < now->ndev; i++) {
+		if (!(w = window_at(p, now, i)))
+			continue;
+		w->seen = now->dev[i].device_span;
+		if (w->ended)
+			ts_depth_range_join(&w->seen, &w->range);
+		w->shown = true;
+		w->ended = false;
+	}
+}
+
+/* @d's window at this scrape, NULL: none taken (ts_prom_window). */
+static const struct ts_prom_window *window_of(const struct ts_prom *p,
+					      const struct ts_dev_report *d)
+{
+	const struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
+
+	return w->shown && w->claimed_ns == d->claimed_ns ? w : NULL;
+}
+
+/*
+ * The in-device depth since the previous scrape: its most requests at
+ * once, and whether the depth counter followed every request; the time
+ * it did not, over the run (README: exact or flagged). And the run's
+ * deepest, between two bounds.
+ */
+static void concurrency_bounds(FILE *f, const struct ts_prom *p,
+			       const struct ts_report *r)
+{
+	PER_DEV_IF(f, r, "truestat_device_concurrency_window_exact",
+		   "1: the in-device depth followed every request since the previous scrape (from the start of the span under way then: a second, or the interval); 0: the window's figures are estimates",
+		   window_of(p, d), window_of(p, d)->seen.exact);
+	PER_DEV_IF(f, r, "truestat_device_concurrency_window_max",
+		   "Most requests inside the device at once in that window; an upper bound when not exact",
+		   window_of(p, d), window_of(p, d)->seen.hi);
+	PER_DEV_IF(f, r, "truestat_device_concurrency_window_max_min",
+		   "The window's most requests inside the device at once is at least this (the max when exact)",
+		   window_of(p, d), window_of(p, d)->seen.lo);
+	PER_DEV_KIND(f, r, "truestat_device_concurrency_inexact_seconds_total",
+		     "counter",
+		     "Time in spans (a second, or the interval) whose in-device depth did not follow every request, counted as each ends",
+		     window_of(p, d), window_of(p, d)->inexact_s);
 	PER_DEV(f, r, "truestat_device_concurrency_max",
-		"Most requests inside the device at once over the run; an upper bound when not exact",
+		"Most requests inside the device at once over the run; an upper bound unless it equals truestat_device_concurrency_max_min",
 		d->device.max);
 	PER_DEV(f, r, "truestat_device_concurrency_max_min",
-		"The run's most requests inside the device at once is at least this (the max when exact)",
+		"The run's most requests inside the device at once is at least this",
 		d->device.max_min);
 }
 
@@ -669,7 +750,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 		PER_DEV_IF(f, r, "truestat_os_queued",
 			   "Bios and requests waiting in the OS now",
 			   !d->bio_layer, d->in_os_now);
-	concurrency_bounds(f, r);
+	concurrency_bounds(f, p, r);
 	per_dev_counter(f, r, p, "truestat_device_inflight_seconds_total",
 			"Integral of the in-device depth over time: its rate is the mean concurrency"
 			MONOTONIC, TS_PROM_INFLIGHT_S, false);

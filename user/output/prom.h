@@ -85,6 +85,21 @@ struct ts_prom_named {
 	unsigned int qid;
 };
 
+/*
+ * A disk's depth since the previous scrape (the window), by its slot
+ * (qid): the spans that ended since (ts_prom_span: each second without an
+ * interval, each interval with one) and, at the scrape, the span under
+ * way. And its time in spans whose depth was not exact, over the run.
+ */
+struct ts_prom_window {
+	__u64 claimed_ns;	     /* the disk in the slot: its claim */
+	bool ended;		     /* spans ended since the last scrape */
+	struct ts_depth_range range; /* their true maximum's range */
+	bool shown;		     /* the last scrape's window is in seen */
+	struct ts_depth_range seen;
+	double inexact_s;
+};
+
 struct ts_prom {
 	bool full_buckets; /* --web.histogram-buckets=full; else short */
 	/* truestat_build_info's labels: truestat's version and commit, the
@@ -99,7 +114,19 @@ struct ts_prom {
 	struct ts_prom_dev dev[TS_MAX_DEVS]; /* in the last report's order */
 	int nnamed;
 	struct ts_prom_named named[TS_WHO_ENTRIES];
+	struct ts_prom_window win[TS_MAX_DEVS];
 };
+
+/* A span of the depth ended at snapshot @cur, taken after @prev. */
+void ts_prom_span(struct ts_prom *p, const struct ts_snapshot *prev,
+		  const struct ts_snapshot *cur);
+
+/*
+ * A scrape's snapshot @now (no span end): each disk's window is the
+ * spans ended since the last scrape and the span under way; the next
+ * starts.
+ */
+void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now);
 
 /*
  * @r must cover the run from its start (a totals report, with histograms):
