@@ -195,6 +195,91 @@ print('run_max_range', int(not rn <= min(4, rx)), 'the run\'s max between %d and
 ")
 ts_stop INT
 
+# Its own cost: each program's run time and runs are the kernel's, read by
+# bpftool just before and just after the scrape, and bpf_stats on or off
+# is said as the kernel's counts show it (a scrape runs the sweep program:
+# its runs rise only while the kernel counts). First as the host has it,
+# then with bpf_stats turned on the way that turns nobody's off: a
+# BPF_ENABLE_STATS descriptor held by the test, the sysctl left as it is.
+# bpf_progs PID: PID's BPF programs (ids from /proc/PID/fdinfo) as bpftool
+# shows them, as JSON: name to [run_time_ns, run_cnt]
+bpf_progs() {
+	python3 -c '
+import json, os, subprocess, sys
+d = "/proc/%s/fdinfo" % sys.argv[1]
+ids = set()
+for fd in os.listdir(d):
+    try:
+        ids |= {int(l.split()[1]) for l in open(os.path.join(d, fd)) if l.startswith("prog_id:")}
+    except OSError:
+        pass
+out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True, check=True).stdout
+print(json.dumps({p["name"]: [p.get("run_time_ns", 0), p.get("run_cnt", 0)]
+                  for p in json.loads(out) if p["id"] in ids}))' "$1"
+}
+# cost NAME: a scrape into $tmp/NAME between two reads of the programs
+cost() {
+	bpf_progs "$TS_PID" >"$tmp/$1.before"
+	curl -sf "$url/metrics" >"$tmp/$1"
+	bpf_progs "$TS_PID" >"$tmp/$1.after"
+}
+COST_PY="
+def progs(name, figure):
+    return {k[len(figure) + 10:-2]: v for k, v in scrape('$tmp/' + name).items()
+            if k.startswith(figure + '{program=\"')}
+def cost(name):
+    b, a = (json.load(open('$tmp/%s.%s' % (name, w))) for w in ('before', 'after'))
+    m = scrape('$tmp/' + name)
+    counting = a['ts_sweep'][1] != b['ts_sweep'][1]
+    said = m['truestat_bpf_stats_enabled']
+    print(name + '_stats_enabled', int(said != counting),
+          'truestat_bpf_stats_enabled %d; the sweep program\'s runs %d then %d across the scrape' % (
+              said, b['ts_sweep'][1], a['ts_sweep'][1]))
+    t, n = progs(name, 'truestat_bpf_run_seconds_total'), progs(name, 'truestat_bpf_runs_total')
+    if not any(sum(v) for v in a.values()):
+        print(name + '_no_zeros', int(bool(t or n)), 'the kernel counted no run: %d program series' % (len(t) + len(n)))
+        return
+    bad = [k for k in a if not (b[k][0] <= round(t.get(k, -1) * 1e9) <= a[k][0] and b[k][1] <= n.get(k, -1) <= a[k][1])]
+    print(name + '_bpf_counts', int(bool(bad) or set(t) != set(a)),
+          '%d programs, each time and runs between bpftool\'s reads around the scrape; outside: %s' % (len(a), bad or 'none'))
+"
+serve "$tmp/c.json" --web.listen-address=PORT -d "$dev"
+cost c0
+check_lines < <(py "
+$COST_PY
+cost('c0')
+")
+python3 -c '
+import ctypes, platform, sys, time
+nr = {"x86_64": 321, "aarch64": 280}[platform.machine()]  # bpf(2)
+libc = ctypes.CDLL(None, use_errno=True)
+attr = ctypes.create_string_buffer(16)  # enable_stats.type = BPF_STATS_RUN_TIME
+fd = libc.syscall(nr, 32, attr, 16)  # BPF_ENABLE_STATS
+print("on" if fd >= 0 else "failed: errno %d" % ctypes.get_errno(), flush=True)
+time.sleep(600)' >"$tmp/stats.out" &
+spid=$!
+on_exit "kill $spid"
+wait_for "$spid" 10 grep -qx on "$tmp/stats.out" || true
+check_cmd stats_fd "BPF_ENABLE_STATS: $(cat "$tmp/stats.out")" grep -qx on "$tmp/stats.out"
+cost c1
+mix
+cost c2
+kill "$spid"
+check_lines < <(py "
+$COST_PY
+cost('c1')
+cost('c2')
+L = '{device=\"$dev\",layer=\"request\",op=\"%s\"}'
+def done(m): return sum(m.get('truestat_requests_total' + L % o, 0) for o in ('read', 'write'))
+m1, m2 = scrape('$tmp/c1'), scrape('$tmp/c2')
+n1, n2 = progs('c1', 'truestat_bpf_runs_total'), progs('c2', 'truestat_bpf_runs_total')
+t1, t2 = progs('c1', 'truestat_bpf_run_seconds_total'), progs('c2', 'truestat_bpf_run_seconds_total')
+runs, ios = n2['ts_complete_btf'] - n1['ts_complete_btf'], done(m2) - done(m1)
+print('complete_runs', int(runs < ios), 'fio: the completion program ran %d times (every disk), $dev completed %d' % (runs, ios))
+print('# BPF time per completion run, all programs: %.0f ns' % ((sum(t2.values()) - sum(t1.values())) * 1e9 / runs))
+")
+ts_stop INT
+
 # bad NAME WANT ARGS...: truestat ARGS is one line naming WANT, exit 2
 bad() {
 	local name=$1 want=$2 rc=0 err

@@ -388,6 +388,43 @@ static void test_window_forgets(void **state)
 	near(window("inexact_seconds_total"), 0, 0);
 }
 
+/* The value of @series in the scrape (a whole line's name), NAN: none. */
+static double line_value(const char *series)
+{
+	char key[128];
+	const char *at;
+
+	snprintf(key, sizeof(key), "\n%s ", series);
+	at = strstr(text, key);
+	return at ? strtod(at + strlen(key), NULL) : NAN;
+}
+
+/*
+ * bpf_stats off and nothing counted: said so, and no counter of zeros as
+ * if measured; once the kernel counted, its figures as counted.
+ */
+static void test_bpf_cost(void **state)
+{
+	(void)state;
+	p->nprogs = 2;
+	snprintf(p->progs[0].name, sizeof(p->progs[0].name), "ts_sweep");
+	snprintf(p->progs[1].name, sizeof(p->progs[1].name), "ts_issue_btf");
+	scrape();
+	near(line_value("truestat_bpf_stats_enabled"), 0, 0);
+	assert_null(strstr(text, "truestat_bpf_run_seconds_total{"));
+	assert_null(strstr(text, "truestat_bpf_runs_total{"));
+	p->bpf_stats = true;
+	p->progs[1].run_ns = 1234567891;
+	p->progs[1].runs = 1000;
+	scrape();
+	near(line_value("truestat_bpf_stats_enabled"), 1, 0);
+	near(line_value("truestat_bpf_run_seconds_total{program=\"ts_issue_btf\"}"),
+	     1.234567891, 0);
+	near(line_value("truestat_bpf_runs_total{program=\"ts_issue_btf\"}"),
+	     1000, 0);
+	near(line_value("truestat_bpf_runs_total{program=\"ts_sweep\"}"), 0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +445,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gone_disk_left_out, setup,
 						teardown),
 		cmocka_unit_test(test_short_edges),
+		cmocka_unit_test_setup_teardown(test_bpf_cost, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_forgets, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_short_sums_full, setup,

@@ -250,7 +250,26 @@ struct exporter {
 	struct ts_who_table who_table;
 	struct ts_who_span who;
 	struct utsname uts; /* the kernel truestat_build_info names */
+	__u64 runs; /* its programs' runs at the last read (bpf_stats) */
 };
+
+/*
+ * truestat's programs as the kernel counts them, and whether it counts
+ * them now: the sysctl says so, or the runs rose since the last read (a
+ * BPF_ENABLE_STATS descriptor another tool holds, or a service that
+ * cannot read /proc/sys). The snapshot just taken ran the sweep: with
+ * bpf_stats on, the runs rose.
+ */
+static void read_cost(struct exporter *x)
+{
+	struct ts_prom *p = x->printed;
+	__u64 runs;
+
+	p->nprogs = ts_tracer_prog_stats(x->tracer, p->progs, TS_MAX_PROGS);
+	runs = ts_prog_runs(p->progs, p->nprogs);
+	p->bpf_stats = ts_tracer_bpf_stats_enabled() == 1 || runs != x->runs;
+	x->runs = runs;
+}
 
 static char *render_metrics(void *ctx, size_t *len)
 {
@@ -258,6 +277,7 @@ static char *render_metrics(void *ctx, size_t *len)
 
 	ts_tracer_snapshot(x->tracer, x->now, false);
 	ts_prom_window(x->printed, x->now);
+	read_cost(x);
 	if (verbose)
 		say_new_disks(x->now);
 	ts_report_build(x->run->first, x->now, sys_name, x->report);
@@ -506,6 +526,10 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.printed->commit = ts_commit;
 	exporter.printed->kernel = exporter.uts.release;
 	exporter.printed->full_buckets = o->full_buckets;
+	exporter.runs = ts_prog_runs(exporter.printed->progs,
+				     ts_tracer_prog_stats(tracer,
+							  exporter.printed->progs,
+							  TS_MAX_PROGS));
 }
 
 /* What truestat traces and how, from the command line (@o). */

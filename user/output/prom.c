@@ -718,6 +718,51 @@ static void build_info(FILE *f, const struct ts_prom *p)
 	fputs("\"} 1\n", f);
 }
 
+enum prog_figure { PROG_SECONDS, PROG_RUNS };
+
+static void per_prog(FILE *f, const struct ts_prom *p, const char *name,
+		     const char *text, enum prog_figure k)
+{
+	const struct ts_prog_stat *x;
+	int i;
+
+	help(f, name, "counter", text);
+	for (i = 0; i < p->nprogs; i++) {
+		x = &p->progs[i];
+		if (k == PROG_SECONDS) /* ns: exact with 9 decimals */
+			fprintf(f, "%s{program=\"%s\"} %.9f\n", name, x->name,
+				x->run_ns / 1e9);
+		else
+			fprintf(f, "%s{program=\"%s\"} %llu\n", name, x->name,
+				(unsigned long long)x->runs);
+	}
+}
+
+/*
+ * What truestat's own programs cost, as the kernel counts it while
+ * kernel.bpf_stats_enabled is 1: said so, and counters only once the
+ * kernel counted some (never zeros as if measured).
+ */
+static void bpf_cost(FILE *f, const struct ts_prom *p)
+{
+	bool counted = false;
+	int i;
+
+	help(f, "truestat_bpf_stats_enabled", "gauge",
+	     "1 while the kernel counts the run time of BPF programs (bpf_stats: kernel.bpf_stats_enabled, or a BPF_ENABLE_STATS descriptor held), 0 when it does not");
+	fprintf(f, "truestat_bpf_stats_enabled %d\n", p->bpf_stats);
+	for (i = 0; i < p->nprogs; i++)
+		counted |= p->progs[i].runs || p->progs[i].run_ns;
+	if (!counted)
+		return;
+	per_prog(f, p, "truestat_bpf_run_seconds_total",
+		 "Time truestat's BPF program ran, counted by the kernel while bpf_stats is on (not the trampoline's own cost)",
+		 PROG_SECONDS);
+	per_prog(f, p, "truestat_bpf_runs_total",
+		 "Runs of truestat's BPF program, counted by the kernel while bpf_stats is on",
+		 PROG_RUNS);
+}
+
 static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 {
 	char *buf = NULL;
@@ -768,6 +813,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	by_counters(f, p, r);
 	findings(f, p->findings, p->findings_windows);
 	events(f, r, p);
+	bpf_cost(f, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");
 	fprintf(f, "truestat_lost_events_total %.17g\n", p->lost_events);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "core/report.h"
+#include "core/tracer.h"
 #include "findings/findings.h"
 
 /*
@@ -115,6 +116,11 @@ struct ts_prom {
 	int nnamed;
 	struct ts_prom_named named[TS_WHO_ENTRIES];
 	struct ts_prom_window win[TS_MAX_DEVS];
+	/* truestat's programs as the kernel counts them at this scrape, and
+	 * whether it counts them now */
+	int nprogs;
+	struct ts_prog_stat progs[TS_MAX_PROGS];
+	bool bpf_stats;
 };
 
 /* A span of the depth ended at snapshot @cur, taken after @prev. */
