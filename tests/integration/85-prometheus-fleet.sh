@@ -9,7 +9,7 @@
 # bad values are one line and exit 2.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
-need fio python3 curl promtool
+need fio python3 curl promtool prometheus
 
 loop_filled 64
 dev=$LOOP
@@ -279,6 +279,96 @@ print('complete_runs', int(runs < ios), 'fio: the completion program ran %d time
 print('# BPF time per completion run, all programs: %.0f ns' % ((sum(t2.values()) - sum(t1.values())) * 1e9 / runs))
 ")
 ts_stop INT
+
+# Two of Debian's Prometheus scrape it once a second during fio, one with
+# native histograms (it asks for protobuf), one without (text, the short
+# classic buckets). Content negotiation: protobuf to whoever asks for it,
+# text to any other Accept. Once both scraped after fio (the disk idle
+# since), each one's histogram_quantile(0.99) is within its buckets of
+# truestat's own p99 over the run (its JSON totals): the native one
+# within two schema 4 buckets (2^(2/16): one for the bucket, one for each
+# kernel bucket counted at its middle), the classic one inside the short
+# bucket that holds truestat's; the requests Prometheus holds, with the
+# missed, are diskstats' reads since truestat started; the classic
+# Prometheus holds no more series of the disk than the ceiling.
+serve "$tmp/p.json" --web.listen-address=PORT -d "$dev"
+start=$(diskstats "$dev")
+ctype() { curl -s -o /dev/null -w '%{content_type}' -H "Accept: $1" "$url/metrics"; }
+pb=$(ctype 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3')
+check accept_protobuf "$([[ $pb == application/vnd.google.protobuf*encoding=delimited ]]; echo $?)" "Accept protobuf: $pb"
+om=$(ctype 'application/openmetrics-text; version=1.0.0')
+check accept_other_text "$([[ $om == text/plain* ]]; echo $?)" "Accept OpenMetrics only: $om"
+# prom NAME FLAGS...: a Prometheus scraping truestat each second; its
+# port in PORT_NAME
+prom() {
+	local name=$1 pp
+	shift
+	pp=$(free_port)
+	printf -v "PORT_$name" %s "$pp"
+	printf '%s\n' 'global:' '  scrape_interval: 1s' 'scrape_configs:' \
+		'  - job_name: truestat' '    static_configs:' \
+		"      - targets: ['127.0.0.1:$port']" >"$tmp/$name.yml"
+	prometheus "$@" --config.file="$tmp/$name.yml" --storage.tsdb.path="$tmp/$name.tsdb" \
+		--web.listen-address="127.0.0.1:$pp" >"$tmp/$name.log" 2>&1 &
+	on_exit "kill $!; wait $!"
+}
+prom native --enable-feature=native-histograms
+prom classic
+# query PORT QUERY: the first result's value (a histogram's count), or none
+query() {
+	curl -sf --data-urlencode "query=$2" "http://127.0.0.1:$1/api/v1/query" |
+		python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r and "value" in r[0] else r[0]["histogram"][1]["count"] if r else "none")'
+}
+mix
+after=$(diskstats "$dev")
+curl -sf "$url/metrics" >"$tmp/p1"
+reads=$(grep "^truestat_requests_total{device=\"$dev\",layer=\"request\",op=\"read\"}" "$tmp/p1" | cut -d' ' -f2)
+# 120 s: a guard for each Prometheus' start and a scrape after fio; the
+# loop ends as soon as both hold the last requests
+R='truestat_requests_total{device="'$dev'",op="read"}'
+for ((i = 0; i < 240; i++)); do
+	[[ $(query "$PORT_native" "$R" 2>/dev/null) == "$reads" &&
+		$(query "$PORT_classic" "$R" 2>/dev/null) == "$reads" ]] && break
+	sleep 0.5
+done
+S='truestat_service_seconds{device="'$dev'",op="read"}'
+SB='truestat_service_seconds_bucket{device="'$dev'",op="read"}'
+M='truestat_missed_completions_total{device="'$dev'",op="read"}'
+nq=$(query "$PORT_native" "histogram_quantile(0.99, $S)" || echo none)
+cq=$(query "$PORT_classic" "histogram_quantile(0.99, $SB)" || echo none)
+held=$(query "$PORT_native" "$R + ignoring(__name__) $M" || echo none)
+# series PORT: how many series of the disk a Prometheus holds
+series_held() {
+	curl -sfG --data-urlencode "match[]={device=\"$dev\"}" "http://127.0.0.1:$1/api/v1/series" |
+		python3 -c 'import json, sys; print(len(json.load(sys.stdin)["data"]))'
+}
+nseries=$(series_held "$PORT_classic" || echo none)
+ncount=$(query "$PORT_native" "histogram_count($S)" || echo none)
+nnative=$(series_held "$PORT_native" || echo none)
+ts_stop INT
+check_lines < <(py "
+import re
+t = dev(totals('$tmp/p.json'), '$dev')['ops']['read']['percentiles_ms']['service']['p99'] / 1e3
+f = lambda s: float(s) if s not in ('none', 'NaN', '') else float('nan')
+nq, cq = f('$nq'), f('$cq')
+w = 2 ** (2 / 16)
+print('native_p99', int(not t / w <= nq <= t * w),
+      'native histogram_quantile(0.99) %.6f s, truestat p99 %.6f s (within 2^(2/16))' % (nq, t))
+edges = sorted(float(re.search(r'le=\"([^\"]+)\"', k).group(1)) for k in scrape('$tmp/p1')
+               if k.startswith('truestat_service_seconds_bucket{device=\"$dev\",layer=\"request\",op=\"read\"'))
+lo = max([0] + [e for e in edges if e < t])
+hi = min(e for e in edges if e >= t)
+print('classic_p99', int(not lo <= cq <= hi),
+      'classic histogram_quantile(0.99) %.6f s, truestat p99 %.6f s: both in the short bucket %g to %g s' % (cq, t, lo, hi))
+b, a = [int(x) for x in '$start'.split()], [int(x) for x in '$after'.split()]
+print('prometheus_requests', int(f('$held') != a[0] - b[0]),
+      'Prometheus holds requests + missed %s, diskstats reads since the start %d' % ('$held', a[0] - b[0]))
+print('native_count', int(f('$ncount') != $reads), 'the native histogram counts %s reads, truestat_requests_total $reads' % '$ncount')
+print('prometheus_series', int(not 0 < f('$nseries') <= $RW_CEILING),
+      'the classic Prometheus holds %s series of $dev (ceiling $RW_CEILING)' % '$nseries')
+print('# the native Prometheus holds %s series of $dev (a native histogram is one)' % '$nnative')
+")
 
 # bad NAME WANT ARGS...: truestat ARGS is one line naming WANT, exit 2
 bad() {

@@ -271,7 +271,7 @@ static void read_cost(struct exporter *x)
 	x->runs = runs;
 }
 
-static char *render_metrics(void *ctx, size_t *len)
+static char *render_metrics(void *ctx, bool protobuf, size_t *len)
 {
 	struct exporter *x = ctx;
 
@@ -290,6 +290,8 @@ static char *render_metrics(void *ctx, size_t *len)
 		ts_who_delta(NULL, &x->who_table, x->report->span_s, &x->who);
 		x->report->who = &x->who;
 	}
+	if (protobuf)
+		return ts_prom_render_protobuf(x->printed, x->report, len);
 	return ts_prom_render(x->printed, x->report, len);
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <openssl/err.h>
 
@@ -103,6 +104,37 @@ int ts_http_parse_addr(const char *opt, const char *spec,
 	}
 	return fail(err, errlen, opt, "not a numeric IPv4 or IPv6 address",
 		    spec);
+}
+
+/* @n bytes at @s hold @what, whatever its case. */
+static bool holds(const char *s, size_t n, const char *what)
+{
+	size_t w = strlen(what), i;
+
+	for (i = 0; i + w <= n; i++)
+		if (!strncasecmp(s + i, what, w))
+			return true;
+	return false;
+}
+
+bool ts_http_wants_protobuf(const char *buf, size_t len)
+{
+	const char *line = buf, *eol;
+
+	for (; line < buf + len; line = eol + 1) {
+		eol = memchr(line, '\n', buf + len - line);
+		if (!eol)
+			eol = buf + len;
+		if (eol - line > 7 && !strncasecmp(line, "Accept:", 7))
+			return holds(line, eol - line,
+				     "application/vnd.google.protobuf") &&
+			       holds(line, eol - line,
+				     "proto=io.prometheus.client.MetricFamily") &&
+			       holds(line, eol - line, "encoding=delimited");
+		if (eol - line <= 1) /* the blank line: the head ends */
+			break;
+	}
+	return false;
 }
 
 static enum ts_http_route error(int *status, int code)
@@ -266,6 +298,7 @@ static void on_request(struct client *c, struct ts_web *web,
 	char *body;
 	size_t len;
 	int status = 0, refused;
+	bool proto;
 
 	route = ts_http_route(c->in, c->in_len, &status);
 	if (route == TS_HTTP_INCOMPLETE)
@@ -286,12 +319,14 @@ static void on_request(struct client *c, struct ts_web *web,
 		      sizeof(index_page) - 1);
 		return;
 	case TS_HTTP_METRICS:
-		body = render(ctx, &len);
+		proto = ts_http_wants_protobuf(c->in, c->in_len);
+		body = render(ctx, proto, &len);
 		if (!body) {
 			reply_error(c, 500);
 			return;
 		}
-		reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", body,
+		reply(c, 200, proto ? TS_HTTP_PROTOBUF_TYPE :
+			      "text/plain; version=0.0.4; charset=utf-8", body,
 		      len);
 		free(body);
 		return;

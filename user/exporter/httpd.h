@@ -67,8 +67,21 @@ int ts_http_evictee(const struct ts_http_conn *c, int n,
 
 struct ts_httpd;
 
-/* The /metrics body: malloc'd text, its length in *len; NULL on failure. */
-typedef char *(*ts_http_render_fn)(void *ctx, size_t *len);
+/*
+ * Whether the request head in @buf (@len bytes, whole) accepts Prometheus'
+ * protobuf exposition (io.prometheus.client.MetricFamily, delimited).
+ */
+bool ts_http_wants_protobuf(const char *buf, size_t len);
+
+#define TS_HTTP_PROTOBUF_TYPE                                                  \
+	"application/vnd.google.protobuf; "                                    \
+	"proto=io.prometheus.client.MetricFamily; encoding=delimited"
+
+/*
+ * The /metrics body: malloc'd, its length in *len; NULL on failure. In
+ * the protobuf exposition when @protobuf, else the text one.
+ */
+typedef char *(*ts_http_render_fn)(void *ctx, bool protobuf, size_t *len);
 
 /* @web: TLS and users, kept by the caller; NULL: plain HTTP, anyone. */
 struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,

@@ -61,6 +61,42 @@ static void bucket(FILE *f, const char *name, const struct ts_dev_report *d,
 	fprintf(f, ",le=\"%s\"} %llu\n", le, (unsigned long long)cum);
 }
 
+/* The protobuf exposition's native form of series @name @d @op. */
+static void note_native(const struct ts_prom *p, const char *name,
+			const struct ts_dev_report *d, const char *op,
+			const __u64 *counts)
+{
+	struct ts_prom_natives *n = p->natives;
+	struct ts_prom_native *e;
+	size_t len;
+	FILE *f;
+
+	if (!n)
+		return;
+	if (n->n == n->cap) {
+		e = realloc(n->e, (n->cap * 2 + 16) * sizeof(*e));
+		if (!e) {
+			n->failed = true;
+			return;
+		}
+		n->e = e;
+		n->cap = n->cap * 2 + 16;
+	}
+	e = &n->e[n->n];
+	e->counts = counts;
+	if (!(f = open_memstream(&e->key, &len))) {
+		n->failed = true;
+		return;
+	}
+	fputs(name, f);
+	labels(f, d, op);
+	fputc('}', f);
+	if (fclose(f))
+		n->failed = true;
+	else
+		n->n++;
+}
+
 /* One histogram series: cumulative counts at the exported edges. */
 static void histogram(FILE *f, const struct ts_prom *p, const char *name,
 		      const struct ts_dev_report *d, const char *op,
@@ -70,6 +106,7 @@ static void histogram(FILE *f, const struct ts_prom *p, const char *name,
 	int n = ts_prom_edges(p->full_buckets, edges), b = 0, i;
 	char le[32];
 
+	note_native(p, name, d, op, counts);
 	for (i = 0; i < n; i++) {
 		/* every fine bucket below the edge */
 		for (; b < TS_HIST_SLOTS && ts_hist_lower(b) < edges[i]; b++)

@@ -101,8 +101,24 @@ struct ts_prom_window {
 	double inexact_s;
 };
 
+/*
+ * The kernel's buckets of each histogram a render printed, by its series
+ * ("name{labels}"): the native histograms of the protobuf exposition.
+ */
+struct ts_prom_native {
+	char *key;	     /* malloc'd */
+	const __u64 *counts; /* TS_HIST_SLOTS, the report's */
+};
+
+struct ts_prom_natives {
+	int n, cap;
+	bool failed; /* out of memory: some are missing */
+	struct ts_prom_native *e;
+};
+
 struct ts_prom {
 	bool full_buckets; /* --web.histogram-buckets=full; else short */
+	struct ts_prom_natives *natives; /* noted while rendering, or NULL */
 	/* truestat_build_info's labels: truestat's version and commit, the
 	 * running kernel's release */
 	const char *version, *commit, *kernel;
@@ -141,6 +157,14 @@ void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now);
  * (its slot still in @r) is left out. malloc'd text, length in *len.
  */
 char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len);
+
+/*
+ * The same as Prometheus' protobuf exposition: length-delimited
+ * io.prometheus.client.MetricFamily messages, each histogram with its
+ * classic buckets and native ones at schema 4. malloc'd, length in *len.
+ */
+char *ts_prom_render_protobuf(struct ts_prom *p, const struct ts_report *r,
+			      size_t *len);
 
 /* Whether the submitter of @k has series of its own in @ctx (a ts_prom). */
 bool ts_prom_named(const void *ctx, const struct ts_who_key *k);
