@@ -50,19 +50,19 @@ LIB_OBJS := units json devices histogram depth bounds claim names \
 	kload report \
 	findings findings_print busy_not_full waiting_in_device waiting_in_os \
 	flush_wait random_reads capped slow_not_busy one_submitter \
-	output prom heatmap heatmap_svg \
+	output prom prom_pb heatmap heatmap_svg \
 	webconfig webauth httpd \
 	opts
 USER_H := $(wildcard $(addprefix user/,$(addsuffix /*.h,$(USER_DIRS))))
 vpath %.c $(addprefix user/,$(USER_DIRS))
-LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS)))
+LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS))) $(OUTPUT)/metrics.pb-c.o
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 # The simulated disk the integration tests measure truestat against.
 SIMDISK := $(OUTPUT)/simdisk
 # The exporter's --web.config.file: TLS (OpenSSL), its YAML (libyaml) and
-# bcrypt (libcrypt).
-WEB_LIBS = $(shell $(PKG_CONFIG) --libs openssl yaml-0.1 libcrypt 2>/dev/null || echo -lssl -lcrypto -lyaml -lcrypt)
+# bcrypt (libcrypt); its protobuf exposition (libprotobuf-c).
+WEB_LIBS = $(shell $(PKG_CONFIG) --libs openssl yaml-0.1 libcrypt libprotobuf-c 2>/dev/null || echo -lssl -lcrypto -lyaml -lcrypt -lprotobuf-c)
 FUSE_CFLAGS = $(shell $(PKG_CONFIG) --cflags fuse3 2>/dev/null)
 FUSE_LIBS = $(shell $(PKG_CONFIG) --libs fuse3 2>/dev/null || echo -lfuse3 -lpthread)
 
@@ -100,13 +100,26 @@ $(OUTPUT)/truestat-locked.skel.h: $(OUTPUT)/truestat-locked.bpf.o
 
 $(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h
 
+# Prometheus' protobuf exposition (io.prometheus.client, proto/): C from
+# protobuf-c's compiler, linked with libprotobuf-c.
+$(OUTPUT)/metrics.pb-c.c $(OUTPUT)/metrics.pb-c.h &: proto/metrics.proto | $(OUTPUT)
+	$(call msg,PROTOC,$@)
+	$(Q)protoc-c --proto_path=proto --c_out=$(OUTPUT) $<
+
+$(OUTPUT)/metrics.pb-c.o: $(OUTPUT)/metrics.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/prom_pb.o: $(OUTPUT)/metrics.pb-c.h
+
 # The version is compiled into opts.o only; the stamp changes (and opts.o is
 # rebuilt) only when the version or the commit does.
 $(OUTPUT)/version.stamp: FORCE | $(OUTPUT)
 	$(Q)[ "$$(cat $@ 2>/dev/null)" = '$(TS_VERSION)' ] || echo '$(TS_VERSION)' > $@
 
 $(OUTPUT)/opts.o: $(OUTPUT)/version.stamp
-$(OUTPUT)/opts.o: CFLAGS += -DTS_VERSION='"$(TS_VERSION)"'
+$(OUTPUT)/opts.o: CFLAGS += -DTS_VERSION='"$(TS_VERSION)"' \
+	-DTS_RELEASE='"$(VERSION)"' -DTS_COMMIT='"$(or $(GIT_HASH),unknown)"'
 
 $(OUTPUT)/%.o: %.c $(USER_H) $(wildcard include/*.h include/*.def) | $(OUTPUT)
 	$(call msg,CC,$@)
@@ -126,7 +139,7 @@ truestat-static: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(LDFLAGS) \
 		$(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) \
-		$(shell $(PKG_CONFIG) --static --libs openssl yaml-0.1 libcrypt 2>/dev/null) -lm -o $@
+		$(shell $(PKG_CONFIG) --static --libs openssl yaml-0.1 libcrypt libprotobuf-c 2>/dev/null) -lm -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)

@@ -31,7 +31,7 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --exclude --dm-names --date --json --hist --depth --light --pattern --slow --by --top --prometheus --web.config.file --heatmap --units --verbose --raw-tp --version --help"
+	local longs="--device --exclude --dm-names --date --json --hist --depth --light --pattern --slow --by --top --web.listen-address --prometheus --web.histogram-buckets --web.config.file --heatmap --units --verbose --raw-tp --version --help"
 	local shorts="-d -j -H -D -L -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
@@ -50,6 +50,8 @@ _truestat()
 		--device) _truestat_devices_matching "--device=" "$cur" ;;
 		--hist) [[ fine == "$cur"* ]] && COMPREPLY=(--hist=fine) ;;
 		--units) mapfile -t COMPREPLY < <(compgen -W "us ms" -P "--units=" -- "$cur") ;;
+		--web.histogram-buckets)
+			mapfile -t COMPREPLY < <(compgen -W "short full" -P "$opt=" -- "$cur") ;;
 		--heatmap | --web.config.file)
 			mapfile -t COMPREPLY < <(compgen -f -P "$opt=" -- "$cur") ;;
 		esac
@@ -59,6 +61,8 @@ _truestat()
 	--device) _truestat_devices_matching "" "$cur"; return 0 ;;
 	--hist) [[ fine == "$cur"* ]] && COMPREPLY=(fine); return 0 ;;
 	--units) mapfile -t COMPREPLY < <(compgen -W "us ms" -- "$cur"); return 0 ;;
+	--web.histogram-buckets)
+		mapfile -t COMPREPLY < <(compgen -W "short full" -- "$cur"); return 0 ;;
 	--heatmap | --web.config.file)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
 	?*) return 0 ;;
@@ -73,7 +77,7 @@ _truestat()
 		mapfile -t COMPREPLY < <(compgen -W "us ms" -- "$cur")
 		return 0
 		;;
-	--prometheus)
+	--prometheus | --web.listen-address)
 		return 0 # [ADDR:]PORT: nothing to offer
 		;;
 	esac

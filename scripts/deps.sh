@@ -9,7 +9,7 @@
 # idempotent: prints nothing, and runs no apt-get, when all are there.
 set -euo pipefail
 
-build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libssl-dev libyaml-dev libcrypt-dev pkg-config make gcc)
+build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libssl-dev libyaml-dev libcrypt-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc)
 demo=(fio fuse3 libfuse3-dev python3)
 # clang's own sanitizer and libFuzzer runtimes, for the default clang
 clang_major() {

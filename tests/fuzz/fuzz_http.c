@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, data, size);
 	copy[size] = 0;
-	ts_http_parse_addr(copy, &ss, &len, err, sizeof(err));
+	ts_http_parse_addr("--web.listen-address", copy, &ss, &len, err,
+			   sizeof(err));
 	free(copy);
 	return 0;
 }

@@ -80,13 +80,6 @@ for name, path, want in (('window_load', '$tmp/w_load', True), ('window_idle', '
 
 check_lines < <(py "
 import re
-def scrape(path):
-    m = {}
-    for l in open(path):
-        if not l.startswith('#') and l.strip():
-            k, v = l.rsplit(' ', 1)
-            m[k] = float(v)
-    return m
 def labels(k):
     return dict(re.findall(r'(\w+)=\"([^\"]*)\"', k))
 ivs = [x for x in docs('$out') if x['type'] != 'totals']

@@ -247,5 +247,5 @@ bad not_yaml 'did not find expected' "tls_server_config: [a,
   b"
 rc=0
 err=$("$TRUESTAT" --web.config.file="$tmp/web.yml" 1 1 2>&1 >/dev/null) || rc=$?
-check bad_without_prometheus "$([[ $rc == 2 && $err == *'give --prometheus'* ]]; echo $?)" "exit $rc: $err"
+check bad_without_prometheus "$([[ $rc == 2 && $err == *'give --web.listen-address'* ]]; echo $?)" "exit $rc: $err"
 finish

@@ -342,6 +342,14 @@ def dev(doc, name):
 DEPTH_CAUSES = tuple(tj.DEPTH_CAUSES)
 def within(a, b, rel):
     return abs(a - b) <= rel * abs(b)
+def scrape(path):
+    # a /metrics scrape's samples: 'name{labels}' to value
+    m = {}
+    for l in open(path):
+        if not l.startswith('#') and l.strip():
+            k, v = l.rsplit(' ', 1)
+            m[k] = float(v)
+    return m
 def little(name, depth, span_ms, summed, n, unseen, slowest, what='service'):
     # Little's law: the depth registers' area (depth: a concurrency or
     # os_queue object) against the n requests' own times summed (ms): equal

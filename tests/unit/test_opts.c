@@ -252,8 +252,16 @@ static void test_bad_option_values(void **state)
 	FAILS("bad --prometheus 'localhost:80': not a numeric IPv4 or IPv6 address",
 	      "--prometheus=localhost:80");
 	FAILS("option '--prometheus' needs a value", "--prometheus");
-	FAILS("option '--prometheus' given twice (one address only)",
+	FAILS("option '--prometheus' given twice (one address only; --prometheus and --web.listen-address are the same)",
 	      "--prometheus=9101", "--prometheus=9102");
+	FAILS("option '--web.listen-address' given twice (one address only; --prometheus and --web.listen-address are the same)",
+	      "--prometheus=9101", "--web.listen-address=9102");
+	FAILS("bad --web.listen-address 'x': port must be 1 to 65535",
+	      "--web.listen-address=x");
+	FAILS("bad --web.histogram-buckets 'all': short or full",
+	      "--web.listen-address=9101", "--web.histogram-buckets=all");
+	FAILS("--web.histogram-buckets is for the exporter: give --web.listen-address too",
+	      "--web.histogram-buckets=full");
 	FAILS("bad --heatmap '': needs a file name", "--heatmap=", "1");
 	FAILS("option '--heatmap' given twice (one file only)", "--heatmap=a.svg",
 	      "--heatmap=b.svg", "1");

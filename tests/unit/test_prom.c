@@ -255,6 +255,176 @@ static void test_gone_disk_left_out(void **state)
 	assert_null(strstr(first + 1, "\ntruestat_requests_total{"));
 }
 
+/* The short set: 15 edges rising, each an edge of the full set and of
+ * the kernel's buckets, about 1 us to 10 s, the first and last within
+ * a quarter octave of them. */
+static void test_short_edges(void **state)
+{
+	__u64 shrt[TS_PROM_FULL_EDGES], full[TS_PROM_FULL_EDGES];
+	int ns = ts_prom_edges(false, shrt), nf = ts_prom_edges(true, full);
+	int i, j;
+
+	(void)state;
+	assert_int_equal(ns, TS_PROM_SHORT_EDGES);
+	assert_int_equal(nf, TS_PROM_FULL_EDGES);
+	assert_int_equal(full[nf - 1], 1ULL << (TS_HIST_MAX_EXP + 1));
+	for (i = 0; i < ns; i++) {
+		assert_true(!i || shrt[i] > shrt[i - 1] * 2.5);
+		assert_true(ts_hist_lower(ts_hist_bucket(shrt[i])) == shrt[i]);
+		for (j = 0; j < nf && full[j] != shrt[i]; j++)
+			;
+		assert_true(j < nf);
+	}
+	assert_true(shrt[0] >= 1000 / 1.25 && shrt[0] <= 1000 * 1.25);
+	assert_true(shrt[ns - 1] >= 1e10 / 1.25 && shrt[ns - 1] <= 1e10 * 1.25);
+}
+
+/* sda's read service bucket at @le in @t, or -1 when not printed. */
+static double read_bucket(const char *t, const char *le)
+{
+	char key[160];
+	const char *at;
+
+	snprintf(key, sizeof(key),
+		 "\ntruestat_service_seconds_bucket{device=\"sda\",layer=\"request\",op=\"read\",le=\"%s\"} ",
+		 le);
+	at = strstr(t, key);
+	return at ? strtod(at + strlen(key), NULL) : -1;
+}
+
+/*
+ * One report rendered in both forms: at each edge of the short set its
+ * cumulative count is the full set's at the same le, and so is +Inf.
+ */
+static void test_short_sums_full(void **state)
+{
+	__u64 edges[TS_PROM_FULL_EDGES], *h = r->hist[0][0].service, n = 0;
+	char *shrt, le[32];
+	int b, i, k = ts_prom_edges(false, edges);
+	size_t len;
+
+	(void)state;
+	for (b = 0; b < TS_HIST_SLOTS; b++)
+		n += h[b] = (b * 2654435761u) % 7; /* every bucket, some empty */
+	r->dev[0].hist = r->hist[0];
+	r->dev[0].op[TS_OP_READ].ios = n;
+	shrt = ts_prom_render(p, r, &len);
+	assert_non_null(shrt);
+	memset(p, 0, sizeof(*p));
+	p->full_buckets = true;
+	scrape();
+	for (i = 0; i < k; i++) {
+		snprintf(le, sizeof(le), "%.12g", edges[i] / 1e9);
+		assert_true(read_bucket(shrt, le) >= 0);
+		near(read_bucket(shrt, le), read_bucket(text, le), 0);
+	}
+	near(read_bucket(shrt, "+Inf"), n, 0);
+	near(read_bucket(text, "+Inf"), n, 0);
+	free(shrt);
+}
+
+/* A snapshot at @mono_ns of sda (slot 0, claimed at @claimed_ns) whose
+ * span's true maximum depth is @lo to @hi. */
+static struct ts_snapshot *snap(__u64 mono_ns, __u64 claimed_ns, __s64 lo,
+				__s64 hi)
+{
+	static struct ts_snapshot *s[2];
+	static int k;
+	struct ts_snapshot *x;
+
+	k ^= 1;
+	if (!s[k])
+		s[k] = malloc(sizeof(*s[k]));
+	x = s[k];
+	assert_non_null(x);
+	x->mono_ns = mono_ns;
+	x->ndev = 1;
+	memset(&x->dev[0], 0, sizeof(x->dev[0]));
+	x->dev[0].claimed_ns = claimed_ns;
+	x->dev[0].device_span = (struct ts_depth_range){ .lo = lo, .hi = hi,
+							 .exact = lo == hi };
+	return x;
+}
+
+static double window(const char *what)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "truestat_device_concurrency_%s", what);
+	return sample(name, "");
+}
+
+/*
+ * The depth since the previous scrape: a span with a missed request makes
+ * that scrape's window inexact and its time counted; the next window,
+ * whose spans followed every request, is exact again, its max its own.
+ */
+static void test_window_forgets(void **state)
+{
+	struct ts_snapshot start = { .mono_ns = 500 };
+
+	(void)state;
+	/* from the claim (1000 ns) on: the disk was not there before */
+	ts_prom_span(p, &start, snap(1000000500, 1000, 3, 5));
+	ts_prom_window(p, snap(1200000000, 1000, 2, 2));
+	scrape();
+	near(window("window_exact"), 0, 0);
+	near(window("window_max"), 5, 0);
+	near(window("window_max_min"), 3, 0);
+	near(window("inexact_seconds_total"), 0.9999995, 1e-12);
+	ts_prom_span(p, snap(1000000500, 1000, 3, 5), snap(2000000500, 1000, 4, 4));
+	ts_prom_window(p, snap(2100000000, 1000, 1, 1));
+	scrape();
+	near(window("window_exact"), 1, 0);
+	near(window("window_max"), 4, 0);
+	near(window("inexact_seconds_total"), 0.9999995, 1e-12);
+	ts_prom_window(p, snap(2200000000, 1000, 2, 2)); /* no span ended */
+	scrape();
+	near(window("window_max"), 2, 0);
+	/* another disk in the slot: its own time */
+	r->dev[0].claimed_ns = 3000000000;
+	ts_prom_window(p, snap(3100000000, 3000000000, 0, 0));
+	scrape();
+	near(window("inexact_seconds_total"), 0, 0);
+}
+
+/* The value of @series in the scrape (a whole line's name), NAN: none. */
+static double line_value(const char *series)
+{
+	char key[128];
+	const char *at;
+
+	snprintf(key, sizeof(key), "\n%s ", series);
+	at = strstr(text, key);
+	return at ? strtod(at + strlen(key), NULL) : NAN;
+}
+
+/*
+ * bpf_stats off and nothing counted: said so, and no counter of zeros as
+ * if measured; once the kernel counted, its figures as counted.
+ */
+static void test_bpf_cost(void **state)
+{
+	(void)state;
+	p->nprogs = 2;
+	snprintf(p->progs[0].name, sizeof(p->progs[0].name), "ts_sweep");
+	snprintf(p->progs[1].name, sizeof(p->progs[1].name), "ts_issue_btf");
+	scrape();
+	near(line_value("truestat_bpf_stats_enabled"), 0, 0);
+	assert_null(strstr(text, "truestat_bpf_run_seconds_total{"));
+	assert_null(strstr(text, "truestat_bpf_runs_total{"));
+	p->bpf_stats = true;
+	p->progs[1].run_ns = 1234567891;
+	p->progs[1].runs = 1000;
+	scrape();
+	near(line_value("truestat_bpf_stats_enabled"), 1, 0);
+	near(line_value("truestat_bpf_run_seconds_total{program=\"ts_issue_btf\"}"),
+	     1.234567891, 0);
+	near(line_value("truestat_bpf_runs_total{program=\"ts_issue_btf\"}"),
+	     1000, 0);
+	near(line_value("truestat_bpf_runs_total{program=\"ts_sweep\"}"), 0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +443,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_dev_t_starts_anew,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_disk_left_out, setup,
+						teardown),
+		cmocka_unit_test(test_short_edges),
+		cmocka_unit_test_setup_teardown(test_bpf_cost, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window_forgets, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_short_sums_full, setup,
 						teardown),
 	};
 

@@ -18,6 +18,17 @@
 
 const char ts_version[] = TS_VERSION;
 
+/* -DTS_RELEASE, -DTS_COMMIT: truestat_build_info's version and commit */
+#ifndef TS_RELEASE
+#define TS_RELEASE "unknown"
+#endif
+#ifndef TS_COMMIT
+#define TS_COMMIT "unknown"
+#endif
+
+const char ts_release[] = TS_RELEASE;
+const char ts_commit[] = TS_COMMIT;
+
 const char ts_usage[] =
 	"Usage: truestat [options] [interval [count]]\n"
 	"\n"
@@ -81,12 +92,22 @@ const char ts_usage[] =
 	"                     issued it); the --top (default 10) with the most\n"
 	"                     total time, the rest summed as \"other\"\n"
 	"      --top=N        submitters shown with --by (1 to 1000)\n"
-	"      --prometheus=[ADDR:]PORT\n"
+	"      --web.listen-address=[ADDR:]PORT\n"
 	"                     serve /metrics in the Prometheus text format\n"
-	"                     (cumulative histograms, counters, gauges);\n"
-	"                     ADDR defaults to 127.0.0.1\n"
+	"                     (cumulative histograms, counters, gauges), or\n"
+	"                     its protobuf one with native histograms to a\n"
+	"                     scraper that asks for it; ADDR defaults to\n"
+	"                     127.0.0.1\n"
+	"      --prometheus=[ADDR:]PORT\n"
+	"                     the same as --web.listen-address\n"
+	"      --web.histogram-buckets=short|full\n"
+	"                     the exporter's histogram buckets: short (the\n"
+	"                     default), 15 from 1 us to 10 s, about 3.2x\n"
+	"                     apart; full, 113 from 1 us to 275 s, a quarter\n"
+	"                     of a power of two apart; each an edge of the\n"
+	"                     kernel's buckets, so every count is exact\n"
 	"      --web.config.file=FILE\n"
-	"                     TLS and basic auth for --prometheus, in the\n"
+	"                     TLS and basic auth for the exporter, in the\n"
 	"                     Prometheus exporter toolkit's format\n"
 	"                     (tls_server_config, basic_auth_users with bcrypt\n"
 	"                     hashes; man truestat, doc/prometheus.md)\n"
@@ -149,7 +170,8 @@ const char ts_usage[] =
 	"  truestat -j 5 | jq .     JSON every 5 seconds\n"
 	"  truestat -H -d sda 10 1  latency histograms of sda over 10 seconds\n"
 	"  truestat -D -d sda       sda's parallelism curve over a whole run\n"
-	"  truestat --prometheus=9101  metrics for Prometheus on 127.0.0.1:9101\n"
+	"  truestat --web.listen-address=9101  metrics for Prometheus on\n"
+	"                           127.0.0.1:9101\n"
 	"  truestat --heatmap=sda.svg -d sda 1  sda's latency over time, as SVG\n"
 	"  truestat -L 10           left running on a busy host: cheaper tracing\n"
 	"\n"
@@ -265,8 +287,10 @@ static const struct option longopts[] = {
 	{ "slow", required_argument, NULL, 'S' },
 	{ "by", required_argument, NULL, 'B' },
 	{ "top", required_argument, NULL, 'T' },
+	{ "web.listen-address", required_argument, NULL, 'l' },
 	{ "prometheus", required_argument, NULL, 'P' },
 	{ "web.config.file", required_argument, NULL, 'W' },
+	{ "web.histogram-buckets", required_argument, NULL, 'b' },
 	{ "heatmap", required_argument, NULL, 'M' },
 	{ "units", required_argument, NULL, 'U' },
 	{ "help", no_argument, NULL, 'h' },
@@ -367,18 +391,32 @@ static int set_by(struct ts_opts *o, const char *arg, char *err, int errlen)
 	return 0;
 }
 
-static int set_prometheus(struct ts_opts *o, const char *arg, char *err,
-			  int errlen)
+/* --web.listen-address, or its other spelling @opt (--prometheus). */
+static int set_listen(struct ts_opts *o, const char *opt, const char *arg,
+		      char *err, int errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 
 	if (o->prometheus)
-		return fail(err, errlen, "option '--prometheus' given twice (%s)",
-			    "one address only");
-	if (ts_http_parse_addr(arg, &ss, &sslen, err, errlen))
+		return fail(err, errlen,
+			    "option '%s' given twice (one address only; --prometheus and --web.listen-address are the same)",
+			    opt);
+	if (ts_http_parse_addr(opt, arg, &ss, &sslen, err, errlen))
 		return -1;
 	o->prometheus = arg;
+	return 0;
+}
+
+static int set_buckets(struct ts_opts *o, const char *arg, char *err,
+		       int errlen)
+{
+	if (strcmp(arg, "short") && strcmp(arg, "full"))
+		return fail(err, errlen,
+			    "bad --web.histogram-buckets '%s': short or full",
+			    arg);
+	o->full_buckets = !strcmp(arg, "full");
+	o->buckets_given = true;
 	return 0;
 }
 
@@ -421,11 +459,15 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 		return set_by(o, arg, err, errlen);
 	case 'T':
 		return parse_top(arg, &o->top, err, errlen);
+	case 'l':
+		return set_listen(o, "--web.listen-address", arg, err, errlen);
 	case 'P':
-		return set_prometheus(o, arg, err, errlen);
+		return set_listen(o, "--prometheus", arg, err, errlen);
 	case 'W':
 		return set_file(&o->web_config, "web.config.file", arg, err,
 				errlen);
+	case 'b':
+		return set_buckets(o, arg, err, errlen);
 	case 'M':
 		return set_file(&o->heatmap, "heatmap", arg, err, errlen);
 	case 'U':
@@ -481,8 +523,12 @@ static int finish(struct ts_opts *o, char **args, int npos, char *err,
 		o->top = 10;
 	if (o->web_config && !o->prometheus)
 		return fail(err, errlen,
-			    "--web.config.file is for the exporter: give --prometheus too (e.g. truestat --prometheus=9101 --web.config.file=%s)",
+			    "--web.config.file is for the exporter: give --web.listen-address too (e.g. truestat --web.listen-address=9101 --web.config.file=%s)",
 			    o->web_config);
+	if (o->buckets_given && !o->prometheus)
+		return fail(err, errlen,
+			    "--web.histogram-buckets is for the exporter: give --web.listen-address too%s",
+			    "");
 	if (o->heatmap && !o->interval_s)
 		return fail(err, errlen,
 			    "--heatmap needs an interval: its columns are the "

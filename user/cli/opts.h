@@ -26,8 +26,11 @@ struct ts_opts {
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
 	int by;	 /* --by: enum ts_by */
 	int top; /* --top: submitters shown per device and direction */
-	const char *prometheus; /* --prometheus ADDR:PORT, or NULL */
+	const char *prometheus; /* --web.listen-address (--prometheus)
+				 * ADDR:PORT, or NULL */
 	const char *web_config; /* --web.config.file FILE, or NULL */
+	bool full_buckets;	/* --web.histogram-buckets=full */
+	bool buckets_given;	/* --web.histogram-buckets at all */
 	const char *heatmap;	/* --heatmap FILE.svg, or NULL */
 	enum ts_unit units;	/* --units: TS_UNIT_AUTO unless fixed */
 	bool help;
@@ -50,5 +53,8 @@ extern const char ts_usage[];
 
 /* What --version prints after "truestat ": "0.1.0" or "0.1.0 (f599b81)". */
 extern const char ts_version[];
+
+/* truestat_build_info's version ("0.1.0") and commit ("unknown": none) */
+extern const char ts_release[], ts_commit[];
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -305,13 +306,35 @@ struct exporter {
 	int by, top; /* --by, --top */
 	struct ts_who_table who_table;
 	struct ts_who_span who;
+	struct utsname uts; /* the kernel truestat_build_info names */
+	__u64 runs; /* its programs' runs at the last read (bpf_stats) */
 };
 
-static char *render_metrics(void *ctx, size_t *len)
+/*
+ * truestat's programs as the kernel counts them, and whether it counts
+ * them now: the sysctl says so, or the runs rose since the last read (a
+ * BPF_ENABLE_STATS descriptor another tool holds, or a service that
+ * cannot read /proc/sys). The snapshot just taken ran the sweep: with
+ * bpf_stats on, the runs rose.
+ */
+static void read_cost(struct exporter *x)
+{
+	struct ts_prom *p = x->printed;
+	__u64 runs;
+
+	p->nprogs = ts_tracer_prog_stats(x->tracer, p->progs, TS_MAX_PROGS);
+	runs = ts_prog_runs(p->progs, p->nprogs);
+	p->bpf_stats = ts_tracer_bpf_stats_enabled() == 1 || runs != x->runs;
+	x->runs = runs;
+}
+
+static char *render_metrics(void *ctx, bool protobuf, size_t *len)
 {
 	struct exporter *x = ctx;
 
 	ts_tracer_snapshot(x->tracer, x->now, false);
+	ts_prom_window(x->printed, x->now);
+	read_cost(x);
 	if (verbose)
 		say_new_disks(x->now);
 	ts_report_build(x->run->first, x->now, sys_name, x->report);
@@ -324,6 +347,8 @@ static char *render_metrics(void *ctx, size_t *len)
 		ts_who_delta(NULL, &x->who_table, x->report->span_s, &x->who);
 		x->report->who = &x->who;
 	}
+	if (protobuf)
+		return ts_prom_render_protobuf(x->printed, x->report, len);
 	return ts_prom_render(x->printed, x->report, len);
 }
 
@@ -571,6 +596,15 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	/* a submitter with series of its own keeps them for the run */
 	if (o->by)
 		ts_tracer_who_keep(tracer, ts_prom_named, exporter.printed);
+	uname(&exporter.uts);
+	exporter.printed->version = ts_release;
+	exporter.printed->commit = ts_commit;
+	exporter.printed->kernel = exporter.uts.release;
+	exporter.printed->full_buckets = o->full_buckets;
+	exporter.runs = ts_prog_runs(exporter.printed->progs,
+				     ts_tracer_prog_stats(tracer,
+							  exporter.printed->progs,
+							  TS_MAX_PROGS));
 }
 
 /* What truestat traces and how, from the command line (@o). */
@@ -683,10 +717,12 @@ static void run_free(struct run *r)
 	free(r->report);
 }
 
-/* A snapshot in @r's cur, from the maps now. */
+/* A snapshot in @r's cur, from the maps now: a span of the depth ends. */
 static void run_take(struct ts_tracer *t, struct run *r)
 {
 	take(t, r->prev, r->cur, r->gone);
+	if (exporter.httpd)
+		ts_prom_span(exporter.printed, r->prev, r->cur);
 }
 
 /* The snapshot just taken becomes the one the next is measured from. */

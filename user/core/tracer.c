@@ -797,22 +797,69 @@ __u64 ts_tracer_start_ns(const struct ts_tracer *t)
 	return t->start_ns;
 }
 
+/* The kernel's information of @prog: false when it is not loaded. */
+static bool prog_info(const struct bpf_program *prog,
+		      struct bpf_prog_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_program__fd(prog) >= 0 &&
+	       !bpf_obj_get_info_by_fd(bpf_program__fd(prog), info, &len);
+}
+
 static __u64 lost_events(struct ts_tracer *t)
 {
 	struct bpf_prog_info info;
 	struct bpf_program *prog;
-	__u32 len;
 	__u64 sum = 0;
 
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (bpf_program__fd(prog) < 0)
-			continue;
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+	bpf_object__for_each_program(prog, t->skel->obj)
+		if (prog_info(prog, &info))
 			sum += info.recursion_misses;
-	}
 	return sum;
+}
+
+int ts_tracer_prog_stats(struct ts_tracer *t, struct ts_prog_stat *out,
+			 int max)
+{
+	struct bpf_prog_info info;
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		if (n == max || !prog_info(prog, &info))
+			continue;
+		snprintf(out[n].name, sizeof(out[n].name), "%s",
+			 bpf_program__name(prog));
+		out[n].run_ns = info.run_time_ns;
+		out[n].runs = info.run_cnt;
+		n++;
+	}
+	return n;
+}
+
+__u64 ts_prog_runs(const struct ts_prog_stat *s, int n)
+{
+	__u64 runs = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		runs += s[i].runs;
+	return runs;
+}
+
+int ts_tracer_bpf_stats_enabled(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int on = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &on) != 1)
+		on = -1;
+	fclose(f);
+	return on < 0 ? -1 : on > 0;
 }
 
 /* @dst[i] += @src[i] for @n 64-bit counters. */

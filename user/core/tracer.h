@@ -91,7 +91,6 @@ void ts_tracer_gone(struct ts_tracer *t, struct ts_snapshot *gone);
  */
 int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
 		       bool *more);
-/* Detaches and unloads everything. */
 /* Reads the slow requests (--slow) waiting in the ring buffer. */
 void ts_tracer_read_slow(struct ts_tracer *t);
 
@@ -109,6 +108,24 @@ void ts_tracer_who_keep(struct ts_tracer *t,
 			bool (*keep)(const void *ctx, const struct ts_who_key *k),
 			const void *ctx);
 
+/* One of the tracer's programs as the kernel counts it (bpf_stats). */
+struct ts_prog_stat {
+	char name[32]; /* its function's name, as bpftool shows it */
+	__u64 run_ns;  /* run time, counted while bpf_stats is on */
+	__u64 runs;
+};
+
+#define TS_MAX_PROGS 32
+
+/* Its programs loaded, at most @max, into @out: how many. */
+int ts_tracer_prog_stats(struct ts_tracer *t, struct ts_prog_stat *out,
+			 int max);
+/* kernel.bpf_stats_enabled: 0 or 1, -1 when it cannot be read. */
+int ts_tracer_bpf_stats_enabled(void);
+/* The runs of @n programs @s summed. */
+__u64 ts_prog_runs(const struct ts_prog_stat *s, int n);
+
+/* Detaches and unloads everything. */
 void ts_tracer_close(struct ts_tracer *t);
 
 #endif

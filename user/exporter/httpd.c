@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <openssl/err.h>
 
@@ -41,9 +42,10 @@ static const char index_page[] =
 	"service and total time per disk and direction, in-device "
 	"concurrency, in the Prometheus text format.</p></body></html>\n";
 
-static int fail(char *err, size_t errlen, const char *what, const char *spec)
+static int fail(char *err, size_t errlen, const char *opt, const char *what,
+		const char *spec)
 {
-	snprintf(err, errlen, "bad --prometheus '%s': %s", spec, what);
+	snprintf(err, errlen, "bad %s '%s': %s", opt, spec, what);
 	return -1;
 }
 
@@ -60,8 +62,9 @@ static int parse_port(const char *s, unsigned short *port)
 	return 0;
 }
 
-int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
-		       socklen_t *len, char *err, size_t errlen)
+int ts_http_parse_addr(const char *opt, const char *spec,
+		       struct sockaddr_storage *ss, socklen_t *len, char *err,
+		       size_t errlen)
 {
 	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
@@ -73,19 +76,20 @@ int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
 	if (spec[0] == '[') {
 		colon = strstr(spec, "]:");
 		if (!colon || (size_t)(colon - spec - 1) >= sizeof(host))
-			return fail(err, errlen, "expected [IPV6]:PORT", spec);
+			return fail(err, errlen, opt, "expected [IPV6]:PORT",
+				    spec);
 		memcpy(host, spec + 1, colon - spec - 1);
 		host[colon - spec - 1] = 0;
 		port = colon + 2;
 	} else if ((colon = strrchr(spec, ':'))) {
 		if ((size_t)(colon - spec) >= sizeof(host) || colon == spec)
-			return fail(err, errlen, "expected ADDR:PORT", spec);
+			return fail(err, errlen, opt, "expected ADDR:PORT", spec);
 		memcpy(host, spec, colon - spec);
 		host[colon - spec] = 0;
 		port = colon + 1;
 	}
 	if (parse_port(port, &p))
-		return fail(err, errlen, "port must be 1 to 65535", spec);
+		return fail(err, errlen, opt, "port must be 1 to 65535", spec);
 	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons(p);
@@ -98,7 +102,39 @@ int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
 		*len = sizeof(*v6);
 		return 0;
 	}
-	return fail(err, errlen, "not a numeric IPv4 or IPv6 address", spec);
+	return fail(err, errlen, opt, "not a numeric IPv4 or IPv6 address",
+		    spec);
+}
+
+/* @n bytes at @s hold @what, whatever its case. */
+static bool holds(const char *s, size_t n, const char *what)
+{
+	size_t w = strlen(what), i;
+
+	for (i = 0; i + w <= n; i++)
+		if (!strncasecmp(s + i, what, w))
+			return true;
+	return false;
+}
+
+bool ts_http_wants_protobuf(const char *buf, size_t len)
+{
+	const char *line = buf, *eol;
+
+	for (; line < buf + len; line = eol + 1) {
+		eol = memchr(line, '\n', buf + len - line);
+		if (!eol)
+			eol = buf + len;
+		if (eol - line > 7 && !strncasecmp(line, "Accept:", 7))
+			return holds(line, eol - line,
+				     "application/vnd.google.protobuf") &&
+			       holds(line, eol - line,
+				     "proto=io.prometheus.client.MetricFamily") &&
+			       holds(line, eol - line, "encoding=delimited");
+		if (eol - line <= 1) /* the blank line: the head ends */
+			break;
+	}
+	return false;
 }
 
 static enum ts_http_route error(int *status, int code)
@@ -262,6 +298,7 @@ static void on_request(struct client *c, struct ts_web *web,
 	char *body;
 	size_t len;
 	int status = 0, refused;
+	bool proto;
 
 	route = ts_http_route(c->in, c->in_len, &status);
 	if (route == TS_HTTP_INCOMPLETE)
@@ -282,12 +319,14 @@ static void on_request(struct client *c, struct ts_web *web,
 		      sizeof(index_page) - 1);
 		return;
 	case TS_HTTP_METRICS:
-		body = render(ctx, &len);
+		proto = ts_http_wants_protobuf(c->in, c->in_len);
+		body = render(ctx, proto, &len);
 		if (!body) {
 			reply_error(c, 500);
 			return;
 		}
-		reply(c, 200, "text/plain; version=0.0.4; charset=utf-8", body,
+		reply(c, 200, proto ? TS_HTTP_PROTOBUF_TYPE :
+			      "text/plain; version=0.0.4; charset=utf-8", body,
 		      len);
 		free(body);
 		return;
@@ -501,7 +540,8 @@ struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,
 	socklen_t len;
 	int one = 1, i;
 
-	if (ts_http_parse_addr(spec, &ss, &len, err, errlen))
+	if (ts_http_parse_addr("--web.listen-address", spec, &ss, &len, err,
+			       errlen))
 		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h) {

@@ -31,10 +31,11 @@ enum ts_http_route {
 /*
  * "PORT", "ADDR:PORT" or "[IPV6]:PORT" into @ss. Without an address it
  * binds to 127.0.0.1: any other address only when given. 0 or -1 with a
- * one-line message in @err.
+ * one-line message in @err that names option @opt.
  */
-int ts_http_parse_addr(const char *spec, struct sockaddr_storage *ss,
-		       socklen_t *len, char *err, size_t errlen);
+int ts_http_parse_addr(const char *opt, const char *spec,
+		       struct sockaddr_storage *ss, socklen_t *len, char *err,
+		       size_t errlen);
 
 /*
  * What the request head in @buf (@len bytes so far) asks for; on
@@ -66,8 +67,21 @@ int ts_http_evictee(const struct ts_http_conn *c, int n,
 
 struct ts_httpd;
 
-/* The /metrics body: malloc'd text, its length in *len; NULL on failure. */
-typedef char *(*ts_http_render_fn)(void *ctx, size_t *len);
+/*
+ * Whether the request head in @buf (@len bytes, whole) accepts Prometheus'
+ * protobuf exposition (io.prometheus.client.MetricFamily, delimited).
+ */
+bool ts_http_wants_protobuf(const char *buf, size_t len);
+
+#define TS_HTTP_PROTOBUF_TYPE                                                  \
+	"application/vnd.google.protobuf; "                                    \
+	"proto=io.prometheus.client.MetricFamily; encoding=delimited"
+
+/*
+ * The /metrics body: malloc'd, its length in *len; NULL on failure. In
+ * the protobuf exposition when @protobuf, else the text one.
+ */
+typedef char *(*ts_http_render_fn)(void *ctx, bool protobuf, size_t *len);
 
 /* @web: TLS and users, kept by the caller; NULL: plain HTTP, anyone. */
 struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,

@@ -25,33 +25,98 @@ static double sum_s(double mean_ms, __u64 n)
 	return n && !isnan(mean_ms) ? mean_ms * (double)n / 1e3 : 0;
 }
 
-/* One histogram series: cumulative counts at the exported edges. */
-static void histogram(FILE *f, const char *name, const struct ts_dev_report *d,
-		      const char *op, const __u64 *counts, double sum)
+/* The full set's edge nearest @ns (at or above 2^TS_PROM_FIRST_EXP). */
+static __u64 nearest_edge(double ns)
 {
-	__u64 cum = 0;
-	int b = 0, e, q;
+	int e = (int)floor(log2(ns));
+	__u64 step = (1ULL << e) / TS_PROM_PER_OCTAVE, lo;
 
-	for (e = TS_PROM_FIRST_EXP; e <= TS_HIST_MAX_EXP + 1; e++) {
+	lo = (1ULL << e) + (__u64)((ns - (double)(1ULL << e)) / step) * step;
+	return ns - lo <= lo + step - ns ? lo : lo + step;
+}
+
+int ts_prom_edges(bool full, __u64 *edges)
+{
+	int n = 0, e, q;
+
+	if (!full) {
+		for (q = 0; q < TS_PROM_SHORT_EDGES; q++)
+			edges[n++] = nearest_edge(1e3 * pow(10, q / 2.0));
+		return n;
+	}
+	for (e = TS_PROM_FIRST_EXP; e <= TS_HIST_MAX_EXP + 1; e++)
 		for (q = 0; q < TS_PROM_PER_OCTAVE; q++) {
-			/* first fine bucket at or above 2^e (1 + q/4) */
-			__u64 edge = (1ULL << e) + q * (1ULL << e) / TS_PROM_PER_OCTAVE;
-
 			if (e > TS_HIST_MAX_EXP && q)
 				break;
-			for (; b < TS_HIST_SLOTS && ts_hist_lower(b) < edge; b++)
-				cum += counts[b];
-			fprintf(f, "%s_bucket", name);
-			labels(f, d, op);
-			fprintf(f, ",le=\"%.9g\"} %llu\n", edge / 1e9,
-				(unsigned long long)cum);
+			edges[n++] = (1ULL << e) + q * (1ULL << e) / TS_PROM_PER_OCTAVE;
 		}
+	return n;
+}
+
+static void bucket(FILE *f, const char *name, const struct ts_dev_report *d,
+		   const char *op, const char *le, __u64 cum)
+{
+	fprintf(f, "%s_bucket", name);
+	labels(f, d, op);
+	fprintf(f, ",le=\"%s\"} %llu\n", le, (unsigned long long)cum);
+}
+
+/* The protobuf exposition's native form of series @name @d @op. */
+static void note_native(const struct ts_prom *p, const char *name,
+			const struct ts_dev_report *d, const char *op,
+			const __u64 *counts)
+{
+	struct ts_prom_natives *n = p->natives;
+	struct ts_prom_native *e;
+	size_t len;
+	FILE *f;
+
+	if (!n)
+		return;
+	if (n->n == n->cap) {
+		e = realloc(n->e, (n->cap * 2 + 16) * sizeof(*e));
+		if (!e) {
+			n->failed = true;
+			return;
+		}
+		n->e = e;
+		n->cap = n->cap * 2 + 16;
+	}
+	e = &n->e[n->n];
+	e->counts = counts;
+	if (!(f = open_memstream(&e->key, &len))) {
+		n->failed = true;
+		return;
+	}
+	fputs(name, f);
+	labels(f, d, op);
+	fputc('}', f);
+	if (fclose(f))
+		n->failed = true;
+	else
+		n->n++;
+}
+
+/* One histogram series: cumulative counts at the exported edges. */
+static void histogram(FILE *f, const struct ts_prom *p, const char *name,
+		      const struct ts_dev_report *d, const char *op,
+		      const __u64 *counts, double sum)
+{
+	__u64 edges[TS_PROM_FULL_EDGES], cum = 0;
+	int n = ts_prom_edges(p->full_buckets, edges), b = 0, i;
+	char le[32];
+
+	note_native(p, name, d, op, counts);
+	for (i = 0; i < n; i++) {
+		/* every fine bucket below the edge */
+		for (; b < TS_HIST_SLOTS && ts_hist_lower(b) < edges[i]; b++)
+			cum += counts[b];
+		snprintf(le, sizeof(le), "%.12g", edges[i] / 1e9);
+		bucket(f, name, d, op, le, cum);
 	}
 	for (; b < TS_HIST_SLOTS; b++)
 		cum += counts[b];
-	fprintf(f, "%s_bucket", name);
-	labels(f, d, op);
-	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	bucket(f, name, d, op, "+Inf", cum);
 	fprintf(f, "%s_sum", name);
 	labels(f, d, op);
 	fprintf(f, "} %.9f\n%s_count", sum, name);
@@ -218,7 +283,8 @@ static void sync_counters(FILE *f, const struct ts_report *r)
 }
 
 /* Their time as a histogram, on the disks that have histograms. */
-static void sync_histogram(FILE *f, const struct ts_report *r)
+static void sync_histogram(FILE *f, const struct ts_prom *p,
+			   const struct ts_report *r)
 {
 	static const char name[] = "truestat_sync_time_seconds";
 	int i;
@@ -231,7 +297,7 @@ static void sync_histogram(FILE *f, const struct ts_report *r)
 		const struct ts_dev_report *d = &r->dev[i];
 
 		if (d->hist && d->sync.ios)
-			histogram(f, name, d, "write",
+			histogram(f, p, name, d, "write",
 				  d->hist[TS_HIST_SYNC].total,
 				  sum_s(d->sync.total_ms, d->sync.ios));
 	}
@@ -306,7 +372,8 @@ static const __u64 *hist_of(const struct ts_dev_report *d, int op,
 	}
 }
 
-static void histograms(FILE *f, const struct ts_report *r, enum hist_kind kind,
+static void histograms(FILE *f, const struct ts_prom *p,
+		       const struct ts_report *r, enum hist_kind kind,
 		       const char *name, const char *text)
 {
 	const __u64 *counts;
@@ -324,7 +391,8 @@ static void histograms(FILE *f, const struct ts_report *r, enum hist_kind kind,
 				continue;
 			counts = hist_of(d, op, kind, &sum);
 			if (counts)
-				histogram(f, name, d, ts_op_names[op], counts, sum);
+				histogram(f, p, name, d, ts_op_names[op],
+					  counts, sum);
 		}
 	}
 }
@@ -346,19 +414,100 @@ static void events(FILE *f, const struct ts_report *r,
 }
 
 /*
- * The run's deepest in-device depth and whether the depth counter followed
- * every request (README: exact or flagged); if not, the max is a bound.
+ * The window of disk @i of snapshot @s, restarted when another disk
+ * claimed its slot; NULL for a disk not traced.
  */
-static void concurrency_bounds(FILE *f, const struct ts_report *r)
+static struct ts_prom_window *window_at(struct ts_prom *p,
+					const struct ts_snapshot *s, int i)
 {
-	PER_DEV(f, r, "truestat_device_concurrency_exact",
-		"1: the in-device depth followed every request over the run so far; 0: its figures are estimates",
-		d->device.exact);
+	const struct ts_dev_snap *d = &s->dev[i];
+	struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
+
+	if (d->untraced)
+		return NULL;
+	if (w->claimed_ns != d->claimed_ns) {
+		memset(w, 0, sizeof(*w));
+		w->claimed_ns = d->claimed_ns;
+	}
+	return w;
+}
+
+void ts_prom_span(struct ts_prom *p, const struct ts_snapshot *prev,
+		  const struct ts_snapshot *cur)
+{
+	const struct ts_depth_range *span;
+	struct ts_prom_window *w;
+	__u64 from;
+	int i;
+
+	for (i = 0; i < cur->ndev; i++) {
+		if (!(w = window_at(p, cur, i)))
+			continue;
+		span = &cur->dev[i].device_span;
+		if (w->ended)
+			ts_depth_range_join(&w->range, span);
+		else
+			w->range = *span;
+		w->ended = true;
+		/* from the claim when the disk came in the span */
+		from = prev->mono_ns > w->claimed_ns ? prev->mono_ns : w->claimed_ns;
+		if (!span->exact && cur->mono_ns > from)
+			w->inexact_s += (cur->mono_ns - from) / 1e9;
+	}
+}
+
+void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now)
+{
+	struct ts_prom_window *w;
+	int i;
+
+	for (i = 0; i < now->ndev; i++) {
+		if (!(w = window_at(p, now, i)))
+			continue;
+		w->seen = now->dev[i].device_span;
+		if (w->ended)
+			ts_depth_range_join(&w->seen, &w->range);
+		w->shown = true;
+		w->ended = false;
+	}
+}
+
+/* @d's window at this scrape, NULL: none taken (ts_prom_window). */
+static const struct ts_prom_window *window_of(const struct ts_prom *p,
+					      const struct ts_dev_report *d)
+{
+	const struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
+
+	return w->shown && w->claimed_ns == d->claimed_ns ? w : NULL;
+}
+
+/*
+ * The in-device depth since the previous scrape: its most requests at
+ * once, and whether the depth counter followed every request; the time
+ * it did not, over the run (README: exact or flagged). And the run's
+ * deepest, between two bounds.
+ */
+static void concurrency_bounds(FILE *f, const struct ts_prom *p,
+			       const struct ts_report *r)
+{
+	PER_DEV_IF(f, r, "truestat_device_concurrency_window_exact",
+		   "1: the in-device depth followed every request since the previous scrape (from the start of the span under way then: a second, or the interval); 0: the window's figures are estimates",
+		   window_of(p, d), window_of(p, d)->seen.exact);
+	PER_DEV_IF(f, r, "truestat_device_concurrency_window_max",
+		   "Most requests inside the device at once in that window; an upper bound when not exact",
+		   window_of(p, d), window_of(p, d)->seen.hi);
+	PER_DEV_IF(f, r, "truestat_device_concurrency_window_max_min",
+		   "The window's most requests inside the device at once is at least this (the max when exact)",
+		   window_of(p, d), window_of(p, d)->seen.lo);
+	PER_DEV_KIND(f, r, "truestat_device_concurrency_inexact_seconds_total",
+		     "counter",
+		     "Time in spans (a second, or the interval) whose in-device depth did not follow every request, counted as each ends",
+		     window_of(p, d), window_of(p, d)->inexact_s);
 	PER_DEV(f, r, "truestat_device_concurrency_max",
-		"Most requests inside the device at once over the run; an upper bound when not exact",
+		"Most requests inside the device at once over the run; an upper bound unless it equals truestat_device_concurrency_max_min",
 		d->device.max);
 	PER_DEV(f, r, "truestat_device_concurrency_max_min",
-		"The run's most requests inside the device at once is at least this (the max when exact)",
+		"The run's most requests inside the device at once is at least this",
 		d->device.max_min);
 }
 
@@ -592,6 +741,65 @@ static void findings(FILE *f, const struct ts_findings *fs, __u64 windows)
 		}
 }
 
+/* Which truestat serves the metrics, on which kernel: always 1. */
+static void build_info(FILE *f, const struct ts_prom *p)
+{
+	help(f, "truestat_build_info", "gauge",
+	     "1; its labels: truestat's version and commit, the running kernel's release (uname -r)");
+	fputs("truestat_build_info{version=\"", f);
+	label_value(f, p->version ?: "unknown");
+	fputs("\",commit=\"", f);
+	label_value(f, p->commit ?: "unknown");
+	fputs("\",kernel=\"", f);
+	label_value(f, p->kernel ?: "unknown");
+	fputs("\"} 1\n", f);
+}
+
+enum prog_figure { PROG_SECONDS, PROG_RUNS };
+
+static void per_prog(FILE *f, const struct ts_prom *p, const char *name,
+		     const char *text, enum prog_figure k)
+{
+	const struct ts_prog_stat *x;
+	int i;
+
+	help(f, name, "counter", text);
+	for (i = 0; i < p->nprogs; i++) {
+		x = &p->progs[i];
+		if (k == PROG_SECONDS) /* ns: exact with 9 decimals */
+			fprintf(f, "%s{program=\"%s\"} %.9f\n", name, x->name,
+				x->run_ns / 1e9);
+		else
+			fprintf(f, "%s{program=\"%s\"} %llu\n", name, x->name,
+				(unsigned long long)x->runs);
+	}
+}
+
+/*
+ * What truestat's own programs cost, as the kernel counts it while
+ * kernel.bpf_stats_enabled is 1: said so, and counters only once the
+ * kernel counted some (never zeros as if measured).
+ */
+static void bpf_cost(FILE *f, const struct ts_prom *p)
+{
+	bool counted = false;
+	int i;
+
+	help(f, "truestat_bpf_stats_enabled", "gauge",
+	     "1 while the kernel counts the run time of BPF programs (bpf_stats: kernel.bpf_stats_enabled, or a BPF_ENABLE_STATS descriptor held), 0 when it does not");
+	fprintf(f, "truestat_bpf_stats_enabled %d\n", p->bpf_stats);
+	for (i = 0; i < p->nprogs; i++)
+		counted |= p->progs[i].runs || p->progs[i].run_ns;
+	if (!counted)
+		return;
+	per_prog(f, p, "truestat_bpf_run_seconds_total",
+		 "Time truestat's BPF program ran, counted by the kernel while bpf_stats is on (not the trampoline's own cost)",
+		 PROG_SECONDS);
+	per_prog(f, p, "truestat_bpf_runs_total",
+		 "Runs of truestat's BPF program, counted by the kernel while bpf_stats is on",
+		 PROG_RUNS);
+}
+
 static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 {
 	char *buf = NULL;
@@ -600,6 +808,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 
 	if (hold(p, r) || !(f = open_memstream(&buf, len)))
 		return NULL;
+	build_info(f, p);
 	per_op_counter(f, r, p, "truestat_requests_total",
 		       "Requests completed", TS_PROM_IOS);
 	per_op_counter(f, r, p, "truestat_bytes_total",
@@ -608,13 +817,13 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	per_op_counter(f, r, p, "truestat_missed_completions_total",
 		       "Requests completed without truestat seeing it (not in requests)",
 		       TS_PROM_MISSED);
-	histograms(f, r, QUEUE_HIST, "truestat_queue_seconds",
+	histograms(f, p, r, QUEUE_HIST, "truestat_queue_seconds",
 		   "Q->D: bio entered the block layer to request issued (none on a bio-based device)");
-	histograms(f, r, SERVICE_HIST, "truestat_service_seconds",
+	histograms(f, p, r, SERVICE_HIST, "truestat_service_seconds",
 		   "D->C: request issued to the driver to completed; Q->C on a bio-based device");
-	histograms(f, r, TOTAL_HIST, "truestat_total_time_seconds",
+	histograms(f, p, r, TOTAL_HIST, "truestat_total_time_seconds",
 		   "Q->C: bio entered the block layer to completed");
-	histograms(f, r, LAYER_HIST, "truestat_layer_seconds",
+	histograms(f, p, r, LAYER_HIST, "truestat_layer_seconds",
 		   "Stacked bio-based device: time of its bios mapped one-to-one onto a member bio in the layer itself (Q->C minus the member bio's Q->C)");
 	PER_DEV(f, r, "truestat_device_inflight",
 		"Requests inside the device now (bios in the layer on a bio-based device)",
@@ -623,7 +832,7 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 		PER_DEV_IF(f, r, "truestat_os_queued",
 			   "Bios and requests waiting in the OS now",
 			   !d->bio_layer, d->in_os_now);
-	concurrency_bounds(f, r);
+	concurrency_bounds(f, p, r);
 	per_dev_counter(f, r, p, "truestat_device_inflight_seconds_total",
 			"Integral of the in-device depth over time: its rate is the mean concurrency"
 			MONOTONIC, TS_PROM_INFLIGHT_S, false);
@@ -637,10 +846,11 @@ static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
 	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
 		per_depth_counter(f, r, p, &depth_series[k]);
 	sync_counters(f, r);
-	sync_histogram(f, r);
+	sync_histogram(f, p, r);
 	by_counters(f, p, r);
 	findings(f, p->findings, p->findings_windows);
 	events(f, r, p);
+	bpf_cost(f, p);
 	help(f, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");
 	fprintf(f, "truestat_lost_events_total %.17g\n", p->lost_events);

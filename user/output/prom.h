@@ -6,16 +6,30 @@
 #include <stddef.h>
 
 #include "core/report.h"
+#include "core/tracer.h"
 #include "findings/findings.h"
 
 /*
- * Histogram buckets exported: every quarter of a power of two of ns from
- * 2^10 ns (about 1 us) to 2^38 ns, each edge an edge of the kernel's fine
- * buckets, so each cumulative count is exact; a quantile Prometheus
- * interpolates inside one of them is within its width (19%).
+ * Histogram buckets exported, in full (--web.histogram-buckets=full):
+ * every quarter of a power of two of ns from 2^10 ns (about 1 us) to 2^38
+ * ns, 113 edges; each is an edge of the kernel's fine buckets, so each
+ * cumulative count is exact, and a quantile Prometheus interpolates
+ * inside one of them is within its width (25% of its lower edge).
  */
 #define TS_PROM_FIRST_EXP 10
 #define TS_PROM_PER_OCTAVE 4
+#define TS_PROM_FULL_EDGES                                                     \
+	((TS_HIST_MAX_EXP + 1 - TS_PROM_FIRST_EXP) * TS_PROM_PER_OCTAVE + 1)
+
+/*
+ * By default, a short set: the edge of the full set nearest each half
+ * decade from 1 us to 10 s (1, 3.16, 10, 31.6, ... us), 15 edges, as exact
+ * as the full set's; each is 2.8 to 3.5 times the one before.
+ */
+#define TS_PROM_SHORT_EDGES 15
+
+/* The edges of the short or the @full set, in ns, into @edges: how many. */
+int ts_prom_edges(bool full, __u64 *edges);
 
 /* Where each counter of a disk is in struct ts_prom_dev.total. */
 enum {
@@ -72,7 +86,42 @@ struct ts_prom_named {
 	unsigned int qid;
 };
 
+/*
+ * A disk's depth since the previous scrape (the window), by its slot
+ * (qid): the spans that ended since (ts_prom_span: each second without an
+ * interval, each interval with one) and, at the scrape, the span under
+ * way. And its time in spans whose depth was not exact, over the run.
+ */
+struct ts_prom_window {
+	__u64 claimed_ns;	     /* the disk in the slot: its claim */
+	bool ended;		     /* spans ended since the last scrape */
+	struct ts_depth_range range; /* their true maximum's range */
+	bool shown;		     /* the last scrape's window is in seen */
+	struct ts_depth_range seen;
+	double inexact_s;
+};
+
+/*
+ * The kernel's buckets of each histogram a render printed, by its series
+ * ("name{labels}"): the native histograms of the protobuf exposition.
+ */
+struct ts_prom_native {
+	char *key;	     /* malloc'd */
+	const __u64 *counts; /* TS_HIST_SLOTS, the report's */
+};
+
+struct ts_prom_natives {
+	int n, cap;
+	bool failed; /* out of memory: some are missing */
+	struct ts_prom_native *e;
+};
+
 struct ts_prom {
+	bool full_buckets; /* --web.histogram-buckets=full; else short */
+	struct ts_prom_natives *natives; /* noted while rendering, or NULL */
+	/* truestat_build_info's labels: truestat's version and commit, the
+	 * running kernel's release */
+	const char *version, *commit, *kernel;
 	/* the findings of the last window the caller drew them over, or
 	 * NULL; and how many windows ended so far (the last one's number) */
 	const struct ts_findings *findings;
@@ -82,7 +131,24 @@ struct ts_prom {
 	struct ts_prom_dev dev[TS_MAX_DEVS]; /* in the last report's order */
 	int nnamed;
 	struct ts_prom_named named[TS_WHO_ENTRIES];
+	struct ts_prom_window win[TS_MAX_DEVS];
+	/* truestat's programs as the kernel counts them at this scrape, and
+	 * whether it counts them now */
+	int nprogs;
+	struct ts_prog_stat progs[TS_MAX_PROGS];
+	bool bpf_stats;
 };
+
+/* A span of the depth ended at snapshot @cur, taken after @prev. */
+void ts_prom_span(struct ts_prom *p, const struct ts_snapshot *prev,
+		  const struct ts_snapshot *cur);
+
+/*
+ * A scrape's snapshot @now (no span end): each disk's window is the
+ * spans ended since the last scrape and the span under way; the next
+ * starts.
+ */
+void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now);
 
 /*
  * @r must cover the run from its start (a totals report, with histograms):
@@ -91,6 +157,14 @@ struct ts_prom {
  * (its slot still in @r) is left out. malloc'd text, length in *len.
  */
 char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len);
+
+/*
+ * The same as Prometheus' protobuf exposition: length-delimited
+ * io.prometheus.client.MetricFamily messages, each histogram with its
+ * classic buckets and native ones at schema 4. malloc'd, length in *len.
+ */
+char *ts_prom_render_protobuf(struct ts_prom *p, const struct ts_report *r,
+			      size_t *len);
 
 /* Whether the submitter of @k has series of its own in @ctx (a ts_prom). */
 bool ts_prom_named(const void *ctx, const struct ts_who_key *k);
