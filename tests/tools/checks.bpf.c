@@ -78,7 +78,7 @@ static long depth_check_one(u32 i, void *unused)
 	struct ts_dev_state *st = &depth_check_state;
 
 	device_up(st, 0, bpf_ktime_get_ns());
-	device_down(st, 0, bpf_ktime_get_ns(), false);
+	device_down(st, 0, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -98,8 +98,8 @@ int ts_depth_check(void *ctx)
 	u64 now = bpf_ktime_get_ns();
 
 	if (depth_check_below) {
-		device_down(st, 0, now, false);
-		device_down(st, 0, now, false);
+		device_down(st, 0, now);
+		device_down(st, 0, now);
 		depth_check_depth =
 			record_fill(st, 0, &depth_check_slot, now, 4096, 0, now);
 		return 0;
