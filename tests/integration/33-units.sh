@@ -63,23 +63,25 @@ def reports(name):
 
 def figures(lines, d):
     """(table text, JSON ms, unit) of each time the report's tables print."""
-    out, unit, kind = [], None, None
+    out, unit, kind, col = [], None, None, {}
     devs = {x['device']: x for x in d['devices']}
     for line in lines:
         f = line.split()
         if f and f[0] == 'DEVICE':
             unit = re.search(r'_(us|ms)\b', line).group(1)
             kind = 'pct' if f[2] == 'TIME' else 'main'
+            col = {h.split('_')[0]: i for i, h in enumerate(f)}  # by header
             continue
         if not f or f[0] not in devs or not kind:
             continue
         x = devs[f[0]]
         if kind == 'main':
             o = x['sync'] if f[1] == 'sync' else x['ops'].get(f[1], x['all'] if f[1] == 'all' else None)
-            for k, s in zip(MAIN, f[5:8]):
-                out.append((s, o[k.lower() + '_ms'], unit, kind, '%s %s %s' % (f[0], f[1], k)))
-            if len(f) > 12 and f[12] != '-':
-                out.append((f[12], x['iostat']['svctm_ms'], unit, kind, f[0] + ' svctm'))
+            for k in MAIN:
+                out.append((f[col[k]], o[k.lower() + '_ms'], unit, kind, '%s %s %s' % (f[0], f[1], k)))
+            i = col['SVCTM']
+            if len(f) > i and f[i] != '-':
+                out.append((f[i], x['iostat']['svctm_ms'], unit, kind, f[0] + ' svctm'))
         elif kind == 'pct':
             o = x['sync'] if f[1] == 'sync' else x['ops'][f[1]]
             p = o['percentiles_ms'][f[2]]
