@@ -312,10 +312,10 @@ struct exporter {
 
 /*
  * truestat's programs as the kernel counts them, and whether it counts
- * them now: the sysctl says so, or the runs rose since the last read (a
- * BPF_ENABLE_STATS descriptor another tool holds, or a service that
- * cannot read /proc/sys). The snapshot just taken ran the sweep: with
- * bpf_stats on, the runs rose.
+ * them now: the runs rose since the last read. The snapshot just taken
+ * ran the sweep, so with bpf_stats on (kernel.bpf_stats_enabled, or a
+ * BPF_ENABLE_STATS descriptor another tool holds) they did. Not the
+ * sysctl: the service reads nothing in /proc beyond what it traces.
  */
 static void read_cost(struct exporter *x)
 {
@@ -324,7 +324,7 @@ static void read_cost(struct exporter *x)
 
 	p->nprogs = ts_tracer_prog_stats(x->tracer, p->progs, TS_MAX_PROGS);
 	runs = ts_prog_runs(p->progs, p->nprogs);
-	p->bpf_stats = ts_tracer_bpf_stats_enabled() == 1 || runs != x->runs;
+	p->bpf_stats = runs != x->runs;
 	x->runs = runs;
 }
 

@@ -849,19 +849,6 @@ __u64 ts_prog_runs(const struct ts_prog_stat *s, int n)
 	return runs;
 }
 
-int ts_tracer_bpf_stats_enabled(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
-	int on = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &on) != 1)
-		on = -1;
-	fclose(f);
-	return on < 0 ? -1 : on > 0;
-}
-
 /* @dst[i] += @src[i] for @n 64-bit counters. */
 static void add_u64s(void *dst, const void *src, size_t n)
 {

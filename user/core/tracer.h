@@ -120,8 +120,6 @@ struct ts_prog_stat {
 /* Its programs loaded, at most @max, into @out: how many. */
 int ts_tracer_prog_stats(struct ts_tracer *t, struct ts_prog_stat *out,
 			 int max);
-/* kernel.bpf_stats_enabled: 0 or 1, -1 when it cannot be read. */
-int ts_tracer_bpf_stats_enabled(void);
 /* The runs of @n programs @s summed. */
 __u64 ts_prog_runs(const struct ts_prog_stat *s, int n);
 
