@@ -141,7 +141,7 @@ static long sweep_slot(u32 idx, struct sweep_ctx *ctx)
 		ts_release(&s->rq, rq + 1, rq);
 		return 0;
 	}
-	forget_request(s, idx, ctx->now);
+	forget_slot(idx, ctx->now);
 	ts_release(&s->rq, rq + 1, 0);
 	return 0;
 }

@@ -45,7 +45,7 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 	struct ts_rq_slot *s;
 	struct bio *bio;
 	struct ts_submitter who = {};
-	u32 qid, cmd_flags, bytes, at;
+	u32 qid, cmd_flags, bytes, at = 0;
 	u64 now, queued_ns, sector = 0;
 	s64 depth;
 	u8 op;
