@@ -74,7 +74,8 @@ def row(tmp, disk, op, qd):
         # and the range of the true maximum depth; fio's latencies, submit
         # to reap, each of which holds a request's issue to completion
         'span_s': span, 'depth_max': c.get('max'), 'depth_max_min': c.get('max_min'),
-        'depth_exact': c.get('exact'), 'fio_lat_ns': fo['lat_ns'], 'fio_runtime_ms': fo['runtime'],
+        'depth_exact': c.get('exact'), 'unsure_ms': c.get('unsure_ms'),
+        'fio_lat_ns': fo['lat_ns'], 'fio_runtime_ms': fo['runtime'],
     }
 
 def below(ms, r):

@@ -107,7 +107,9 @@ for q in Q:
     # plus from 0 to fio max for each unseen; busy time is at most the
     # daemon's span with its edges (+ fio max with misses), at least the
     # daemon's, less what a repair may move (m x (sweep + fio max): each
-    # step a truestat without an interval, sweeping on its 1 s schedule)
+    # step a truestat without an interval, sweeping on its 1 s schedule);
+    # with misses, busy time may also be over by its unsure_ms (how long
+    # a request counted after it left may have been counted alone)
     fmax = f['lat_ns']['max']
     e = max(fmax - L.ra[0], 0)
     span = r['span_s'] * 1e9
@@ -117,7 +119,7 @@ for q in Q:
     alo = L.sum_ra - L.top(m) - rnd
     ahi = min(q * (L.W + 2 * e), L.n * f['lat_ns']['mean']) - m * L.ra[0] + m * fmax + rnd
     # 0.00005 of the span in bhi and blo: busy_pct has two decimals
-    bhi = L.W + 2 * e + (fmax if m else 0) + 0.00005 * span
+    bhi = L.W + 2 * e + (fmax if m else 0) + r['unsure_ms'] * 1e6 + 0.00005 * span
     blo = L.busy - m * (sd_sweep_ns() + fmax) - 0.00005 * span
     clo, chi = alo / bhi, (ahi / blo if blo > 0 else float('inf'))
     if r['depth_exact']:
