@@ -41,7 +41,7 @@ int ts_prom_edges(bool full, __u64 *edges)
 
 	if (!full) {
 		for (q = 0; q < TS_PROM_SHORT_EDGES; q++)
-			edges[n++] = nearest_edge(1e3 * pow(10, q / 2.0));
+			edges[n++] = nearest_edge(1e4 * pow(10, q / 2.0));
 		return n;
 	}
 	for (e = TS_PROM_FIRST_EXP; e <= TS_HIST_MAX_EXP + 1; e++)
@@ -403,9 +403,11 @@ static void events(FILE *f, const struct ts_report *r,
 	int i, e;
 
 	help(f, "truestat_events_total", "counter",
-	     "Things that went differently from Q->D->C (README: events)");
+	     "Things that went differently from Q->D->C (README: events), once they happened");
 	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++) {
+			if (!p->dev[i].total[TS_PROM_EVENTS + e])
+				continue; /* 22 a disk, most never */
 			fputs("truestat_events_total", f);
 			labels(f, &r->dev[i], NULL);
 			fprintf(f, ",event=\"%s\"} %.17g\n", ts_event_names[e],

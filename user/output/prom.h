@@ -23,10 +23,10 @@
 
 /*
  * By default, a short set: the edge of the full set nearest each half
- * decade from 1 us to 10 s (1, 3.16, 10, 31.6, ... us), 15 edges, as exact
- * as the full set's; each is 2.8 to 3.5 times the one before.
+ * decade from 10 us to 1 s (10, 31.6, 100, ... us), 11 edges, as exact as
+ * the full set's; each is 2.8 to 3.5 times the one before.
  */
-#define TS_PROM_SHORT_EDGES 15
+#define TS_PROM_SHORT_EDGES 11
 
 /* The edges of the short or the @full set, in ns, into @edges: how many. */
 int ts_prom_edges(bool full, __u64 *edges);
