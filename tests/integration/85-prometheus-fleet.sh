@@ -289,10 +289,15 @@ ts_stop INT
 # within two schema 4 buckets (2^(2/16): one for the bucket, one for each
 # kernel bucket counted at its middle), the classic one inside the short
 # bucket that holds truestat's; the requests Prometheus holds, with the
-# missed, are diskstats' reads since truestat started; the classic
-# Prometheus holds no more series of the disk than the ceiling.
+# missed, are diskstats' reads since truestat started, and rate() of the
+# read counter from a sample before fio to one after (the disk idle at
+# both), with the missed, is diskstats' reads over that window; the
+# classic Prometheus holds no more series of the disk than the ceiling.
 serve "$tmp/p.json" --web.listen-address=PORT -d "$dev"
 start=$(diskstats "$dev")
+# one read first, so that the read counter has a sample before fio
+dd if="/dev/$dev" of=/dev/null bs=4k count=1 iflag=direct status=none
+idle=$(diskstats "$dev")
 ctype() { curl -s -o /dev/null -w '%{content_type}' -H "Accept: $1" "$url/metrics"; }
 pb=$(ctype 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3')
 check accept_protobuf "$([[ $pb == application/vnd.google.protobuf*encoding=delimited ]]; echo $?)" "Accept protobuf: $pb"
@@ -320,13 +325,18 @@ query() {
 		python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]
 print(r[0]["value"][1] if r and "value" in r[0] else r[0]["histogram"][1]["count"] if r else "none")'
 }
+R='truestat_requests_total{device="'$dev'",op="read"}'
+# 120 s: a guard for the classic Prometheus' start and a scrape before fio
+for ((i = 0; i < 240; i++)); do
+	[[ $(query "$PORT_classic" "$R" 2>/dev/null) =~ ^[0-9]+$ ]] && break
+	sleep 0.5
+done
 mix
 after=$(diskstats "$dev")
 curl -sf "$url/metrics" >"$tmp/p1"
 reads=$(grep "^truestat_requests_total{device=\"$dev\",layer=\"request\",op=\"read\"}" "$tmp/p1" | cut -d' ' -f2)
 # 120 s: a guard for each Prometheus' start and a scrape after fio; the
 # loop ends as soon as both hold the last requests
-R='truestat_requests_total{device="'$dev'",op="read"}'
 for ((i = 0; i < 240; i++)); do
 	[[ $(query "$PORT_native" "$R" 2>/dev/null) == "$reads" &&
 		$(query "$PORT_classic" "$R" 2>/dev/null) == "$reads" ]] && break
@@ -346,6 +356,24 @@ series_held() {
 nseries=$(series_held "$PORT_classic" || echo none)
 ncount=$(query "$PORT_native" "histogram_count($S)" || echo none)
 nnative=$(series_held "$PORT_native" || echo none)
+# rate() of the read counter over the classic Prometheus' samples from
+# its first (the disk idle since the one read) to its last (idle since
+# fio): a window with a sample at each end, so rate() extrapolates
+# nothing and is the counter's rise over the window's length
+python3 - "$PORT_classic" "$R" "$tmp/rate" <<'PYEOF' || true
+import json, sys, urllib.parse, urllib.request
+port, r, out = sys.argv[1:]
+def ask(q, **kw):
+    u = 'http://127.0.0.1:%s/api/v1/query?%s' % (port, urllib.parse.urlencode(dict(query=q, **kw)))
+    return json.load(urllib.request.urlopen(u))['data']['result']
+v = ask(r + '[1h]')[0]['values']
+(t0, v0), (t1, v1) = (float(v[0][0]), float(v[0][1])), (float(v[-1][0]), float(v[-1][1]))
+m = ask('truestat_missed_completions_total{device=%s,op="read"}[1h]' % r.split('device=')[1].split(',')[0])
+m = [x for x in m[0]['values'] if t0 <= float(x[0]) <= t1] if m else []
+dm = float(m[-1][1]) - float(m[0][1]) if m else 0
+rate = float(ask('rate(%s[%dms])' % (r, round((t1 - t0) * 1000)), time='%.3f' % t1)[0]['value'][1])
+open(out, 'w').write('%r %r %r %r %r %r\n' % (t0, t1, v0, v1, dm, rate))
+PYEOF
 ts_stop INT
 check_lines < <(py "
 import re
@@ -364,6 +392,15 @@ print('classic_p99', int(not lo <= cq <= hi),
 b, a = [int(x) for x in '$start'.split()], [int(x) for x in '$after'.split()]
 print('prometheus_requests', int(f('$held') != a[0] - b[0]),
       'Prometheus holds requests + missed %s, diskstats reads since the start %d' % ('$held', a[0] - b[0]))
+try:
+    t0, t1, v0, v1, dm, rate = [float(x) for x in open('$tmp/rate').read().split()]
+except (OSError, ValueError):
+    t0 = t1 = v0 = v1 = dm = rate = float('nan')
+ds = (a[0] - int('$idle'.split()[0])) / (t1 - t0) if t1 > t0 else float('nan')
+print('prometheus_rate', int(not abs(rate - (v1 - v0) / (t1 - t0)) <= 1e-9 * max(rate, 1) or
+                             not abs(rate + dm / (t1 - t0) - ds) <= 1e-9 * max(ds, 1)),
+      'rate() over the samples %.3f..%.3f s: %.3f reads/s, + %d missed: %.3f; diskstats over the same window (idle at both ends): %.3f'
+      % (t0, t1, rate, dm, rate + dm / (t1 - t0) if t1 > t0 else float('nan'), ds))
 print('native_count', int(f('$ncount') != $reads), 'the native histogram counts %s reads, truestat_requests_total $reads' % '$ncount')
 print('prometheus_series', int(not 0 < f('$nseries') <= $RW_CEILING),
       'the classic Prometheus holds %s series of $dev (ceiling $RW_CEILING)' % '$nseries')
