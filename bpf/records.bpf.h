@@ -352,9 +352,15 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
  * forget_request on the record in slot @at, held by the caller: a global
  * function, which the verifier checks once rather than inside each
  * program that repairs (inlined, the issue program passed 5.13's million
- * instructions).
+ * instructions). Inlined in the object for old kernels, whose depth is
+ * made in global functions already: 5.10 took longer than its guest's
+ * 100 s to load the repair as a global function of its own.
  */
+#ifdef TS_LOCKED_ATOMICS
+static __always_inline int forget_slot(u32 at, u64 now)
+#else
 __noinline int forget_slot(u32 at, u64 now)
+#endif
 {
 	struct ts_rq_slot *s = bpf_map_lookup_elem(&rq_slots, &at);
 
