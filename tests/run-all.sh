@@ -7,10 +7,18 @@ cd "$(dirname "$0")/.." || exit 2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
+# counts FILE: "passed failed skipped" from a runner's last line, or
+# nothing when that line is not a summary (a runner killed mid-way): the
+# sums below then count it as failed, never as a number taken from noise.
+counts() {
+	tail -n 1 "$1" | sed -nE \
+		's/^([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?.*/\1 \2 \4/p'
+}
+
 tests/run-unit.sh "$@" | tee "$out"
-read -r up uf < <(tail -n 1 "$out" | awk '{ print $1, $3 }')
+read -r up uf < <(counts "$out")
 tests/run-integration.sh | tee "$out"
-read -r ip if_ is < <(tail -n 1 "$out" | awk '{ print $1, $3, $5 }')
+read -r ip if_ is < <(counts "$out")
 echo
 echo "unit: ${up:-0} passed, ${uf:-1} failed; integration: ${ip:-0} passed, ${if_:-1} failed, ${is:-0} skipped; ${SECONDS} s"
 failed=$((${uf:-1} + ${if_:-1}))
