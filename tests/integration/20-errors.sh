@@ -5,8 +5,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need setpriv bpftool
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # expect NAME WANT_RC WANT_STDERR_SUBSTRING -- COMMAND...
 expect() {

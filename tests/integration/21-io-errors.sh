@@ -9,8 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 mkdir "$tmp/fs"
 mount -t tmpfs -o size=2M truestat-test "$tmp/fs"
 on_exit "umount '$tmp/fs'" # after the loop device is gone (last to first)

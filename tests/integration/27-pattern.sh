@@ -14,8 +14,7 @@ need fio python3 bpftool
 
 loop_new 64
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # run NAME FIO-ARGS...: fio under truestat --pattern; fio's JSON and the
 # totals in $tmp/NAME.fio and $tmp/NAME.json, diskstats around it.

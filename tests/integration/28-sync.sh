@@ -14,8 +14,7 @@ need fio python3
 
 loop_new 64
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 run() { # NAME FIO-ARGS... (truestat's own extra arguments in ts_extra)
 	local name=$1

@@ -20,8 +20,7 @@ need fio python3 fusermount3
 
 cgroup_new slow
 cg=$CG
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 SIMDISK_SLOW=10:50000 simdisk_up 16 1000 64
 

@@ -11,8 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/faults.sh"
 need fio python3 bpftool
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 loop_new 256 /dev/shm
 dev=$LOOP
 

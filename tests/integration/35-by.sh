@@ -23,8 +23,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/simdisk.sh"
 need fio python3 fusermount3 curl
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 cgroup_new a
 cg_a=$CG
 cgroup_new b

@@ -12,8 +12,7 @@ need fio python3
 
 loop_new 64
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # -t: the report's date and time lie between two readings of date(1)
 t0=$(date '+%F %T')

@@ -13,8 +13,7 @@ loop_new 64
 a=$LOOP
 loop_new 64
 b=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # reads of DEV, direct, 4 KiB, a fixed number of them
 reads() {

@@ -24,8 +24,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/simdisk.sh"
 need fio python3 fusermount3
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 SIMDISK_FSYNC=5000 simdisk_up 4 1000 64
 

@@ -17,8 +17,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/simdisk.sh"
 need fio python3 fusermount3 mkfs.ext4 fsck.ext4 sha256sum
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # --- data: a file system on the disk ------------------------------------------
 

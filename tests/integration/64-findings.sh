@@ -48,8 +48,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/simdisk.sh"
 need fio python3 fusermount3
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # run NAME TS_ARGS FIO_ARGS...: truestat -D (and TS_ARGS) over one fio run
 # on the simulated disk; the disk's log of it in $tmp/NAME.log

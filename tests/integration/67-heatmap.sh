@@ -9,8 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3 xmllint rsvg-convert
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # --- usage -----------------------------------------------------------------
 rc=0

@@ -12,8 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/faults.sh"
 need fio python3 bpftool cc
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 loop_new 128
 dev=$LOOP
 T=$TRUESTAT

@@ -20,8 +20,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/faults.sh"
 need fio python3
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 out=$tmp/ts.json
 newfile() {
 	local f

@@ -11,8 +11,7 @@ set -euo pipefail
 need fio python3
 
 N=8
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 devs=()
 for ((i = 0; i < N; i++)); do
 	loop_new 64

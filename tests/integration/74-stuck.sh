@@ -11,8 +11,7 @@ need fio python3
 
 simdisk_up 4 2000 64
 dev=$SIMDISK_LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 conns=/sys/fs/fuse/connections
 if ! mountpoint -q $conns; then
 	mount -t fusectl none $conns

@@ -31,8 +31,7 @@ set -euo pipefail
 need fio python3 losetup
 
 N=${N_LOOPS:-300}
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 shm=$(mktemp -d /dev/shm/truestat-test.XXXXXX)
 
 # remove_made: each device in $tmp/made ("loopN FILE" lines) still backed by

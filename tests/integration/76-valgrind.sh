@@ -14,8 +14,7 @@ fi
 
 loop_new 64
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 port=$(free_port)
 for mode in table json prometheus; do
 	args=(-v -H -D -d "$dev" 0.5 4)

@@ -25,8 +25,7 @@ set -euo pipefail
 need python3 losetup
 
 CYCLES=${CHURN_CYCLES:-200}
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 out=$tmp/ts.json
 file=$(mktemp /var/tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$file'"

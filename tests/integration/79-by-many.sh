@@ -21,8 +21,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need python3 curl dd
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 loop_new 64
 dev=$LOOP
 port=$(free_port)

@@ -8,8 +8,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need groff fio sfdisk partx make llvm-readelf llvm-objdump clang
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 T=$TRUESTAT
 MAN=$TS_ROOT/man/truestat.8
 COMPLETION=$TS_ROOT/completion/truestat.bash

@@ -16,8 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/faults.sh"
 need python3 losetup
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 out=$tmp/ts.json
 file=$(mktemp /var/tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$file'"

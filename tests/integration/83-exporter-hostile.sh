@@ -16,8 +16,7 @@ need python3 openssl
 
 loop_new 16
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 	-keyout "$tmp/ca.key" -out "$tmp/ca.crt" -days 1 -subj /CN=truestat-test-ca 2>/dev/null

@@ -21,8 +21,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/faults.sh"
 need python3 curl dd losetup
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 file=$(mktemp /var/tmp/truestat-test.XXXXXX)
 on_exit "rm -f '$file'"
 truncate -s 16M "$file"

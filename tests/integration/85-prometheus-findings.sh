@@ -13,8 +13,7 @@ need fio python3 curl promtool
 
 simdisk_up 1 1000
 dev=$SIMDISK_LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 [[ -n ${KEEP_TMP:-} ]] && on_exit "cp -r $tmp $KEEP_TMP"
 port=$(free_port)
 url=http://127.0.0.1:$port

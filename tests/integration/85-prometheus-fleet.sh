@@ -13,8 +13,7 @@ need fio python3 curl promtool prometheus
 
 loop_filled 64
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # serve OUT ARGS...: truestat with ARGS, once /metrics answers on $url
 serve() {
@@ -23,10 +22,7 @@ serve() {
 	port=$(free_port)
 	url=http://127.0.0.1:$port
 	ts_start "$out" "${@/PORT/$port}"
-	for ((i = 0; i < 100; i++)); do
-		curl -sf "$url/" >/dev/null && return 0
-		sleep 0.1
-	done
+	wait_serving "$url" && return 0
 	echo "truestat did not serve $url"
 	return 1
 }

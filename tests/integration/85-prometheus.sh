@@ -18,8 +18,7 @@ need fio python3 curl promtool prometheus
 
 loop_filled 64
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 # the disk that is removed and made again (a file of its own: loop_at
 # detaches it at exit only while it is still backed by that file)
 newfile() {
@@ -38,10 +37,7 @@ out=$tmp/ts.json
 # the full bucket set: a quantile within a quarter of a power of two
 ts_start "$out" --prometheus="$port" -d "$dev" -d "$renew" \
 	--web.histogram-buckets=full
-for ((i = 0; i < 50; i++)); do
-	curl -sf "$url/" >/dev/null && break
-	sleep 0.1
-done
+wait_serving "$url" || true
 
 check_cmd loopback_only "listens on 127.0.0.1:$port only" \
 	bash -c "ss -Hltn 'sport = :$port' | awk '{ print \$4 }' | grep -qx '127.0.0.1:$port'"

@@ -17,8 +17,7 @@ need systemd-analyze promtool setpriv strace python3 curl bpftool
 unit=$TS_ROOT/contrib/systemd/truestat-exporter.service
 rules=$TS_ROOT/prometheus/truestat.rules.yml
 rules_test=$TS_ROOT/prometheus/truestat.rules.test.yml
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 chmod 755 "$tmp" # the unprivileged runs below execute a copy from here
 
 # unit_value KEY: the value of KEY= in the unit (the last one)

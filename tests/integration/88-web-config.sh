@@ -14,8 +14,7 @@ need fio python3 curl openssl prometheus
 
 loop_filled 64
 dev=$LOOP
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # A CA, a certificate for 127.0.0.1 signed by it, and one for a client.
 sign() { # NAME SUBJECT EXTENSION
@@ -51,10 +50,7 @@ port=$(free_port)
 url=https://127.0.0.1:$port
 ts_start "$tmp/ts.json" --prometheus="$port" --web.config.file="$tmp/web.yml" -d "$dev"
 auth=(--cacert "$tmp/ca.crt" -u 'prom:s3cret pass')
-for ((i = 0; i < 50; i++)); do
-	curl -sf "${auth[@]}" "$url/" >/dev/null && break
-	sleep 0.1
-done
+wait_serving "$url" "${auth[@]}" || true
 status() { curl -s -o /dev/null -w '%{http_code}' "$@" || true; }
 
 check http_tls_auth "$([[ $(status "${auth[@]}" "$url/metrics") == 200 ]]; echo $?)" \
@@ -199,10 +195,7 @@ port=$(free_port)
 url=https://127.0.0.1:$port
 ts_start "$tmp/mtls.json" --prometheus="$port" --web.config.file="$tmp/mtls.yml" -d "$dev"
 cert=(--cacert "$tmp/ca.crt" --cert "$tmp/client.crt" --key "$tmp/client.key")
-for ((i = 0; i < 50; i++)); do
-	curl -sf "${cert[@]}" "$url/" >/dev/null && break
-	sleep 0.1
-done
+wait_serving "$url" "${cert[@]}" || true
 check mtls_with_cert "$([[ $(status "${cert[@]}" "$url/metrics") == 200 ]]; echo $?)" \
 	"with a client certificate from the CA: 200"
 rc=0

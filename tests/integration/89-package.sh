@@ -16,8 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/faults.sh"
 need python3 dpkg-deb dpkg-shlibdeps lintian man systemd-analyze
 
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 
 # make static: no dynamic section, its version, one exact report
 make -s -C "$TS_ROOT" static >"$tmp/make-static" 2>&1 ||

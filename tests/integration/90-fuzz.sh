@@ -11,8 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
 secs=${FUZZ_SECONDS:-20}
-tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
-on_exit "rm -rf $tmp"
+make_tmp
 for target in http args; do
 	bin=$TS_ROOT/.output/fuzz_$target
 	if [[ ! -x $bin ]]; then

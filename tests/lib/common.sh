@@ -144,6 +144,12 @@ zram_new() {
 	echo "${1}M" >"$z/disksize"
 }
 
+# make_tmp: sets $tmp, a directory of the test's own, removed at exit
+make_tmp() {
+	tmp=$(mktemp -d /tmp/truestat-test.XXXXXX)
+	on_exit "rm -rf $tmp"
+}
+
 diskstats() {
 	awk -v d="$1" '$3 == d { for (i = 4; i <= NF; i++) printf "%s ", $i; print "" }' /proc/diskstats
 }
@@ -164,6 +170,14 @@ ts_start() {
 	echo "truestat did not attach:"
 	grep -v "^libbpf" "$out.err" | tail -5
 	return 1
+}
+
+# wait_serving URL [CURL-ARGS...]: until the truestat of ts_start answers
+# URL/ (START_GUARD s at most; 1 as soon as it has ended)
+wait_serving() {
+	local url=$1
+	shift
+	wait_for "$TS_PID" "$START_GUARD" curl -sf -o /dev/null "$@" "$url/"
 }
 
 ts_reports_after() {
