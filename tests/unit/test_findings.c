@@ -427,6 +427,21 @@ static void test_slow_not_busy_none(void **state)
 	assert_null(find("slow-not-busy"));
 }
 
+/* a microsecond device: a tail under 1 ms is the host's, one past it not */
+static void test_slow_not_busy_floor(void **state)
+{
+	reset(10);
+	phase(1, 0.3, 0.01, 0); /* 30000 of 10 us */
+	phase(1, 0.7, 0.5, 0);  /* 1400 of 0.5 ms: 3.2x the median */
+	build();
+	assert_null(find("slow-not-busy"));
+	reset(10);
+	phase(1, 0.3, 0.01, 0);
+	phase(1, 0.7, 2, 0); /* 350 of 2 ms: past 1% */
+	build();
+	assert_non_null(find("slow-not-busy"));
+}
+
 static void submitter(__u64 id, const char *comm, __u64 ios, double svc_ms)
 {
 	struct ts_who_entry *e = &who.e[who.n++];
@@ -603,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_capped_none),
 		cmocka_unit_test(test_slow_not_busy),
 		cmocka_unit_test(test_slow_not_busy_none),
+		cmocka_unit_test(test_slow_not_busy_floor),
 		cmocka_unit_test(test_one_submitter),
 		cmocka_unit_test(test_one_submitter_none),
 		cmocka_unit_test(test_not_exact),

@@ -2,7 +2,8 @@
 /*
  * slow-not-busy: requests issued to an empty device (depth 1) took far
  * longer on average than their median, while the device held about one
- * at a time: slowness that load does not explain.
+ * at a time: slowness that load does not explain, in a tail long enough
+ * to be the device's.
  */
 #include "findings.h"
 
@@ -11,6 +12,14 @@
  * one request or none most of the span.
  */
 #define TS_SERIAL_CONC 1.5
+
+/*
+ * A device's stall lasts milliseconds (a retry, a throttle's refill, flash
+ * garbage collection); a tail below one is within what the host adds to a
+ * completion (an interrupt, a loop worker waiting for a CPU), which the
+ * block layer cannot tell from the device.
+ */
+#define TS_STALL_FLOOR_MS 1.0
 
 void ts_rule_slow_not_busy(const struct ts_finding_ctx *c)
 {
@@ -24,6 +33,8 @@ void ts_rule_slow_not_busy(const struct ts_finding_ctx *c)
 		return;
 	/* the curve's 3x: service no longer the device's usual */
 	if (!(one->service_ms >= TS_CURVE_SATURATION * one->p50_ms))
+		return;
+	if (one->p99_ms < TS_STALL_FLOOR_MS)
 		return;
 	f = ts_finding_add(c, "slow-not-busy", op, TS_SEV_HIGH, TS_RESTS_DEPTH,
 			   "%s %s: requests alone in the device took %s on average against a median of %s (p99 %s), while it held %.1f at once: some requests are far slower and load does not explain it; a failing (retrying), throttled or stalling device",
