@@ -246,7 +246,8 @@ static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 		}
 	}
 	now = bpf_ktime_get_ns();
-	durable_enter(qid, bio, direct, now);
+	if (!filtering || who.flags) /* the sync row: the submitter's too */
+		durable_enter(qid, bio, direct, now);
 	if (st->layer == TS_LAYER_BIO)
 		layer_enter(st, qid, bio, direct, now);
 	else
