@@ -29,6 +29,8 @@
 # Tracers: truestat, truestat-light (--light), truestat-pattern (--pattern),
 # truestat-slow (--slow=1000: above any request here, what capturing the
 # submitter and comparing costs), truestat-by (--by=cgroup),
+# truestat-cgroup (-c: the cgroup v2 this script runs in, so every I/O
+# matches and is counted: the match at Q and the submitter kept to C),
 # truestat-raw_tp, truestat-locked (the programs built for kernels before
 # 5.12, whose atomic operations take locks, here: TRUESTAT_TEST_LOCKED),
 # truestat-sweep16 (the request table 16 times the size truestat picks
@@ -95,6 +97,11 @@ sysctl -qw kernel.bpf_stats_enabled=0
 
 prog_ids() { bpftool prog show -j | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))'; }
 
+# own_cgroup: the directory of this script's cgroup v2
+own_cgroup() {
+	echo "$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)$(sed -n 's/^0:://p' /proc/self/cgroup)"
+}
+
 # start_tracer NAME NPROGS: attach it, set TRACER_PID; wait until truestat
 # -v says it attached, another tracer has more than NPROGS programs loaded
 start_tracer() {
@@ -107,6 +114,7 @@ start_tracer() {
 	truestat-pattern) "$ROOT/truestat" -v --pattern 1 >/dev/null 2>"$work/err" & ;;
 	truestat-slow) "$ROOT/truestat" -v --slow=1000 1 >/dev/null 2>"$work/err" & ;;
 	truestat-by) "$ROOT/truestat" -v --by=cgroup 1 >/dev/null 2>"$work/err" & ;;
+	truestat-cgroup) "$ROOT/truestat" -v -c "$(own_cgroup)" 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-locked) TRUESTAT_TEST_LOCKED=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;

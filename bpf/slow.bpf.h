@@ -35,12 +35,12 @@ struct {
 } slow_events SEC(".maps");
 
 /*
- * Every byte of *@w set, its pad too: a submitter is copied whole, and the
+ * Every byte of *@w set, its flags too: a submitter is copied whole, and the
  * verifiers of 5.13 and 5.15 refuse to read stack never written.
  */
 static __always_inline void who_now(struct ts_submitter *w)
 {
-	w->pad = 0;
+	w->flags = 0;
 	w->cgroup = bpf_get_current_cgroup_id();
 	w->tgid = bpf_get_current_pid_tgid() >> 32;
 	bpf_get_current_comm(w->comm, sizeof(w->comm));

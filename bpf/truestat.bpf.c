@@ -11,6 +11,7 @@
 #include "depth.bpf.h"
 #include "slow.bpf.h"
 #include "pattern.bpf.h"
+#include "filter.bpf.h"
 #include "bios.bpf.h"
 #include "records.bpf.h"
 #include "account.bpf.h"
@@ -183,6 +184,10 @@ static __always_inline int on_complete(struct request *rq, int error,
 	record_free(s);
 	if (st->has_uppers)
 		members_done(rq, direct, now);
+	if (filtering && !(x.who.flags & TS_WHO_MATCH)) {
+		count_event(qid, TS_EV_FILTER_OTHER);
+		return 0;
+	}
 	request_account(st, qid, &rec, now);
 	slow_report(st, qid, &rec, &x, now);
 	who_account(qid, &rec, &x, now);
@@ -225,6 +230,7 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 
 static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 {
+	struct ts_submitter who = {};
 	struct ts_dev_state *st;
 	u32 qid;
 	u64 now;
@@ -232,12 +238,21 @@ static __always_inline int on_bio_queue(struct bio *bio, bool direct)
 	st = device_of(bio_queue(bio, direct), NULL, bio, direct, &qid, true);
 	if (!st)
 		return 0;
+	if (filtering) {
+		who_now(&who);
+		if (filter_match(bio)) {
+			who.flags = TS_WHO_MATCH;
+			filter_count_bio(qid, bio, true);
+		}
+	}
 	now = bpf_ktime_get_ns();
-	durable_enter(qid, bio, direct, now);
+	if (!filtering || who.flags) /* the sync row: the submitter's too */
+		durable_enter(qid, bio, direct, now);
 	if (st->layer == TS_LAYER_BIO)
 		layer_enter(st, qid, bio, direct, now);
 	else
-		bio_enter(st, qid, (u64)bio, now, now, NULL);
+		bio_enter(st, qid, (u64)bio, now, now,
+			  filtering ? &who : NULL);
 	return 0;
 }
 
@@ -324,7 +339,12 @@ static __always_inline int on_bio_split(struct bio *split, bool direct)
 
 	st = device_of(bio_queue(split, direct), NULL, split, direct, &qid,
 		       false);
-	if (!st || st->layer == TS_LAYER_BIO) /* one Q and C for all parts */
+	if (!st)
+		return 0;
+	/* io.stat counts the remainder's submission */
+	if (filtering && filter_match(split))
+		filter_count_bio(qid, split, false);
+	if (st->layer == TS_LAYER_BIO) /* one Q and C for all parts */
 		return 0;
 	LOAD(direct, parent, split->bi_private);
 	parent_slot = bio_slot((u64)parent, false, &at);

@@ -31,8 +31,8 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --exclude --dm-names --date --json --hist --depth --light --pattern --slow --by --top --web.listen-address --prometheus --web.histogram-buckets --web.config.file --heatmap --units --verbose --raw-tp --version --help"
-	local shorts="-d -N -t -j -H -D -L -v -V -h"
+	local longs="--device --exclude --dm-names --date --json --hist --depth --light --pattern --slow --by --top --cgroup --pid --web.listen-address --prometheus --web.histogram-buckets --web.config.file --heatmap --units --verbose --raw-tp --version --help"
+	local shorts="-c -d -N -t -j -H -D -L -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
 
@@ -54,6 +54,7 @@ _truestat()
 			mapfile -t COMPREPLY < <(compgen -W "short full" -P "$opt=" -- "$cur") ;;
 		--heatmap | --web.config.file)
 			mapfile -t COMPREPLY < <(compgen -f -P "$opt=" -- "$cur") ;;
+		--cgroup) mapfile -t COMPREPLY < <(compgen -d -P "$opt=" -- "$cur") ;;
 		esac
 		return 0
 	fi
@@ -65,6 +66,7 @@ _truestat()
 		mapfile -t COMPREPLY < <(compgen -W "short full" -- "$cur"); return 0 ;;
 	--heatmap | --web.config.file)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return 0 ;;
+	--cgroup) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return 0 ;;
 	?*) return 0 ;;
 	esac
 
@@ -75,6 +77,14 @@ _truestat()
 		;;
 	--units)
 		mapfile -t COMPREPLY < <(compgen -W "us ms" -- "$cur")
+		return 0
+		;;
+	-c | --cgroup)
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		return 0
+		;;
+	--pid)
+		mapfile -t COMPREPLY < <(cd /proc && compgen -W "$(echo [0-9]*)" -- "$cur")
 		return 0
 		;;
 	--prometheus | --web.listen-address)

@@ -209,14 +209,14 @@ struct ts_nested_stats {
 /*
  * Who submitted a request: the task that was running when its first bio
  * entered the block layer (Q), not the one that issued or completed it
- * (a kworker, an interrupt). Kept only for --slow: ARRAY bio_who beside
+ * (a kworker, an interrupt). Kept only for --slow, --by and the filters: ARRAY bio_who beside
  * bio_slots, ARRAY rq_extra beside rq_slots (same indexes).
  */
 struct ts_submitter {
 	__u64 cgroup; /* cgroup v2 id (the inode of its directory) */
 	__u32 tgid;   /* the process; 0: not known (--light, no Q seen) */
 	char comm[16];
-	__u32 pad;
+	__u32 flags; /* TS_WHO_MATCH: of the -c/--pid submitter (at Q) */
 };
 
 struct ts_rq_extra {

@@ -25,7 +25,8 @@ RUNS = {
     'base': (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
              ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')),
     'load': (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none'),
-             ('opts', 'tp_btf', 'none'), ('optsraw', 'raw_tp', 'none')),
+             ('opts', 'tp_btf', 'none'), ('optsraw', 'raw_tp', 'none'),
+             ('filt', 'tp_btf', 'none'), ('filtraw', 'raw_tp', 'none')),
 }
 # a run's lines in the order the guest prints them (guest-init.sh's
 # run_case and ts_start): one missing means the run was cut off there
@@ -80,6 +81,11 @@ def run(name, want_kind, sched, c):
                                 or set(t['ops']) != {'read'}),
           'reads: truestat %d + %d missed, diskstats %d (exact); writes: diskstats %d, truestat ops %s'
           % (r.get('ios', -1), r.get('missed', 0), reads, writes, sorted(t['ops'])))
+    if name.startswith('filt'):  # -c of fio's cgroup: every request is its
+        ev = t['events']
+        check(name + '_filter', int(ev['filter_other_requests'] != 0 or ev['filter_read_bios'] != reads),
+              '-c: %d read bios (fio\'s cgroup), diskstats %d reads (one bio each); %d requests of others'
+              % (ev['filter_read_bios'], reads, ev['filter_other_requests']))
     # null_blk's timer fires S after the request reaches the driver, and
     # D is taken before the driver arms it: service >= S. Above S is the
     # guest's path from the issue tracepoint to arming the timer and from

@@ -592,6 +592,17 @@ case_ahci() {
 
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 RQ_TRACE=
+# FILTER_CG: a cgroup v2 with io on (where the kernel has it) that this
+# shell, and so every run's fio, is in
+filter_cgroup() {
+	FILTER_CG=/sys/fs/cgroup/ts
+	grep -q cgroup2 /proc/mounts || mount -t cgroup2 cgroup2 /sys/fs/cgroup
+	mkdir -p $FILTER_CG
+	echo +io >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+	echo $$ >$FILTER_CG/cgroup.procs
+	say filt controllers "$(cat $FILTER_CG/cgroup.controllers)"
+}
+
 TS_ARGS=
 LOAD_OPTS="--slow=1000 --by=process --pattern"
 for c in $CASES; do
@@ -614,6 +625,10 @@ for c in $CASES; do
 		# the options' code, which the verifier sees only when they are on
 		run_case opts none $LOAD_OPTS
 		run_case optsraw none --raw-tp $LOAD_OPTS
+		# -c: this shell (fio, then) moved into a cgroup v2 of its own
+		filter_cgroup
+		run_case filt none -c "$FILTER_CG"
+		run_case filtraw none --raw-tp -c "$FILTER_CG"
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;

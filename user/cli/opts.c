@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,14 @@ const char ts_usage[] =
 	"                     issued it); the --top (default 10) with the most\n"
 	"                     total time, the rest summed as \"other\"\n"
 	"      --top=N        submitters shown with --by (1 to 1000)\n"
+	"  -c, --cgroup=PATH  count only the I/O of cgroup v2 directory PATH and\n"
+	"                     its children: the cgroup a bio is charged to (as\n"
+	"                     its io.stat), or the submitting task's when the io\n"
+	"                     controller is not on cgroup v2; other submitters'\n"
+	"                     requests are counted apart; depth and %util stay\n"
+	"                     the device's (e.g. -c /sys/fs/cgroup/db.slice)\n"
+	"      --pid=PID      count only the I/O that process PID submitted\n"
+	"                     (at Q), e.g. --pid=$(pidof postgres)\n"
 	"      --web.listen-address=[ADDR:]PORT\n"
 	"                     serve /metrics in the Prometheus text format\n"
 	"                     (cumulative histograms, counters, gauges), or\n"
@@ -287,6 +296,8 @@ static const struct option longopts[] = {
 	{ "slow", required_argument, NULL, 'S' },
 	{ "by", required_argument, NULL, 'B' },
 	{ "top", required_argument, NULL, 'T' },
+	{ "cgroup", required_argument, NULL, 'c' },
+	{ "pid", required_argument, NULL, 'I' },
 	{ "web.listen-address", required_argument, NULL, 'l' },
 	{ "prometheus", required_argument, NULL, 'P' },
 	{ "web.config.file", required_argument, NULL, 'W' },
@@ -379,6 +390,17 @@ static int set_exclude(struct ts_opts *o, const char *glob, char *err,
 	return 0;
 }
 
+static int parse_pid(const char *arg, long *pid, char *err, int errlen)
+{
+	char *end;
+
+	errno = 0;
+	*pid = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || *pid <= 0 || *pid > INT_MAX)
+		return fail(err, errlen, "bad --pid '%s': a process id", arg);
+	return 0;
+}
+
 static int set_by(struct ts_opts *o, const char *arg, char *err, int errlen)
 {
 	if (!strcmp(arg, "cgroup"))
@@ -459,6 +481,11 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 		return set_by(o, arg, err, errlen);
 	case 'T':
 		return parse_top(arg, &o->top, err, errlen);
+	case 'c':
+		o->cgroup = arg;
+		return 0;
+	case 'I':
+		return parse_pid(arg, &o->pid, err, errlen);
 	case 'l':
 		return set_listen(o, "--web.listen-address", arg, err, errlen);
 	case 'P':
@@ -521,6 +548,13 @@ static int finish(struct ts_opts *o, char **args, int npos, char *err,
 			    "");
 	if (!o->top)
 		o->top = 10;
+	if (o->cgroup && o->pid)
+		return fail(err, errlen, "give -c/--cgroup or --pid, not both%s",
+			    "");
+	if ((o->cgroup || o->pid) && o->light)
+		return fail(err, errlen,
+			    "%s needs the bio programs that --light leaves out: the submitter is known at Q",
+			    o->cgroup ? "-c/--cgroup" : "--pid");
 	if (o->web_config && !o->prometheus)
 		return fail(err, errlen,
 			    "--web.config.file is for the exporter: give --web.listen-address too (e.g. truestat --web.listen-address=9101 --web.config.file=%s)",
@@ -547,7 +581,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHDLVtN", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHDLVtNc:", longopts, NULL)) != -1) {
 		if (c == 'h' || c == 'V') {
 			o->help = c == 'h';
 			o->version = c == 'V';

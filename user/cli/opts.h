@@ -26,6 +26,8 @@ struct ts_opts {
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
 	int by;	 /* --by: enum ts_by */
 	int top; /* --top: submitters shown per device and direction */
+	const char *cgroup; /* -c: count only this cgroup v2's I/O, or NULL */
+	long pid;	    /* --pid: only this process's I/O, 0: all */
 	const char *prometheus; /* --web.listen-address (--prometheus)
 				 * ADDR:PORT, or NULL */
 	const char *web_config; /* --web.config.file FILE, or NULL */

@@ -514,6 +514,20 @@ static void sys_facts(struct ts_report *r)
 			"/sys", r->dev[i].major, r->dev[i].minor);
 }
 
+/* The filter as the report names it, or NULL. */
+static const char *filter_name(const struct ts_opts *o)
+{
+	static char name[4200];
+
+	if (o->cgroup)
+		snprintf(name, sizeof(name), "-c %s", o->cgroup);
+	else if (o->pid)
+		snprintf(name, sizeof(name), "--pid %ld", o->pid);
+	else
+		return NULL;
+	return name;
+}
+
 /* Prints one report; false once stdout is gone (e.g. `| head`). */
 static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
@@ -527,6 +541,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->show_curve = o->depth;
 	r->show_pattern = o->pattern;
 	r->light = o->light;
+	r->filter = filter_name(o);
 	r->units = o->units;
 	r->date = o->date;
 	r->not_traced = not_traced;
@@ -840,6 +855,9 @@ int main(int argc, char **argv)
 	/* a bad file stops truestat here, before anything is attached */
 	if (o.web_config &&
 	    !(exporter.web = ts_web_open(o.web_config, err, sizeof(err))))
+		die(EXIT_USAGE, err);
+	if (ts_filter_resolve(o.cgroup, o.pid, &topts.filter, err,
+			      sizeof(err)))
 		die(EXIT_USAGE, err);
 	tracer_opts(&o, kdevs, &topts);
 	test_opts(&topts);

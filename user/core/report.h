@@ -122,6 +122,7 @@ struct ts_report {
 	bool show_pattern; /* print the access pattern (--pattern) */
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
+	const char *filter; /* "-c PATH", "--pid PID": rows of its I/O; NULL */
 	bool date;  /* -t: the date in the table's timestamp */
 	enum ts_unit units; /* --units: the tables' time unit, or per table */
 	const char *not_traced; /* disks no report covers (bio-based ones

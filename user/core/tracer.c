@@ -202,6 +202,12 @@ static __u32 table_slots(unsigned long want, __u32 least, __u32 most)
  * not counted: when a table fills, what it cannot hold is counted
  * (rq_table_full, bio_table_full).
  */
+/* The submitter is kept from Q to C: --slow, --by and the filters. */
+static bool keeps_who(const struct ts_tracer_opts *o)
+{
+	return o->slow || o->by || o->filter.cgroup || o->filter.pid;
+}
+
 static struct table_sizes size_tables(const struct ts_tracer_opts *o)
 {
 	unsigned long tags = ts_disk_tags("/sys", o->kdevs, o->nkdevs);
@@ -234,7 +240,7 @@ static void size_maps(struct truestat_bpf *skel,
 		bpf_map__set_max_entries(skel->maps.by_who, 1);
 	bpf_map__set_max_entries(skel->maps.slow_events,
 				 o->slow ? o->slow_ring : 4096);
-	if (!o->slow && !o->by) {
+	if (!keeps_who(o)) {
 		bpf_map__set_max_entries(skel->maps.bio_who, 1);
 		bpf_map__set_max_entries(skel->maps.rq_extra, 1);
 	} else {
@@ -328,7 +334,13 @@ static void set_globals(struct truestat_bpf *skel,
 	skel->rodata->pattern = o->pattern;
 	skel->rodata->slow = o->slow;
 	skel->rodata->by = o->by;
-	skel->rodata->keep_who = o->slow || o->by;
+	skel->rodata->keep_who = keeps_who(o);
+	skel->rodata->filter_cgroup = o->filter.cgroup;
+	skel->rodata->filter_pid = o->filter.pid;
+	skel->rodata->filter_blkg = o->filter.blkg;
+	skel->rodata->filter_cgroup_id = o->filter.cgroup_id;
+	skel->rodata->filter_level = o->filter.level;
+	skel->rodata->filter_tgid = o->filter.tgid;
 	skel->rodata->slow_ns = o->slow_ns;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "features/filter.h"
 
 #define TS_DEFAULT_BTF "/sys/kernel/btf/vmlinux"
 
@@ -38,6 +39,7 @@ struct ts_tracer_opts {
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
 	bool slow;	  /* --slow: requests at least slow_ns Q->C reported */
 	int by;		  /* --by: enum ts_by */
+	struct ts_filter filter; /* -c/--cgroup, --pid */
 	__u64 slow_ns;
 	unsigned int slow_ring; /* ring buffer bytes (a power of 2, >= 4096) */
 	/* called for each slow request; return non-zero to stop reading */

@@ -555,6 +555,9 @@ static void put_notes(FILE *f, const struct ts_report *r)
 	int i, e;
 
 	put_exclude_notes(f, r);
+	if (r->filter)
+		fprintf(f, "  note: %s: the rows count its requests only; CONC, OS_QD, BUSY%% and %%util are the device's, of every submitter (SVCTM divides that busy time by these requests)\n",
+			r->filter);
 	if (r->not_traced && r->not_traced[0])
 		fprintf(f, "  note: not traced, bio-based (--light does not follow bios): %s\n",
 			r->not_traced);
