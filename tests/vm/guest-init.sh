@@ -614,6 +614,9 @@ for c in $CASES; do
 		# the options' code, which the verifier sees only when they are on
 		run_case opts none $LOAD_OPTS
 		run_case optsraw none --raw-tp $LOAD_OPTS
+		# the ring buffer --slow=0 takes by default (5.10 charges it
+		# to RLIMIT_MEMLOCK), without a line per request on the console
+		run_case slowbuf none --slow=86400000 --slow-buffer=64M
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;
