@@ -28,7 +28,8 @@
 #
 # Tracers: truestat, truestat-light (--light), truestat-pattern (--pattern),
 # truestat-slow (--slow=1000: above any request here, what capturing the
-# submitter and comparing costs), truestat-by (--by=cgroup),
+# submitter and comparing costs), truestat-slow0 (--slow=0: a line per
+# request through the ring buffer, printed to /dev/null), truestat-by (--by=cgroup),
 # truestat-raw_tp, truestat-locked (the programs built for kernels before
 # 5.12, whose atomic operations take locks, here: TRUESTAT_TEST_LOCKED),
 # truestat-sweep16 (the request table 16 times the size truestat picks
@@ -106,6 +107,7 @@ start_tracer() {
 	truestat-light) "$ROOT/truestat" -v --light 1 >/dev/null 2>"$work/err" & ;;
 	truestat-pattern) "$ROOT/truestat" -v --pattern 1 >/dev/null 2>"$work/err" & ;;
 	truestat-slow) "$ROOT/truestat" -v --slow=1000 1 >/dev/null 2>"$work/err" & ;;
+	truestat-slow0) "$ROOT/truestat" -v --slow=0 1 >/dev/null 2>"$work/err" & ;;
 	truestat-by) "$ROOT/truestat" -v --by=cgroup 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-locked) TRUESTAT_TEST_LOCKED=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
