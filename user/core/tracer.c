@@ -658,7 +658,6 @@ static int consume_slow(struct ts_tracer *t)
 	return n;
 }
 
-#define SLOW_BATCH_PAUSE_AT 64
 static const struct timespec slow_pause = { .tv_nsec = 1000000 };
 
 /*
@@ -682,12 +681,13 @@ static void *slow_reader(void *arg)
 		if (n > 0)
 			t->slow_read += n;
 		/*
-		 * A batch this big: the requests come fast. Pausing lets the
-		 * next batch gather while the reader is behind, which the
-		 * kernel does not wake it for: a wakeup (an irq_work, a
-		 * self-IPI) per record instead costs each completion microseconds
+		 * The kernel wakes the reader (an irq_work, a self-IPI) for a
+		 * record only when it had caught up: reading at once after
+		 * each wakeup would cost every completion about a microsecond
+		 * at a high rate. A pause lets the next batch gather meanwhile:
+		 * a wakeup a millisecond at most, a line 1 ms later at most.
 		 */
-		if (n >= SLOW_BATCH_PAUSE_AT)
+		if (n > 0)
 			nanosleep(&slow_pause, NULL);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
