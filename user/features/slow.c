@@ -275,6 +275,12 @@ static void put_time(struct line *l, __u64 ns, enum ts_unit units)
 	d = d < lo ? lo : d > hi ? hi : d;
 	for (i = 0; i < d; i++)
 		scale *= 10;
+	if (ns * scale % unit == unit / 2) { /* a tie: printf's rounding */
+		char buf[32];
+
+		put_str(l, ts_time_str(buf, sizeof(buf), ns / 1e6, units));
+		return;
+	}
 	put_fixed(l, (ns * scale + unit / 2) / unit, d);
 	put_str(l, us ? " us" : " ms");
 }
