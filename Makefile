@@ -127,7 +127,7 @@ $(OUTPUT)/%.o: %.c $(USER_H) $(wildcard include/*.h include/*.def) | $(OUTPUT)
 
 truestat: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(WEB_LIBS) -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $^ $(LDFLAGS) $(LIBBPF_LIBS) $(WEB_LIBS) -lm -pthread -o $@
 
 # The same objects linked statically (libbpf.a, libelf.a, libz.a from the
 # Debian -dev packages), the BPF object inside: one self-contained file to
@@ -139,7 +139,7 @@ truestat-static: $(LIB_O) $(APP_O)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -static $^ $(LDFLAGS) \
 		$(shell $(PKG_CONFIG) --static --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) \
-		$(shell $(PKG_CONFIG) --static --libs openssl yaml-0.1 libcrypt libprotobuf-c 2>/dev/null) -lm -o $@
+		$(shell $(PKG_CONFIG) --static --libs openssl yaml-0.1 libcrypt libprotobuf-c 2>/dev/null) -lm -pthread -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_O) | $(OUTPUT)/tests
 	$(call msg,TEST-CC,$@)

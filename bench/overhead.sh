@@ -28,7 +28,8 @@
 #
 # Tracers: truestat, truestat-light (--light), truestat-pattern (--pattern),
 # truestat-slow (--slow=1000: above any request here, what capturing the
-# submitter and comparing costs), truestat-by (--by=cgroup),
+# submitter and comparing costs), truestat-slow0 (--slow=0: a line per
+# request through the ring buffer, printed to /dev/null), truestat-by (--by=cgroup),
 # truestat-cgroup (-c: the cgroup v2 this script runs in, so every I/O
 # matches and is counted: the match at Q and the submitter kept to C),
 # truestat-raw_tp, truestat-locked (the programs built for kernels before
@@ -113,6 +114,7 @@ start_tracer() {
 	truestat-light) "$ROOT/truestat" -v --light 1 >/dev/null 2>"$work/err" & ;;
 	truestat-pattern) "$ROOT/truestat" -v --pattern 1 >/dev/null 2>"$work/err" & ;;
 	truestat-slow) "$ROOT/truestat" -v --slow=1000 1 >/dev/null 2>"$work/err" & ;;
+	truestat-slow0) "$ROOT/truestat" -v --slow=0 1 >/dev/null 2>"$work/err" & ;;
 	truestat-by) "$ROOT/truestat" -v --by=cgroup 1 >/dev/null 2>"$work/err" & ;;
 	truestat-cgroup) "$ROOT/truestat" -v -c "$(own_cgroup)" 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;

@@ -9,9 +9,10 @@
 # depth of at most the 4 readers (plus the completions counted missed),
 # fio's process and the test's cgroup; and none is printed where fio's own
 # latency log (which holds Q -> C) saw no read of 25 ms.
-# Then a 4096-byte ring buffer that cannot keep up: printed + dropped
-# (slow_dropped) equals the daemon's slow requests, less at most the
-# missed. Buffered writes: the flusher's. Bad values of --slow: one line,
+# Then a 4096-byte ring buffer: printed + dropped (slow_dropped) equals
+# the daemon's slow requests, less at most the missed (its reader drains
+# it as it fills: at 2000 a second it may drop none; 29b-log.sh makes one
+# drop at the loop device's full rate). Buffered writes: the flusher's. Bad values of --slow: one line,
 # exit 2.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
@@ -93,14 +94,14 @@ print(name + '_submitter', int(not ok), 'submitters (comm, cgroup): %s' % dict(w
 "
 
 # 64 readers on 64 units, every request 30 ms more: about 2000 slow ones a
-# second, a ring buffer of 4096 bytes (42 of them) read every 100 ms: it
-# overflows, and what it drops is counted
+# second through a ring buffer of 4096 bytes (42 of them): what it drops,
+# if any, is counted
 simdisk_down
 SIMDISK_SLOW=1:30000 simdisk_up 64 1000 64
 TRUESTAT_TEST_SLOW_RING=4096 run ring 64
 judge ring "
 n = len(slow) + dropped
-print(name + '_dropped', int(not dropped), '%d dropped with a 4096-byte ring buffer' % dropped)
+print('# %d dropped with a 4096-byte ring buffer' % dropped)
 print(name + '_printed_plus_dropped', int(not len(late) - missed <= n <= len(late)),
       'printed %d + dropped %d = %d, the disk logged %d slow (missed completions %d)'
       % (len(slow), dropped, n, len(late), missed))

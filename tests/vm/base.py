@@ -26,7 +26,8 @@ RUNS = {
              ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')),
     'load': (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none'),
              ('opts', 'tp_btf', 'none'), ('optsraw', 'raw_tp', 'none'),
-             ('filt', 'tp_btf', 'none'), ('filtraw', 'raw_tp', 'none')),
+             ('filt', 'tp_btf', 'none'), ('filtraw', 'raw_tp', 'none'),
+             ('slowbuf', 'tp_btf', 'none')),
 }
 # a run's lines in the order the guest prints them (guest-init.sh's
 # run_case and ts_start): one missing means the run was cut off there

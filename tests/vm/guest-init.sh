@@ -629,6 +629,9 @@ for c in $CASES; do
 		filter_cgroup
 		run_case filt none -c "$FILTER_CG"
 		run_case filtraw none --raw-tp -c "$FILTER_CG"
+		# the ring buffer --slow=0 takes by default (5.10 charges it
+		# to RLIMIT_MEMLOCK), without a line per request on the console
+		run_case slowbuf none --slow=86400000 --slow-buffer=64M
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;

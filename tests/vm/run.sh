@@ -120,7 +120,7 @@ limits() {
 	for c in $1; do
 		case $c in
 		base | nvme | nullq) GUARD=$((GUARD + 60)) ;;
-		load) GUARD=$((GUARD + 200)) ;; # 5.10: six runs of ~22 s
+		load) GUARD=$((GUARD + 240)) ;; # 5.10: seven runs of ~23 s
 		refuse) GUARD=$((GUARD + 20)) ;;
 		scsi) GUARD=$((GUARD + 90)) ;;
 		cpus8) GUARD=$((GUARD + 120)) ;;

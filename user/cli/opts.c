@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -84,7 +85,12 @@ const char ts_usage[] =
 	"                     direction, sector, size, queue/service/total, the\n"
 	"                     in-device depth it was issued at, and the process\n"
 	"                     and cgroup that submitted it (at Q); one JSON\n"
-	"                     object each with -j\n"
+	"                     object each with -j. --slow=0: every request;\n"
+	"                     the end says per disk how many were logged,\n"
+	"                     dropped (ring buffer full), not timed (missed)\n"
+	"      --slow-buffer=SIZE\n"
+	"                     the ring buffer of --slow, a power of two from\n"
+	"                     4K (default 64M with --slow=0, else 1M)\n"
 	"      --by=cgroup|process\n"
 	"                     per disk and direction, each submitter's I/Os,\n"
 	"                     MiB/s, queue/service/total means and total p99:\n"
@@ -182,6 +188,8 @@ const char ts_usage[] =
 	"  truestat --web.listen-address=9101  metrics for Prometheus on\n"
 	"                           127.0.0.1:9101\n"
 	"  truestat --heatmap=sda.svg -d sda 1  sda's latency over time, as SVG\n"
+	"  truestat --slow=0 -d sda >sda.log  a line per request of sda, and\n"
+	"                           at the end how many were logged\n"
 	"  truestat -L 10           left running on a busy host: cheaper tracing\n"
 	"\n"
 	"Percentiles (P50 .. MAX) come from histograms whose buckets are 1/16\n"
@@ -223,6 +231,28 @@ static int parse_slow(const char *s, double *out, char *err, int errlen)
 			    "bad --slow '%s': milliseconds, 0 to 86400000 (e.g. --slow=50)",
 			    s);
 	*out = v;
+	return 0;
+}
+
+/* --slow-buffer=SIZE: bytes, or K, M, G of them (2^10...); a power of two */
+static int parse_slow_buffer(const char *s, unsigned int *out, char *err,
+			     int errlen)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end && !end[1])
+		shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : -1;
+	if (!isdigit((unsigned char)*s) || errno || shift < 0 ||
+	    (*end && end[1]) || v > (1ULL << 30) >> shift ||
+	    (v << shift) < 4096 || (v & (v - 1)))
+		return fail(err, errlen,
+			    "bad --slow-buffer '%s': a power of two, 4096 to 1G bytes (e.g. --slow-buffer=16M)",
+			    s);
+	*out = (unsigned int)(v << shift);
 	return 0;
 }
 
@@ -294,6 +324,7 @@ static const struct option longopts[] = {
 	{ "dm-names", no_argument, NULL, 'N' },
 	{ "pattern", no_argument, NULL, 'A' },
 	{ "slow", required_argument, NULL, 'S' },
+	{ "slow-buffer", required_argument, NULL, 'Z' },
 	{ "by", required_argument, NULL, 'B' },
 	{ "top", required_argument, NULL, 'T' },
 	{ "cgroup", required_argument, NULL, 'c' },
@@ -477,6 +508,8 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 		return 0;
 	case 'S':
 		return parse_slow(arg, &o->slow_ms, err, errlen);
+	case 'Z':
+		return parse_slow_buffer(arg, &o->slow_buffer, err, errlen);
 	case 'B':
 		return set_by(o, arg, err, errlen);
 	case 'T':

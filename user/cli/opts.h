@@ -24,6 +24,7 @@ struct ts_opts {
 	bool dm_names; /* -N: device-mapper disks by their /dev/mapper name */
 	bool pattern; /* --pattern: seeks and sizes as the device sees them */
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
+	unsigned int slow_buffer; /* --slow-buffer: ring bytes, 0: default */
 	int by;	 /* --by: enum ts_by */
 	int top; /* --top: submitters shown per device and direction */
 	const char *cgroup; /* -c: count only this cgroup v2's I/O, or NULL */

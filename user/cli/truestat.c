@@ -363,7 +363,6 @@ static struct exporter exporter;
 static unsigned int findings_window_takes = 60;
 
 static struct ts_slow_printer slow_printer = { .sysroot = "/sys" };
-static struct ts_tracer *slow_tracer; /* --slow: read every TICK_NS */
 static struct ts_tracer *fold_tracer; /* --by: its table read every TICK_NS */
 #define TICK_NS 100000000LL
 
@@ -380,14 +379,13 @@ static struct timespec timespec_of(long long ns)
 
 /*
  * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile,
- * with --slow printing the slow requests as they come and with --by
- * keeping room in its table (a burst of new submitters between two
+ * with --by keeping room in its table (a burst of new submitters between two
  * reports), and waking to restamp @t's depth words as often as they need
  * whatever the interval (ts_tracer_restamp); false when a signal came.
  */
 static bool sleep_until(struct ts_tracer *t, const struct timespec *deadline)
 {
-	bool tick = slow_tracer || fold_tracer;
+	bool tick = fold_tracer;
 	long long next, due;
 	struct timespec now, step;
 
@@ -403,8 +401,6 @@ static bool sleep_until(struct ts_tracer *t, const struct timespec *deadline)
 		if (ts_httpd_serve(exporter.httpd, &step, &stop_signal,
 				   &wait_mask, render_metrics, &exporter))
 			return false;
-		if (slow_tracer)
-			ts_tracer_read_slow(slow_tracer);
 		if (fold_tracer)
 			ts_tracer_fold_who(fold_tracer);
 	} while (!stop_signal && ns_of(&step) < ns_of(deadline));
@@ -551,10 +547,13 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->nexcluded = exclusion.n;
 	r->exclude_unmatched = unmatched;
 	r->none_left = none_left;
+	r->slow = o->slow_ms >= 0 ? &slow_printer : NULL;
+	flockfile(stdout); /* not amid the lines of --slow */
 	if (o->json)
 		ts_print_json(stdout, r, time(NULL));
 	else
 		ts_print_table(stdout, r, time(NULL));
+	funlockfile(stdout);
 	if (test_json && !o->json) {
 		ts_print_json(test_json, r, time(NULL));
 		fflush(test_json);
@@ -644,7 +643,13 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 	slow_printer.units = o->units;
 	slow_printer.cgroup_root = o->slow_ms >= 0 ? ts_cgroup2_root() : NULL;
 	t->on_slow = ts_slow_print;
+	t->on_slow_batch = ts_slow_batch;
 	t->on_slow_ctx = &slow_printer;
+	t->slow_ring = o->slow_buffer ? o->slow_buffer :
+		       o->slow_ms == 0 ? 64U << 20 : 1U << 20;
+	/* a line per request, written a buffer at a time */
+	if (t->slow)
+		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	t->verbose = o->verbose;
 	verbose = o->verbose;
 	dm_names = o->dm_names;
@@ -656,12 +661,13 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 static void test_opts(struct ts_tracer_opts *t)
 {
 	const char *bench;
+	unsigned int ring;
 
 	/* a smaller ring buffer of --slow, so that tests fill it */
-	t->slow_ring = test_knob("TRUESTAT_TEST_SLOW_RING", 4096, 1U << 30,
-				 true, "a power of two, 4096 to 2^30");
-	if (!t->slow_ring)
-		t->slow_ring = 1U << 20;
+	ring = test_knob("TRUESTAT_TEST_SLOW_RING", 4096, 1U << 30, true,
+			 "a power of two, 4096 to 2^30");
+	if (ring)
+		t->slow_ring = ring;
 	/* for tests of the error path: the verifier rejects one program */
 	t->test_verifier_failure = getenv("TRUESTAT_TEST_VERIFIER_FAILURE");
 	/* a smaller request table, so that tests fill it; or a larger one,
@@ -874,8 +880,6 @@ int main(int argc, char **argv)
 			ts_tracer_kind(tracer));
 	if (o.prometheus)
 		open_exporter(&o, tracer, &run);
-	if (topts.slow)
-		slow_tracer = tracer;
 	if (o.by)
 		fold_tracer = tracer;
 	who_tracer = tracer;

@@ -14,6 +14,7 @@
 #include "lib/names.h"
 #include "features/curve.h"
 #include "features/pattern.h"
+#include "features/slow.h"
 #include "features/who.h"
 #include "lib/units.h"
 
@@ -121,6 +122,7 @@ struct ts_report {
 	bool show_curve; /* print the parallelism curve (--depth) */
 	bool show_pattern; /* print the access pattern (--pattern) */
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
+	const struct ts_slow_printer *slow; /* --slow: its lines, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
 	const char *filter; /* "-c PATH", "--pid PID": rows of its I/O; NULL */
 	bool date;  /* -t: the date in the table's timestamp */

@@ -2,10 +2,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,7 +74,12 @@ struct ts_tracer {
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
 	struct ring_buffer *slow; /* --slow, else NULL */
 	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
+	void (*on_slow_batch)(void *ctx, bool end);
 	void *on_slow_ctx;
+	pthread_t slow_reader; /* --slow: drains the ring as it fills */
+	bool slow_reading;     /* slow_reader runs */
+	atomic_bool slow_stop; /* asks slow_reader to return */
+	__u64 slow_read, slow_cpu_ns; /* records it read, its CPU time */
 };
 
 static bool verbose;
@@ -648,10 +657,64 @@ static void *map_shared(const struct bpf_map *map, size_t *len)
 
 static int on_slow_event(void *ctx, void *data, size_t len);
 
+/* What is in the ring now, to the printer, as one batch. */
+static int consume_slow(struct ts_tracer *t)
+{
+	int n;
+
+	if (t->on_slow_batch)
+		t->on_slow_batch(t->on_slow_ctx, false);
+	n = ring_buffer__consume(t->slow);
+	if (t->on_slow_batch)
+		t->on_slow_batch(t->on_slow_ctx, true);
+	return n;
+}
+
+static const struct timespec slow_pause = { .tv_nsec = 1000000 };
+
+/*
+ * --slow: a thread of its own waits on the ring's epoll fd and drains it.
+ * The kernel wakes it (wakeup flags 0) only when it had caught up: one
+ * wakeup per batch, however fast the requests come.
+ */
+static void *slow_reader(void *arg)
+{
+	struct ts_tracer *t = arg;
+	struct epoll_event ev;
+	int fd = ring_buffer__epoll_fd(t->slow);
+
+	struct timespec cpu;
+	int n;
+
+	while (!atomic_load(&t->slow_stop)) {
+		if (epoll_wait(fd, &ev, 1, 100) < 0 && errno != EINTR)
+			break;
+		n = consume_slow(t);
+		if (n > 0)
+			t->slow_read += n;
+		/*
+		 * The kernel wakes the reader (an irq_work, a self-IPI) for a
+		 * record only when it had caught up: reading at once after
+		 * each wakeup would cost every completion about a microsecond
+		 * at a high rate. A pause lets the next batch gather meanwhile:
+		 * a wakeup a millisecond at most, a line 1 ms later at most.
+		 */
+		if (n > 0)
+			nanosleep(&slow_pause, NULL);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	t->slow_cpu_ns = cpu.tv_sec * 1000000000ULL + cpu.tv_nsec;
+	return NULL;
+}
+
 static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
 		     char *err, size_t errlen)
 {
+	sigset_t all, old;
+	int rc;
+
 	t->on_slow = o->on_slow;
+	t->on_slow_batch = o->on_slow_batch;
 	t->on_slow_ctx = o->on_slow_ctx;
 	t->slow = ring_buffer__new(bpf_map__fd(t->skel->maps.slow_events),
 				   on_slow_event, t, NULL);
@@ -660,6 +723,17 @@ static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
 		     strerror(errno));
 		return -1;
 	}
+	/* signals stay with the main thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t->slow_reader, NULL, slow_reader, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		fail(err, errlen, "cannot start the reader of --slow: %s",
+		     strerror(rc));
+		return -1;
+	}
+	t->slow_reading = true;
 	return 0;
 }
 
@@ -1553,10 +1627,26 @@ void ts_tracer_fold_who(struct ts_tracer *t)
 	ts_tracer_read_who(t, &scratch);
 }
 
+/* Stops the reader thread, if it runs. */
+static void stop_slow_reader(struct ts_tracer *t)
+{
+	if (!t->slow_reading)
+		return;
+	atomic_store(&t->slow_stop, true);
+	pthread_join(t->slow_reader, NULL);
+	t->slow_reading = false;
+	if (verbose && t->slow_read)
+		fprintf(stderr, "truestat: --slow reader: %llu records, %.0f ns "
+			"of its CPU each\n", (unsigned long long)t->slow_read,
+			(double)t->slow_cpu_ns / t->slow_read);
+}
+
 void ts_tracer_read_slow(struct ts_tracer *t)
 {
-	if (t->slow)
-		ring_buffer__consume(t->slow);
+	if (!t->slow)
+		return;
+	stop_slow_reader(t);
+	consume_slow(t);
 }
 
 void ts_tracer_close(struct ts_tracer *t)
@@ -1573,6 +1663,7 @@ void ts_tracer_close(struct ts_tracer *t)
 			t->sweep_ns / 1e3 / t->sweeps,
 			t->sweep_part_max_ns / 1e3,
 			t->sweep_wall_ns / 1e3 / t->sweeps);
+	stop_slow_reader(t);
 	ring_buffer__free(t->slow);
 	bpf_link__destroy(t->remap);
 	while (t->nlinks > 0)

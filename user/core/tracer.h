@@ -44,6 +44,8 @@ struct ts_tracer_opts {
 	unsigned int slow_ring; /* ring buffer bytes (a power of 2, >= 4096) */
 	/* called for each slow request; return non-zero to stop reading */
 	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
+	/* called before (@end false) and after each batch of them, or NULL */
+	void (*on_slow_batch)(void *ctx, bool end);
 	void *on_slow_ctx;
 	const unsigned int *kdevs; /* trace only these disks (kernel dev_t) */
 	int nkdevs;
@@ -93,7 +95,10 @@ void ts_tracer_gone(struct ts_tracer *t, struct ts_snapshot *gone);
  */
 int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
 		       bool *more);
-/* Reads the slow requests (--slow) waiting in the ring buffer. */
+/*
+ * The slow requests (--slow) are read by a thread of their own as they
+ * come; this stops it and reads what is left in the ring buffer (the end).
+ */
 void ts_tracer_read_slow(struct ts_tracer *t);
 
 struct ts_who_table;

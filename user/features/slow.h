@@ -12,6 +12,13 @@
 #include "truestat.h"
 #include "lib/units.h"
 
+#define TS_SLOW_NAMES 16
+
+struct ts_slow_name {
+	__u32 dev; /* major << 20 | minor */
+	char name[64];
+};
+
 struct ts_slow_printer {
 	FILE *f;
 	bool json;
@@ -21,6 +28,18 @@ struct ts_slow_printer {
 	enum ts_unit units; /* --units, or each time in its own */
 	bool date;	    /* -t: the date before the time of day */
 	bool dm_names;	    /* -N: device-mapper disks by /dev/mapper name */
+	/* the names of the devices seen this second */
+	struct ts_slow_name names[TS_SLOW_NAMES];
+	int nnames;
+	long long real_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	long long second;	  /* of second_str */
+	char second_str[32];	  /* its date and time, to the dot */
+	/* lines printed, per device */
+	struct {
+		__u32 dev;
+		unsigned long long n;
+	} logged[TS_MAX_DEVS];
+	int ndevs;
 };
 
 /* The mount point of cgroup v2 (from /proc/self/mounts), or NULL. */
@@ -35,5 +54,31 @@ const char *ts_cgroup_path(const char *root, __u64 id);
 
 /* Prints @e; the ring buffer callback (ctx: a struct ts_slow_printer). */
 int ts_slow_print(void *ctx, const struct ts_slow_event *e);
+
+/*
+ * Before a batch of ts_slow_print (@end false): the output locked (report
+ * blocks and lines never interleave), the clocks read once; after: the
+ * output flushed and unlocked.
+ */
+void ts_slow_batch(void *ctx, bool end);
+
+/* The lines printed for the device @major:@minor. */
+unsigned long long ts_slow_logged(const struct ts_slow_printer *p,
+				  unsigned int major, unsigned int minor);
+
+/*
+ * The end of the run, device @name (@major:@minor): its lines, those
+ * @dropped (the ring buffer full) and the requests not timed (@missed).
+ */
+void ts_slow_put_counts(FILE *f, const struct ts_slow_printer *p,
+			const char *name, unsigned int major,
+			unsigned int minor, unsigned long long dropped,
+			unsigned long long missed);
+
+struct tj;
+/* The same as "slow": {"logged", "dropped", "missed"}. */
+void ts_slow_json_counts(struct tj *j, const struct ts_slow_printer *p,
+			 unsigned int major, unsigned int minor,
+			 unsigned long long dropped, unsigned long long missed);
 
 #endif

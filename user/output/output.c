@@ -578,6 +578,12 @@ static void put_notes(FILE *f, const struct ts_report *r)
 				fprintf(f, "  note: %s: %llu %s\n", r->dev[i].name,
 					(unsigned long long)r->dev[i].events[e],
 					ts_event_help[e]);
+	for (i = 0; i < r->ndev && r->totals && r->slow; i++)
+		if (r->dev[i].active)
+			ts_slow_put_counts(f, r->slow, r->dev[i].name,
+					   r->dev[i].major, r->dev[i].minor,
+					   r->dev[i].events[TS_EV_SLOW_DROPPED],
+					   r->dev[i].all.missed);
 	if (r->lost_events)
 		fprintf(f,
 			"  warning: %llu events lost to BPF recursion "
@@ -1005,6 +1011,9 @@ static void json_device(struct tj *j, const struct ts_report *r,
 		ts_pattern_json(j, &d->pattern);
 	if (r->who)
 		ts_who_json(j, r->who, d->qid, d->events[TS_EV_WHO_FULL]);
+	if (r->totals && r->slow)
+		ts_slow_json_counts(j, r->slow, d->major, d->minor,
+				    d->events[TS_EV_SLOW_DROPPED], d->all.missed);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
 		tj_u64(j, ts_event_names[e], d->events[e]);
