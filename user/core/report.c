@@ -87,6 +87,21 @@ static struct ts_hist *dev_hists(const struct ts_snapshot *sa,
 	return out;
 }
 
+/* Service by size of @b's device over the span (needs histograms). */
+static void dev_size_service(const struct ts_snapshot *sa,
+			     const struct ts_dev_snap *a,
+			     const struct ts_snapshot *sb,
+			     const struct ts_dev_snap *b,
+			     struct ts_dev_report *d)
+{
+	if (!b->hist_slot || b->hist_slot > TS_HIST_DEVS)
+		return;
+	if (a && a->hist_slot != b->hist_slot)
+		a = NULL;
+	ts_pattern_service(a ? &sa->sizes[a->hist_slot - 1] : NULL,
+			   &sb->sizes[b->hist_slot - 1], &d->pattern);
+}
+
 /* The parallelism curve of @b's device over the span (needs histograms). */
 static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 		      const struct ts_snapshot *sb, const struct ts_dev_snap *b,
@@ -361,5 +376,6 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		dev_curve(a, find_dev(a, cur), b, cur, span_ns, r, d);
 		ts_pattern_delta(find_dev(a, cur) ? &find_dev(a, cur)->pattern : NULL,
 				 &cur->pattern, r->span_s, &d->pattern);
+		dev_size_service(a, find_dev(a, cur), b, cur, d);
 	}
 }

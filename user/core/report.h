@@ -52,6 +52,7 @@ struct ts_snapshot {
 	struct ts_dev_snap dev[TS_MAX_DEVS];
 	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS]; /* by hist_slot - 1 */
 	struct ts_depth_counts depth[TS_HIST_DEVS];   /* by hist_slot - 1 */
+	struct ts_size_counts sizes[TS_HIST_DEVS];    /* --pattern, likewise */
 };
 
 struct ts_op_figures {
