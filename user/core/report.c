@@ -310,6 +310,15 @@ static void snap_add(struct ts_dev_snap *to, const struct ts_dev_snap *from,
 	}
 }
 
+void ts_snapshot_copy(struct ts_snapshot *dst, const struct ts_snapshot *src)
+{
+	bool sizes = src->has_sizes || dst->has_sizes;
+
+	memcpy(dst, src, offsetof(struct ts_snapshot, sizes));
+	if (sizes)
+		memcpy(dst->sizes, src->sizes, sizeof(dst->sizes));
+}
+
 void ts_snapshot_keep_gone(struct ts_snapshot *gone,
 			   const struct ts_dev_snap *p)
 {

@@ -1289,9 +1289,9 @@ static void read_depth(struct ts_tracer *t, __u64 claim, unsigned int slot,
 	*out = t->depth_total[slot];
 }
 
-/* Histogram slot @slot's service by size (--pattern), widened, into @out. */
+/* Histogram slot @slot's service by size (--pattern), widened, into @s. */
 static void read_sizes(struct ts_tracer *t, __u64 claim, unsigned int slot,
-		       struct ts_size_counts *out)
+		       struct ts_snapshot *s)
 {
 	if (!t->pattern)
 		return;
@@ -1302,7 +1302,8 @@ static void read_sizes(struct ts_tracer *t, __u64 claim, unsigned int slot,
 	t->size_claim[slot] = claim;
 	ts_size_widen(&t->size_total[slot], t->size_seen[slot],
 		      &t->size_hists[slot * TS_PATTERN_OPS]);
-	*out = t->size_total[slot];
+	s->sizes[slot] = t->size_total[slot];
+	s->has_sizes = true;
 }
 
 /* Slot @qid's counters, of claim @c: the disk's own (lib/claim.h). */
@@ -1335,8 +1336,7 @@ static void read_hists(struct ts_tracer *t,
 	       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS], sizeof(s->hist[0]));
 	read_depth(t, c->claimed_ns, d->hist_slot - 1,
 		   &s->depth[d->hist_slot - 1]);
-	read_sizes(t, c->claimed_ns, d->hist_slot - 1,
-		   &s->sizes[d->hist_slot - 1]);
+	read_sizes(t, c->claimed_ns, d->hist_slot - 1, s);
 }
 
 /* Whether slot @qid counted a request since its counters were last read. */
