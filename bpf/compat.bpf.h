@@ -148,12 +148,13 @@ static __always_inline int bio_queue_read(struct bio *b,
 
 /*
  * Zeroes: a value never written, as large as the largest one cleared by
- * copying from it (a histogram set, a depth histogram). One helper call,
+ * copying from it (a histogram set, a depth or size histogram). One helper call,
  * no loop: the verifier's work does not grow with the size.
  */
+#define TS_MAX2(a, b) ((a) > (b) ? (a) : (b))
 struct ts_zeroes {
-	u8 b[sizeof(struct ts_depth_hist) > sizeof(struct ts_hist) ?
-	     sizeof(struct ts_depth_hist) : sizeof(struct ts_hist)];
+	u8 b[TS_MAX2(sizeof(struct ts_size_hist),
+		     TS_MAX2(sizeof(struct ts_depth_hist), sizeof(struct ts_hist)))];
 };
 
 struct {

@@ -10,6 +10,7 @@
 #include "core.bpf.h"
 #include "atomics.bpf.h"
 #include "compat.bpf.h"
+#include "pattern.bpf.h"
 
 /* By device slot (its hist_slot - 1) and set (an op, or TS_HIST_SYNC). */
 struct {
@@ -59,6 +60,7 @@ static __always_inline void claim_hists(struct ts_dev_state *st)
 	dh = bpf_map_lookup_elem(&depth_hists, &idx);
 	if (dh)
 		zero_value(dh, sizeof(*dh));
+	size_hists_zero(slot);
 }
 
 /*

@@ -9,6 +9,7 @@
 
 #include "core.bpf.h"
 #include "atomics.bpf.h"
+#include "compat.bpf.h"
 
 /* Set by the loader for --pattern; false: the verifier drops the code. */
 const volatile bool pattern = false;
@@ -19,6 +20,15 @@ struct {
 	__type(key, u32);
 	__type(value, struct ts_pattern);
 } patterns SEC(".maps");
+
+/* Service time by size, by histogram slot and op (include/truestat.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TS_HIST_DEVS * TS_PATTERN_OPS); /* 1 without --pattern */
+	__type(key, u32);
+	__type(value, struct ts_size_hist);
+} size_hists SEC(".maps");
 
 static __always_inline void count_at(u64 *counts, u64 i, u64 slots, u64 n)
 {
@@ -58,6 +68,45 @@ static __always_inline void pattern_count(u32 qid, u8 op, u64 sector,
 	count_at(o->seek, ts_seek_bucket(sector < prev ? prev - sector :
 							 sector - prev),
 		 TS_SEEK_SLOTS, 1);
+}
+
+/* Histogram slot @slot's size histograms emptied (its device is new). */
+static __always_inline void size_hists_zero(u32 slot)
+{
+	struct ts_size_hist *h;
+	u32 idx;
+	int op;
+
+	if (!pattern)
+		return;
+	for (op = 0; op < TS_PATTERN_OPS; op++) {
+		idx = (slot - 1) * TS_PATTERN_OPS + op;
+		h = bpf_map_lookup_elem(&size_hists, &idx);
+		if (h)
+			zero_value(h, sizeof(*h));
+	}
+}
+
+/*
+ * A completion of @bytes (size at issue) served in @service_ns, into
+ * histogram slot @slot's op @op. A function of its own, checked once by
+ * the verifier whatever its callers.
+ */
+__noinline int pattern_service(u32 slot, u32 op, u32 bytes, u64 service_ns)
+{
+	u32 idx = (slot - 1) * TS_PATTERN_OPS + op;
+	u64 c = ts_size_class(ts_size_bucket(bytes));
+	u64 b = ts_hist_bucket(service_ns);
+	struct ts_size_hist *h;
+
+	if (!slot || op >= TS_PATTERN_OPS)
+		return 0;
+	h = bpf_map_lookup_elem(&size_hists, &idx);
+	barrier_var(c); /* see hist_count */
+	barrier_var(b);
+	if (h && c < TS_SIZE_CLASSES && b < TS_HIST_SLOTS)
+		__sync_fetch_and_add(&h->service[c][b], 1);
+	return 0;
 }
 
 #endif

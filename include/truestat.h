@@ -618,6 +618,30 @@ struct ts_pattern {
 	struct ts_pattern_op op[TS_PATTERN_OPS];
 };
 
+/*
+ * --pattern: service time (D -> C; Q -> C at a bio layer) by the request's
+ * size at issue, for the first TS_HIST_DEVS devices. ARRAY size_hists
+ * (mmapable), index = (ts_dev_state.hist_slot - 1) * TS_PATTERN_OPS + op;
+ * one entry when --pattern is off. Classes: below 1 KiB, 1 KiB, 2 KiB, ...
+ * 2 MiB, 4 MiB and more (ts_size_class). 32-bit counters (31 KB an op),
+ * widened by the loader at every snapshot as ts_depth_hist's are.
+ */
+#define TS_SIZE_CLASSES 14
+#define TS_SIZE_CLASS_LOW 9 /* ts_size_bucket of 512 bytes: class 0 */
+
+struct ts_size_hist {
+	__u32 service[TS_SIZE_CLASSES][TS_HIST_SLOTS];
+};
+
+/* Class of size bucket @b (ts_size_bucket). */
+static __always_inline unsigned int ts_size_class(unsigned int b)
+{
+	if (b <= TS_SIZE_CLASS_LOW)
+		return 0;
+	b -= TS_SIZE_CLASS_LOW;
+	return b < TS_SIZE_CLASSES ? b : TS_SIZE_CLASSES - 1;
+}
+
 /* Bucket of a seek of @sectors: 0 when sequential, else log2 + 1. */
 static __always_inline unsigned int ts_seek_bucket(__u64 sectors)
 {

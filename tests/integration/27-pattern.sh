@@ -6,8 +6,8 @@
 # blocks, drawn independently (norandommap): a request follows the one
 # before it with chance 1/16384, goes backwards with chance about 1/2.
 # Counts equal fio's and diskstats'. A bio layer (zram) is counted at Q,
-# alike. Without --pattern its map holds one
-# entry, and the JSON has no "pattern".
+# alike, and its service by size at completion. Without --pattern its maps hold one
+# entry each, and the JSON has no "pattern".
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need fio python3 bpftool
@@ -73,6 +73,13 @@ p, f, disk = case('zram', 'write', 'write', 4, 'zram0')
 ok = p['ios'] == f['total_ios'] == disk and p['compared'] == p['ios'] - 1 == p['sequential']
 ok = ok and sizes(p) == {(16384, 32768): (f['total_ios'], f['io_bytes'])}
 print('zram_bio_layer', int(not ok), 'zram (a bio layer, counted at Q): %d writes (fio %d, diskstats %d), %d of %d compared sequential, sizes %s' % (p['ios'], f['total_ios'], disk, p['sequential'], p['compared'], sizes(p)))
+# service by size, at completion: every write of the 16K class, less the
+# completions never seen
+m = dev(totals('$tmp/zram.json'), 'zram0')['ops']['write']['missed']
+c = [s for s in p['sizes'] if s['from_bytes'] == 16384]
+ok = c and c[0]['completed'] + m == f['total_ios'] and c[0]['service_ms'] is not None
+print('zram_completed', int(not ok), 'zram 16K class: %s completed + %d never seen, fio %d writes; service %s'
+      % (c[0]['completed'] if c else None, m, f['total_ios'], c[0]['service_ms'] if c else None))
 ")
 
 check_schema pattern_schema "$tmp"/seq.json "$tmp"/rand.json "$tmp"/zram.json
@@ -85,10 +92,10 @@ entries=$(bpftool map show -j | python3 -c '
 import json, sys
 ids = set(int(x) for x in sys.argv[1].split())
 print(" ".join(str(m["max_entries"]) for m in json.load(sys.stdin)
-               if m.get("name") == "patterns" and m["id"] in ids))' "$ids")
+               if m.get("name") in ("patterns", "size_hists") and m["id"] in ids))' "$ids")
 dd if="/dev/$dev" of=/dev/null bs=4k count=16 iflag=direct status=none
 ts_stop INT
-check off_map_small "$([[ $entries == 1 ]]; echo $?)" "without --pattern the patterns map has max_entries '$entries' (1)"
+check off_map_small "$([[ $entries == "1 1" ]]; echo $?)" "without --pattern the patterns and size_hists maps have max_entries '$entries' (1 1)"
 check_lines < <(py "
 d = dev(totals('$tmp/off.json'), '$dev')
 print('off_no_json', int('pattern' in d), 'without --pattern the JSON has no pattern object')

@@ -773,7 +773,7 @@ static void window_findings(struct run *r, long n)
 	ts_report_build(r->window, r->cur, sys_name, r->report);
 	r->report->light = exporter.light;
 	export_findings(r->report);
-	*r->window = *r->cur;
+	ts_snapshot_copy(r->window, r->cur);
 }
 
 /*
@@ -795,9 +795,9 @@ static bool run_intervals(const struct ts_opts *o, struct ts_tracer *t,
 	r->first->lost_events = 0;
 	r->first->mono_ns = next.tv_sec * 1000000000ULL + next.tv_nsec;
 	ts_tracer_begin(t, r->first->mono_ns);
-	*r->prev = *r->first;
+	ts_snapshot_copy(r->prev, r->first);
 	if (r->window)
-		*r->window = *r->first;
+		ts_snapshot_copy(r->window, r->first);
 	while (!stop_signal && out_ok && o->interval_s > 0 &&
 	       (!o->count || n < o->count)) {
 		advance(&next, o->interval_s);

@@ -87,6 +87,21 @@ static struct ts_hist *dev_hists(const struct ts_snapshot *sa,
 	return out;
 }
 
+/* Service by size of @b's device over the span (needs histograms). */
+static void dev_size_service(const struct ts_snapshot *sa,
+			     const struct ts_dev_snap *a,
+			     const struct ts_snapshot *sb,
+			     const struct ts_dev_snap *b,
+			     struct ts_dev_report *d)
+{
+	if (!b->hist_slot || b->hist_slot > TS_HIST_DEVS)
+		return;
+	if (a && a->hist_slot != b->hist_slot)
+		a = NULL;
+	ts_pattern_service(a ? &sa->sizes[a->hist_slot - 1] : NULL,
+			   &sb->sizes[b->hist_slot - 1], &d->pattern);
+}
+
 /* The parallelism curve of @b's device over the span (needs histograms). */
 static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 		      const struct ts_snapshot *sb, const struct ts_dev_snap *b,
@@ -295,6 +310,15 @@ static void snap_add(struct ts_dev_snap *to, const struct ts_dev_snap *from,
 	}
 }
 
+void ts_snapshot_copy(struct ts_snapshot *dst, const struct ts_snapshot *src)
+{
+	bool sizes = src->has_sizes || dst->has_sizes;
+
+	memcpy(dst, src, offsetof(struct ts_snapshot, sizes));
+	if (sizes)
+		memcpy(dst->sizes, src->sizes, sizeof(dst->sizes));
+}
+
 void ts_snapshot_keep_gone(struct ts_snapshot *gone,
 			   const struct ts_dev_snap *p)
 {
@@ -361,5 +385,6 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		dev_curve(a, find_dev(a, cur), b, cur, span_ns, r, d);
 		ts_pattern_delta(find_dev(a, cur) ? &find_dev(a, cur)->pattern : NULL,
 				 &cur->pattern, r->span_s, &d->pattern);
+		dev_size_service(a, find_dev(a, cur), b, cur, d);
 	}
 }

@@ -53,7 +53,15 @@ struct ts_snapshot {
 	struct ts_dev_snap dev[TS_MAX_DEVS];
 	struct ts_hist hist[TS_HIST_DEVS][TS_HIST_SETS]; /* by hist_slot - 1 */
 	struct ts_depth_counts depth[TS_HIST_DEVS];   /* by hist_slot - 1 */
+	bool has_sizes; /* sizes[] read (--pattern); else never touched */
+	struct ts_size_counts sizes[TS_HIST_DEVS];    /* --pattern, likewise */
 };
+
+/*
+ * *@dst = *@src, sizes[] (4 MB) only when either has them: without
+ * --pattern its pages are never written, and cost no memory.
+ */
+void ts_snapshot_copy(struct ts_snapshot *dst, const struct ts_snapshot *src);
 
 struct ts_op_figures {
 	__u64 ios, bytes, queued_ios;

@@ -50,6 +50,12 @@ struct ts_tracer {
 	struct ts_depth_counts depth_total[TS_HIST_DEVS];
 	struct ts_depth_hist depth_seen[TS_HIST_DEVS];
 	__u64 depth_claim[TS_HIST_DEVS]; /* claimed_ns of the disk followed */
+	/* --pattern: service by size, likewise (ts_size_widen) */
+	const struct ts_size_hist *size_hists; /* mmap of size_hists */
+	size_t size_hists_len;
+	struct ts_size_counts size_total[TS_HIST_DEVS];
+	struct ts_size_hist size_seen[TS_HIST_DEVS][TS_PATTERN_OPS];
+	__u64 size_claim[TS_HIST_DEVS];
 	int ncpus;
 	struct ts_dev_stats *percpu;
 	struct ts_claim_base *claims; /* each slot's counters per disk */
@@ -258,8 +264,10 @@ static void size_maps(struct truestat_bpf *skel,
 	}
 	if (!plan.locked && !o->test_locked)
 		bpf_map__set_max_entries(skel->maps.word_locks, 1);
-	if (!o->pattern) /* not 400 KB */
+	if (!o->pattern) { /* not 400 KB and 2 MB */
 		bpf_map__set_max_entries(skel->maps.patterns, 1);
+		bpf_map__set_max_entries(skel->maps.size_hists, 1);
+	}
 }
 
 /*
@@ -803,9 +811,12 @@ static int map_state(struct ts_tracer *t, char *err, size_t errlen)
 	t->hists = map_shared(t->skel->maps.hists, &t->hists_len);
 	t->depth_hists = map_shared(t->skel->maps.depth_hists,
 				    &t->depth_hists_len);
+	t->size_hists = map_shared(t->skel->maps.size_hists,
+				   &t->size_hists_len);
 	t->repairs = map_shared(t->skel->maps.repairs, &t->repairs_len);
 	t->rq_table = map_shared(t->skel->maps.rq_slots, &t->rq_table_len);
-	if (!t->state || !t->hists || !t->depth_hists || !t->repairs ||
+	if (!t->state || !t->hists || !t->depth_hists || !t->size_hists ||
+	    !t->repairs ||
 	    !t->rq_table || !t->skel->bss)
 		return fail(err, errlen, "cannot map the device state: %s",
 			    strerror(errno));
@@ -1364,6 +1375,23 @@ static void read_depth(struct ts_tracer *t, __u64 claim, unsigned int slot,
 	*out = t->depth_total[slot];
 }
 
+/* Histogram slot @slot's service by size (--pattern), widened, into @s. */
+static void read_sizes(struct ts_tracer *t, __u64 claim, unsigned int slot,
+		       struct ts_snapshot *s)
+{
+	if (!t->pattern)
+		return;
+	if (t->size_claim[slot] && t->size_claim[slot] != claim) {
+		memset(&t->size_total[slot], 0, sizeof(t->size_total[0]));
+		memset(t->size_seen[slot], 0, sizeof(t->size_seen[0]));
+	}
+	t->size_claim[slot] = claim;
+	ts_size_widen(&t->size_total[slot], t->size_seen[slot],
+		      &t->size_hists[slot * TS_PATTERN_OPS]);
+	s->sizes[slot] = t->size_total[slot];
+	s->has_sizes = true;
+}
+
 /* Slot @qid's counters, of claim @c: the disk's own (lib/claim.h). */
 static void read_counters(struct ts_tracer *t, unsigned int qid,
 			  const struct ts_claim *c, struct ts_dev_snap *d)
@@ -1394,6 +1422,7 @@ static void read_hists(struct ts_tracer *t,
 	       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS], sizeof(s->hist[0]));
 	read_depth(t, c->claimed_ns, d->hist_slot - 1,
 		   &s->depth[d->hist_slot - 1]);
+	read_sizes(t, c->claimed_ns, d->hist_slot - 1, s);
 }
 
 /* Whether slot @qid counted a request since its counters were last read. */
@@ -1674,6 +1703,8 @@ void ts_tracer_close(struct ts_tracer *t)
 		munmap((void *)t->hists, t->hists_len);
 	if (t->depth_hists)
 		munmap((void *)t->depth_hists, t->depth_hists_len);
+	if (t->size_hists)
+		munmap((void *)t->size_hists, t->size_hists_len);
 	if (t->repairs)
 		munmap((void *)t->repairs, t->repairs_len);
 	if (t->rq_table)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <math.h>
 #include <string.h>
 
 #include "pattern.h"
+#include "lib/histogram.h"
 #include "lib/names.h"
 #include "lib/units.h"
 
@@ -13,9 +15,71 @@ void ts_pattern_delta(const struct ts_pattern *a, const struct ts_pattern *b,
 	__u64 *d = (__u64 *)out->op;
 	size_t i, n = sizeof(out->op) / (sizeof(__u64));
 
+	memset(out, 0, sizeof(*out));
 	for (i = 0; i < n; i++)
 		d[i] = to[i] - (from ? from[i] : 0);
 	out->span_s = span_s;
+}
+
+void ts_size_widen(struct ts_size_counts *total, struct ts_size_hist *seen,
+		   const struct ts_size_hist *now)
+{
+	__u32 v;
+	int op, c, b;
+
+	for (op = 0; op < TS_PATTERN_OPS; op++)
+		for (c = 0; c < TS_SIZE_CLASSES; c++)
+			for (b = 0; b < TS_HIST_SLOTS; b++) {
+				v = now[op].service[c][b];
+				total->service[op][c][b] +=
+					(__u32)(v - seen[op].service[c][b]);
+				seen[op].service[c][b] = v;
+			}
+}
+
+void ts_pattern_service(const struct ts_size_counts *a,
+			const struct ts_size_counts *b,
+			struct ts_pattern_span *p)
+{
+	__u64 h[TS_HIST_SLOTS];
+	struct ts_size_service *s;
+	int op, c, k;
+
+	for (op = 0; op < TS_PATTERN_OPS; op++)
+		for (c = 0; c < TS_SIZE_CLASSES; c++) {
+			for (k = 0; k < TS_HIST_SLOTS; k++)
+				h[k] = b->service[op][c][k] -
+				       (a ? a->service[op][c][k] : 0);
+			s = &p->service[op][c];
+			s->completed = ts_hist_count(h);
+			s->p50_ms = ts_hist_quantile(h, 0.50) / 1e6;
+			s->p95_ms = ts_hist_quantile(h, 0.95) / 1e6;
+			s->p99_ms = ts_hist_quantile(h, 0.99) / 1e6;
+		}
+	p->has_service = true;
+}
+
+/*
+ * The service figures that size row @k carries: its class's, on the
+ * class's own row (the 512-byte row for all below 1 KiB, the 4 MiB row for
+ * 4 MiB and more); NULL on the others, or without histograms.
+ */
+static const struct ts_size_service *row_service(const struct ts_pattern_span *p,
+						 int op, int k)
+{
+	int c = ts_size_class(k);
+
+	if (!p->has_service || k != c + TS_SIZE_CLASS_LOW)
+		return NULL;
+	return &p->service[op][c];
+}
+
+/* Whether size row @k has anything to show. */
+static bool row_shown(const struct ts_pattern_span *p, int op, int k)
+{
+	const struct ts_size_service *s = row_service(p, op, k);
+
+	return p->op[op].size_ios[k] || (s && s->completed);
 }
 
 /* Bytes below which seek bucket @k lies: 2^k sectors (k = 0: sequential). */
@@ -78,30 +142,69 @@ static double pct(__u64 part, __u64 whole)
 	return whole ? 100.0 * part / whole : 0;
 }
 
-static void print_sizes(FILE *f, const char *op, const struct ts_pattern_op *o,
-			double span_s)
+/* The format of @p's service columns, from the figures they print. */
+static struct ts_tfmt service_fmt(const struct ts_pattern_span *p,
+				  enum ts_unit units)
 {
+	const struct ts_size_service *s;
+	double min = INFINITY;
+	int op, k;
+
+	for (op = 0; op < TS_PATTERN_OPS; op++)
+		for (k = 0; k < TS_SIZE_SLOTS; k++) {
+			s = row_service(p, op, k);
+			if (!s || !s->completed)
+				continue;
+			ts_tmin_see(&min, s->p50_ms);
+			ts_tmin_see(&min, s->p95_ms);
+			ts_tmin_see(&min, s->p99_ms);
+		}
+	return ts_tfmt_pick(min, units);
+}
+
+/* COMPLETED and the percentiles: "-" where the row carries none. */
+static void print_service(FILE *f, const struct ts_size_service *s,
+			  const struct ts_tfmt *t)
+{
+	if (!s) {
+		fprintf(f, " %10s %10s %10s %10s\n", "-", "-", "-", "-");
+		return;
+	}
+	fprintf(f, " %10llu", (unsigned long long)s->completed);
+	ts_tfmt_put(f, t, s->p50_ms, 10);
+	ts_tfmt_put(f, t, s->p95_ms, 10);
+	ts_tfmt_put(f, t, s->p99_ms, 10);
+	fputc('\n', f);
+}
+
+static void print_sizes(FILE *f, int op, const struct ts_pattern_span *p,
+			const struct ts_tfmt *t)
+{
+	const struct ts_pattern_op *o = &p->op[op];
 	char lo[16], hi[16];
 	int k;
 
 	for (k = 0; k < TS_SIZE_SLOTS; k++) {
-		if (!o->size_ios[k])
+		if (!row_shown(p, op, k))
 			continue;
 		human("", k ? 1ULL << k : 0, lo, sizeof(lo));
 		human("", 2ULL << k, hi, sizeof(hi));
-		fprintf(f, "  %-6s %6s-%-6s %10llu %10.1f %9.2f\n", op, lo, hi,
-			(unsigned long long)o->size_ios[k],
-			span_s > 0 ? o->size_ios[k] / span_s : 0,
-			ts_mib_per_s(o->size_bytes[k], span_s));
+		fprintf(f, "  %-6s %6s-%-6s %10llu %10.1f %9.2f", ts_op_names[op],
+			lo, hi, (unsigned long long)o->size_ios[k],
+			p->span_s > 0 ? o->size_ios[k] / p->span_s : 0,
+			ts_mib_per_s(o->size_bytes[k], p->span_s));
+		print_service(f, row_service(p, op, k), t);
 	}
 }
 
 void ts_pattern_print(FILE *f, const char *name,
-		      const struct ts_pattern_span *p)
+		      const struct ts_pattern_span *p, enum ts_unit units)
 {
+	static const char *const svc[] = { "SVC_P50", "SVC_P95", "SVC_P99" };
 	struct ts_pattern_figures fig;
 	char a[16], b[16];
-	int op;
+	struct ts_tfmt t;
+	int op, i;
 
 	for (op = 0; op < TS_PATTERN_OPS; op++) {
 		ts_pattern_figures(&p->op[op], &fig);
@@ -124,10 +227,14 @@ void ts_pattern_print(FILE *f, const char *name,
 			human(fig.seek_p50_lt ? "<" : "", fig.seek_p50_lt, a, sizeof(a)),
 			human(fig.seek_p90_lt ? "<" : "", fig.seek_p90_lt, b, sizeof(b)));
 	}
-	fprintf(f, "  %-6s %13s %10s %10s %9s\n", "OP", "SIZE(bytes)", "IOS",
-		"IOPS", "MiB/s");
+	t = service_fmt(p, units);
+	fprintf(f, "  %-6s %13s %10s %10s %9s %10s", "OP", "SIZE(bytes)",
+		"IOS", "IOPS", "MiB/s", "COMPLETED");
+	for (i = 0; i < 3; i++)
+		fprintf(f, " %7s_%s", svc[i], ts_tfmt_unit(&t));
+	fputc('\n', f);
 	for (op = 0; op < TS_PATTERN_OPS; op++)
-		print_sizes(f, ts_op_names[op], &p->op[op], p->span_s);
+		print_sizes(f, op, p, &t);
 }
 
 static void json_seeks(struct tj *j, const struct ts_pattern_op *o)
@@ -147,21 +254,42 @@ static void json_seeks(struct tj *j, const struct ts_pattern_op *o)
 	tj_end_arr(j);
 }
 
-static void json_sizes(struct tj *j, const struct ts_pattern_op *o,
-		       double span_s)
+/* "completed" and "service_ms" of a size row (nulls: not known there). */
+static void json_service(struct tj *j, const struct ts_size_service *s)
 {
+	if (!s) {
+		tj_null(j, "completed");
+		tj_null(j, "service_ms");
+		return;
+	}
+	tj_u64(j, "completed", s->completed);
+	if (!s->completed) {
+		tj_null(j, "service_ms");
+		return;
+	}
+	tj_obj(j, "service_ms");
+	tj_num(j, "p50", s->p50_ms, 6);
+	tj_num(j, "p95", s->p95_ms, 6);
+	tj_num(j, "p99", s->p99_ms, 6);
+	tj_end_obj(j);
+}
+
+static void json_sizes(struct tj *j, int op, const struct ts_pattern_span *p)
+{
+	const struct ts_pattern_op *o = &p->op[op];
 	int k;
 
 	tj_arr(j, "sizes");
 	for (k = 0; k < TS_SIZE_SLOTS; k++) {
-		if (!o->size_ios[k])
+		if (!row_shown(p, op, k))
 			continue;
 		tj_obj(j, NULL);
 		tj_u64(j, "from_bytes", k ? 1ULL << k : 0);
 		tj_u64(j, "below_bytes", 2ULL << k);
 		tj_u64(j, "ios", o->size_ios[k]);
+		json_service(j, row_service(p, op, k));
 		tj_u64(j, "bytes", o->size_bytes[k]);
-		tj_num(j, "mib_per_s", ts_mib_per_s(o->size_bytes[k], span_s), 3);
+		tj_num(j, "mib_per_s", ts_mib_per_s(o->size_bytes[k], p->span_s), 3);
 		tj_end_obj(j);
 	}
 	tj_end_arr(j);
@@ -185,7 +313,7 @@ void ts_pattern_json(struct tj *j, const struct ts_pattern_span *p)
 		else
 			tj_null(j, "sequential_share");
 		json_seeks(j, &p->op[op]);
-		json_sizes(j, &p->op[op], p->span_s);
+		json_sizes(j, op, p);
 		tj_end_obj(j);
 	}
 	tj_end_obj(j);

@@ -690,7 +690,8 @@ static void put_sections(FILE *f, const struct ts_report *r)
 		put_curves(f, r);
 	for (i = 0; r->show_pattern && i < r->ndev; i++)
 		if (r->dev[i].active)
-			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern);
+			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern,
+					 r->units);
 	for (i = 0; r->who && i < r->ndev; i++)
 		if (r->dev[i].active)
 			ts_who_print(f, r->who, r->units, r->dev[i].qid,
