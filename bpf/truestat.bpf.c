@@ -17,6 +17,7 @@
 #include "layer.bpf.h"
 #include "sweep.bpf.h"
 #include "durable.bpf.h"
+#include "flags.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -184,6 +185,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 	if (st->has_uppers)
 		members_done(rq, direct, now);
 	request_account(st, qid, &rec, now);
+	flags_complete(qid, rq, &rec, direct, now);
 	slow_report(st, qid, &rec, &x, now);
 	who_account(qid, &rec, &x, now);
 	return 0;

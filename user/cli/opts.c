@@ -78,6 +78,11 @@ const char ts_usage[] =
 	"                     start where the previous one ended (SEQ%), the\n"
 	"                     share that go backwards, seek distance p50/p90,\n"
 	"                     and I/Os and MiB/s by request size\n"
+	"  -F, --flags        per disk and direction, I/Os and queue/service/\n"
+	"                     total mean and percentiles by the request flags\n"
+	"                     the disk saw: sync, meta, prio, readahead,\n"
+	"                     background, fua, preflush, none (a request counts\n"
+	"                     in each class it carries), e.g. truestat -F 5 1\n"
 	"      --slow=MS      also print each request whose total time (Q->C)\n"
 	"                     reached MS milliseconds, as it completes: device,\n"
 	"                     direction, sector, size, queue/service/total, the\n"
@@ -284,6 +289,7 @@ static const struct option longopts[] = {
 	{ "date", no_argument, NULL, 't' },
 	{ "dm-names", no_argument, NULL, 'N' },
 	{ "pattern", no_argument, NULL, 'A' },
+	{ "flags", no_argument, NULL, 'F' },
 	{ "slow", required_argument, NULL, 'S' },
 	{ "by", required_argument, NULL, 'B' },
 	{ "top", required_argument, NULL, 'T' },
@@ -453,6 +459,9 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 	case 'A':
 		o->pattern = true;
 		return 0;
+	case 'F':
+		o->flags = true;
+		return 0;
 	case 'S':
 		return parse_slow(arg, &o->slow_ms, err, errlen);
 	case 'B':
@@ -547,7 +556,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHDLVtN", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHDLVtNF", longopts, NULL)) != -1) {
 		if (c == 'h' || c == 'V') {
 			o->help = c == 'h';
 			o->version = c == 'V';

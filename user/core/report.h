@@ -13,6 +13,7 @@
 #include "lib/histogram.h"
 #include "lib/names.h"
 #include "features/curve.h"
+#include "features/flags.h"
 #include "features/pattern.h"
 #include "features/who.h"
 #include "lib/units.h"
@@ -121,6 +122,7 @@ struct ts_report {
 	bool show_curve; /* print the parallelism curve (--depth) */
 	bool show_pattern; /* print the access pattern (--pattern) */
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
+	const struct ts_flags_table *flags; /* --flags: the span's, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
 	bool date;  /* -t: the date in the table's timestamp */
 	enum ts_unit units; /* --units: the tables' time unit, or per table */

@@ -36,6 +36,7 @@ struct ts_tracer_opts {
 	bool test_locked; /* the object for kernels before 5.12 (tests) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
+	bool flags;	  /* --flags: completions by request-flag class */
 	bool slow;	  /* --slow: requests at least slow_ns Q->C reported */
 	int by;		  /* --by: enum ts_by */
 	__u64 slow_ns;
@@ -93,6 +94,10 @@ int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
 		       bool *more);
 /* Reads the slow requests (--slow) waiting in the ring buffer. */
 void ts_tracer_read_slow(struct ts_tracer *t);
+
+struct ts_flags_table;
+/* The --flags table as it is now. */
+void ts_tracer_read_flags(struct ts_tracer *t, struct ts_flags_table *out);
 
 struct ts_who_table;
 struct ts_who_key;
