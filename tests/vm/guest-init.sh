@@ -614,6 +614,8 @@ for c in $CASES; do
 		# the options' code, which the verifier sees only when they are on
 		run_case opts none $LOAD_OPTS
 		run_case optsraw none --raw-tp $LOAD_OPTS
+		run_case flags none -F
+		run_case flagsraw none --raw-tp -F
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;

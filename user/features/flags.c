@@ -187,6 +187,9 @@ void ts_flags_print(FILE *f, const struct ts_flags_table *t,
 	p.t = ts_tfmt_pick(p.min_ms, units);
 	p.f = f;
 	walk(t, qid, put_class, &p);
+	if (!p.rows)
+		fprintf(f, "\n%s: request flags: no request counted (a bio-based device has none; see flags_full)\n",
+			name);
 }
 
 struct json_walk {
