@@ -36,25 +36,19 @@ static __always_inline u32 flag_class_of(u32 cmd_flags, u32 bit, u32 class)
 }
 
 /* The classes of @cmd_flags, as bits of enum ts_flag_class. */
+#define FLAG_CLASS(bit, class)                                              \
+	flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, bit), \
+		      class)
+
 static __always_inline u32 flag_bits(u32 cmd_flags)
 {
-	u32 b;
-
-	b = flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC),
-			  TS_FLAG_SYNC) |
-	    flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, __REQ_META),
-			  TS_FLAG_META) |
-	    flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, __REQ_PRIO),
-			  TS_FLAG_PRIO) |
-	    flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, __REQ_RAHEAD),
-			  TS_FLAG_READAHEAD) |
-	    flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, __REQ_BACKGROUND),
-			  TS_FLAG_BACKGROUND) |
-	    flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, __REQ_FUA),
-			  TS_FLAG_FUA) |
-	    flag_class_of(cmd_flags, bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH),
-			  TS_FLAG_PREFLUSH);
-	return b;
+	return FLAG_CLASS(__REQ_SYNC, TS_FLAG_SYNC) |
+	       FLAG_CLASS(__REQ_META, TS_FLAG_META) |
+	       FLAG_CLASS(__REQ_PRIO, TS_FLAG_PRIO) |
+	       FLAG_CLASS(__REQ_RAHEAD, TS_FLAG_READAHEAD) |
+	       FLAG_CLASS(__REQ_BACKGROUND, TS_FLAG_BACKGROUND) |
+	       FLAG_CLASS(__REQ_FUA, TS_FLAG_FUA) |
+	       FLAG_CLASS(__REQ_PREFLUSH, TS_FLAG_PREFLUSH);
 }
 
 /* The entry of @key, made when new; NULL: the table is full. */
