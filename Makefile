@@ -46,7 +46,7 @@ endif
 # folder (doc/building.md): each uses only those above it in this list.
 USER_DIRS := lib features core findings output exporter cli
 LIB_OBJS := units json devices histogram depth bounds claim names \
-	curve pattern slow who filter \
+	curve pattern flags slow who filter \
 	kload report \
 	findings findings_print busy_not_full waiting_in_device waiting_in_os \
 	flush_wait random_reads capped slow_not_busy one_submitter \

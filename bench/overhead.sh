@@ -32,6 +32,7 @@
 # request through the ring buffer, printed to /dev/null), truestat-by (--by=cgroup),
 # truestat-cgroup (-c: the cgroup v2 this script runs in, so every I/O
 # matches and is counted: the match at Q and the submitter kept to C),
+# truestat-flags (-F: a hash lookup and adds at each completion),
 # truestat-raw_tp, truestat-locked (the programs built for kernels before
 # 5.12, whose atomic operations take locks, here: TRUESTAT_TEST_LOCKED),
 # truestat-sweep16 (the request table 16 times the size truestat picks
@@ -117,6 +118,7 @@ start_tracer() {
 	truestat-slow0) "$ROOT/truestat" -v --slow=0 1 >/dev/null 2>"$work/err" & ;;
 	truestat-by) "$ROOT/truestat" -v --by=cgroup 1 >/dev/null 2>"$work/err" & ;;
 	truestat-cgroup) "$ROOT/truestat" -v -c "$(own_cgroup)" 1 >/dev/null 2>"$work/err" & ;;
+	truestat-flags) "$ROOT/truestat" -v -F 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-locked) TRUESTAT_TEST_LOCKED=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;

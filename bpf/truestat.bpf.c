@@ -18,6 +18,7 @@
 #include "layer.bpf.h"
 #include "sweep.bpf.h"
 #include "durable.bpf.h"
+#include "flags.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -189,6 +190,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 		return 0;
 	}
 	request_account(st, qid, &rec, now);
+	flags_complete(qid, rq, &rec, direct, now);
 	slow_report(st, qid, &rec, &x, now);
 	who_account(qid, &rec, &x, now);
 	return 0;

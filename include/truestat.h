@@ -654,6 +654,45 @@ static __always_inline unsigned int ts_seek_bucket(__u64 sectors)
 }
 
 /*
+ * --flags: completions by the request flags the device saw (rq->cmd_flags
+ * at C), per device and op. HASH flag_stats, one entry per combination of
+ * the bits below (as biolatency -F), shared by all CPUs (atomic adds);
+ * userspace sums the combinations into one row per class. A request
+ * carries several flags: it counts in each class whose bit it has, in
+ * "none" when it has none of them. One entry when --flags is off.
+ */
+#define TS_FLAGS_ENTRIES 256
+
+enum ts_flag_class {
+	TS_FLAG_SYNC,	    /* REQ_SYNC */
+	TS_FLAG_META,	    /* REQ_META */
+	TS_FLAG_PRIO,	    /* REQ_PRIO */
+	TS_FLAG_READAHEAD,  /* REQ_RAHEAD */
+	TS_FLAG_BACKGROUND, /* REQ_BACKGROUND */
+	TS_FLAG_FUA,	    /* REQ_FUA */
+	TS_FLAG_PREFLUSH,   /* REQ_PREFLUSH */
+	TS_FLAG_NONE,	    /* none of the above: not a bit */
+	TS_NR_FLAG_CLASSES,
+};
+
+struct ts_flags_key {
+	__u32 qid;
+	__u8 op;   /* enum ts_op */
+	__u8 bits; /* 1 << each enum ts_flag_class the request has */
+	__u16 pad;
+};
+
+struct ts_flags_stats {
+	__u64 ios, bytes;		/* bytes: at issue */
+	__u64 service_ns;		/* sum of D -> C */
+	__u64 queued_ios;		/* those whose Q was seen */
+	__u64 queue_ns, total_ns;	/* sums over those */
+	__u64 queue[TS_HIST_SLOTS];	/* Q -> D, as ts_hist */
+	__u64 service[TS_HIST_SLOTS];	/* D -> C */
+	__u64 total[TS_HIST_SLOTS];	/* Q -> C */
+};
+
+/*
  * Table index from the low 32 bits of an address (Fibonacci hashing). Only
  * the low half: the BPF verifier lets a privileged program copy 32 bits of
  * a pointer into a scalar, but no arithmetic on the pointer itself.

@@ -26,8 +26,7 @@ RUNS = {
              ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')),
     'load': (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none'),
              ('opts', 'tp_btf', 'none'), ('optsraw', 'raw_tp', 'none'),
-             ('filt', 'tp_btf', 'none'), ('filtraw', 'raw_tp', 'none'),
-             ('slowbuf', 'tp_btf', 'none')),
+             ('all', 'tp_btf', 'none'), ('allraw', 'raw_tp', 'none')),
 }
 # a run's lines in the order the guest prints them (guest-init.sh's
 # run_case and ts_start): one missing means the run was cut off there
@@ -82,7 +81,7 @@ def run(name, want_kind, sched, c):
                                 or set(t['ops']) != {'read'}),
           'reads: truestat %d + %d missed, diskstats %d (exact); writes: diskstats %d, truestat ops %s'
           % (r.get('ios', -1), r.get('missed', 0), reads, writes, sorted(t['ops'])))
-    if name.startswith('filt'):  # -c of fio's cgroup: every request is its
+    if name.startswith('all'):  # -c of fio's cgroup: every request is its
         ev = t['events']
         check(name + '_filter', int(ev['filter_other_requests'] != 0 or ev['filter_read_bios'] != reads),
               '-c: %d read bios (fio\'s cgroup), diskstats %d reads (one bio each); %d requests of others'

@@ -625,13 +625,14 @@ for c in $CASES; do
 		# the options' code, which the verifier sees only when they are on
 		run_case opts none $LOAD_OPTS
 		run_case optsraw none --raw-tp $LOAD_OPTS
-		# -c: this shell (fio, then) moved into a cgroup v2 of its own
+		# every other option's code at once (-p, -F, -c of a cgroup v2
+		# that this shell, fio then, moved into, the 64 MiB ring --slow=0
+		# takes, which 5.10 charges to RLIMIT_MEMLOCK), as a user may
+		# combine them: what the verifier sees only with them on
 		filter_cgroup
-		run_case filt none -c "$FILTER_CG"
-		run_case filtraw none --raw-tp -c "$FILTER_CG"
-		# the ring buffer --slow=0 takes by default (5.10 charges it
-		# to RLIMIT_MEMLOCK), without a line per request on the console
-		run_case slowbuf none --slow=86400000 --slow-buffer=64M
+		ALL_OPTS="-p -F -c $FILTER_CG --slow-buffer=64M $LOAD_OPTS"
+		run_case all none $ALL_OPTS
+		run_case allraw none --raw-tp $ALL_OPTS
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;

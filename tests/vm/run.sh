@@ -26,10 +26,11 @@
 #    latency.
 #  load: base's first and third runs (tp_btf and raw_tp), and both again
 #    with --slow=1000 --by=process --pattern (opts, optsraw: code the
-#    verifier sees only with those on), and with -c of a cgroup v2 that
-#    fio runs in, io enabled for it (filt, filtraw: the filter's code; the
-#    counts are fio's, as every request matches): that every program
-#    loads and measures, on a kernel booted for that alone;
+#    verifier sees only with those on), and with those and -p -F
+#    --slow-buffer=64M -c of a cgroup v2 that fio runs in, io enabled for
+#    it (all, allraw: every option's code at once; the filter's counts
+#    are fio's, as every request matches): that every program loads and
+#    measures, on a kernel booted for that alone;
 #  raid0: md raid0 over four serial null_blk disks (S = 8 ms) read by 1, 4,
 #    16 and 64 jobs under one truestat -D -d md0 (md0 and its members);
 #  dm: dm-linear, dm-delay and dm-crypt over one null_blk, each read in
@@ -120,7 +121,7 @@ limits() {
 	for c in $1; do
 		case $c in
 		base | nvme | nullq) GUARD=$((GUARD + 60)) ;;
-		load) GUARD=$((GUARD + 240)) ;; # 5.10: seven runs of ~23 s
+		load) GUARD=$((GUARD + 240)) ;; # 5.10: six runs, the last two ~40 s
 		refuse) GUARD=$((GUARD + 20)) ;;
 		scsi) GUARD=$((GUARD + 90)) ;;
 		cpus8) GUARD=$((GUARD + 120)) ;;

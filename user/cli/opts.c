@@ -81,6 +81,11 @@ const char ts_usage[] =
 	"                     share that go backwards, seek distance p50/p90,\n"
 	"                     and I/Os, MiB/s and service p50/p95/p99 by\n"
 	"                     request size\n"
+	"  -F, --flags        per disk and direction, I/Os and queue/service/\n"
+	"                     total mean and percentiles by the request flags\n"
+	"                     the disk saw: sync, meta, prio, readahead,\n"
+	"                     background, fua, preflush, none (a request counts\n"
+	"                     in each class it carries), e.g. truestat -F 5 1\n"
 	"      --slow=MS      also print each request whose total time (Q->C)\n"
 	"                     reached MS milliseconds, as it completes: device,\n"
 	"                     direction, sector, size, queue/service/total, the\n"
@@ -325,6 +330,7 @@ static const struct option longopts[] = {
 	{ "date", no_argument, NULL, 't' },
 	{ "dm-names", no_argument, NULL, 'N' },
 	{ "pattern", no_argument, NULL, 'A' },
+	{ "flags", no_argument, NULL, 'F' },
 	{ "slow", required_argument, NULL, 'S' },
 	{ "slow-buffer", required_argument, NULL, 'Z' },
 	{ "by", required_argument, NULL, 'B' },
@@ -508,6 +514,9 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 	case 'A':
 		o->pattern = true;
 		return 0;
+	case 'F':
+		o->flags = true;
+		return 0;
 	case 'S':
 		return parse_slow(arg, &o->slow_ms, err, errlen);
 	case 'Z':
@@ -616,7 +625,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHDLVtNc:", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHDLVtNFc:", longopts, NULL)) != -1) {
 		if (c == 'h' || c == 'V') {
 			o->help = c == 'h';
 			o->version = c == 'V';

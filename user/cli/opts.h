@@ -23,6 +23,7 @@ struct ts_opts {
 	bool date;   /* -t: the date in the tables' timestamps */
 	bool dm_names; /* -N: device-mapper disks by their /dev/mapper name */
 	bool pattern; /* --pattern: seeks and sizes as the device sees them */
+	bool flags;   /* -F: latency by request-flag class */
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
 	unsigned int slow_buffer; /* --slow-buffer: ring bytes, 0: default */
 	int by;	 /* --by: enum ts_by */

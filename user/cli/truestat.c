@@ -494,6 +494,21 @@ static void who_report(const struct ts_opts *o, bool totals,
 	r->who = &who_span;
 }
 
+/* --flags: the table at the last report, and now; the span between them */
+static struct ts_flags_table flags_then, flags_now, flags_span;
+
+/* The flag classes of the span of report @r (--flags). */
+static void flags_report(const struct ts_opts *o, bool totals,
+			 struct ts_report *r)
+{
+	if (!o->flags || !who_tracer)
+		return;
+	ts_tracer_read_flags(who_tracer, &flags_now);
+	ts_flags_delta(totals ? NULL : &flags_then, &flags_now, &flags_span);
+	flags_then = flags_now;
+	r->flags = &flags_span;
+}
+
 /*
  * TRUESTAT_TEST_JSON=FILE: each table report also goes to FILE as JSON,
  * so that a test can hold the table against the JSON of the same report.
@@ -532,6 +547,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	ts_report_build(a, b, sys_name, r);
 	sys_facts(r);
 	who_report(o, totals, r);
+	flags_report(o, totals, r);
 	r->totals = totals;
 	r->show_hist = o->hist;
 	r->show_curve = o->depth;
@@ -635,6 +651,7 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 	t->raw_tp = o->raw_tp;
 	t->light = o->light;
 	t->pattern = o->pattern;
+	t->flags = o->flags;
 	t->slow = o->slow_ms >= 0;
 	t->by = o->by;
 	t->slow_ns = o->slow_ms >= 0 ? (__u64)(o->slow_ms * 1e6) : 0;

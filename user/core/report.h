@@ -13,6 +13,7 @@
 #include "lib/histogram.h"
 #include "lib/names.h"
 #include "features/curve.h"
+#include "features/flags.h"
 #include "features/pattern.h"
 #include "features/slow.h"
 #include "features/who.h"
@@ -131,6 +132,7 @@ struct ts_report {
 	bool show_pattern; /* print the access pattern (--pattern) */
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
 	const struct ts_slow_printer *slow; /* --slow: its lines, or NULL */
+	const struct ts_flags_table *flags; /* --flags: the span's, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
 	const char *filter; /* "-c PATH", "--pid PID": rows of its I/O; NULL */
 	bool date;  /* -t: the date in the table's timestamp */

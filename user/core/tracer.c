@@ -268,6 +268,8 @@ static void size_maps(struct truestat_bpf *skel,
 		bpf_map__set_max_entries(skel->maps.patterns, 1);
 		bpf_map__set_max_entries(skel->maps.size_hists, 1);
 	}
+	if (!o->flags) /* not 3.4 MB */
+		bpf_map__set_max_entries(skel->maps.flag_stats, 1);
 }
 
 /*
@@ -349,6 +351,7 @@ static void set_globals(struct truestat_bpf *skel,
 		skel->rodata->qid_near_ids = o->qid_near;
 	skel->rodata->bio_traced_bit = bio_traced_bit;
 	skel->rodata->pattern = o->pattern;
+	skel->rodata->flag_classes = o->flags;
 	skel->rodata->slow = o->slow;
 	skel->rodata->by = o->by;
 	skel->rodata->keep_who = keeps_who(o);
@@ -1647,6 +1650,23 @@ void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 		pick[taken++] = pick[i];
 	}
 	ts_who_add_folded(t->who, pick, taken, out);
+}
+
+void ts_tracer_read_flags(struct ts_tracer *t, struct ts_flags_table *out)
+{
+	int fd = bpf_map__fd(t->skel->maps.flag_stats);
+	/* no device has queue id ~0: its next key is the first */
+	struct ts_flags_key key = { .qid = ~0U }, next;
+
+	/* entries are never deleted: the walk sees each once */
+	out->n = 0;
+	while (out->n < TS_FLAGS_ENTRIES &&
+	       !bpf_map_get_next_key(fd, &key, &next)) {
+		out->e[out->n].key = next;
+		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
+			out->n++;
+		key = next;
+	}
 }
 
 void ts_tracer_fold_who(struct ts_tracer *t)

@@ -37,6 +37,7 @@ struct ts_tracer_opts {
 	bool test_locked; /* the object for kernels before 5.12 (tests) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
+	bool flags;	  /* --flags: completions by request-flag class */
 	bool slow;	  /* --slow: requests at least slow_ns Q->C reported */
 	int by;		  /* --by: enum ts_by */
 	struct ts_filter filter; /* -c/--cgroup, --pid */
@@ -100,6 +101,10 @@ int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
  * come; this stops it and reads what is left in the ring buffer (the end).
  */
 void ts_tracer_read_slow(struct ts_tracer *t);
+
+struct ts_flags_table;
+/* The --flags table as it is now. */
+void ts_tracer_read_flags(struct ts_tracer *t, struct ts_flags_table *out);
 
 struct ts_who_table;
 struct ts_who_key;

@@ -46,6 +46,17 @@ void ts_hist_pct(const __u64 *counts, struct ts_pct *p)
 	p->max = ts_hist_quantile(counts, 1.0) / 1e6;
 }
 
+void ts_json_pct(struct tj *j, const char *key, const struct ts_pct *p)
+{
+	tj_obj(j, key);
+	tj_num(j, "p50", p->p50, 6);
+	tj_num(j, "p90", p->p90, 6);
+	tj_num(j, "p99", p->p99, 6);
+	tj_num(j, "p99_9", p->p999, 6);
+	tj_num(j, "max", p->max, 6);
+	tj_end_obj(j);
+}
+
 void ts_hist_delta(const struct ts_hist *a, const struct ts_hist *b,
 		   struct ts_hist *dst)
 {

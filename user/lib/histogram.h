@@ -7,6 +7,7 @@
 #include <linux/types.h>
 
 #include "truestat.h"
+#include "json.h"
 
 /* Percentiles of one histogram in ms; NaN when it holds no sample. */
 struct ts_pct {
@@ -25,6 +26,9 @@ __u64 ts_hist_count(const __u64 *counts);
 double ts_hist_quantile(const __u64 *counts, double q);
 
 void ts_hist_pct(const __u64 *counts, struct ts_pct *p);
+
+/* "KEY": {p50, p90, p99, p99_9, max} in ms, as every percentile object. */
+void ts_json_pct(struct tj *j, const char *key, const struct ts_pct *p);
 
 /* @dst = @b - @a, bucket by bucket (@a may be NULL: zero). */
 void ts_hist_delta(const struct ts_hist *a, const struct ts_hist *b,

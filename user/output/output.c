@@ -692,6 +692,10 @@ static void put_sections(FILE *f, const struct ts_report *r)
 		if (r->dev[i].active)
 			ts_pattern_print(f, r->dev[i].name, &r->dev[i].pattern,
 					 r->units);
+	for (i = 0; r->flags && i < r->ndev; i++)
+		if (r->dev[i].active)
+			ts_flags_print(f, r->flags, r->units, r->dev[i].qid,
+				       r->dev[i].name);
 	for (i = 0; r->who && i < r->ndev; i++)
 		if (r->dev[i].active)
 			ts_who_print(f, r->who, r->units, r->dev[i].qid,
@@ -747,17 +751,6 @@ void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
 	put_sections(f, r);
 	put_findings(f, r);
 	put_notes(f, r);
-}
-
-static void json_pct(struct tj *j, const char *key, const struct ts_pct *p)
-{
-	tj_obj(j, key);
-	tj_num(j, "p50", p->p50, 6);
-	tj_num(j, "p90", p->p90, 6);
-	tj_num(j, "p99", p->p99, 6);
-	tj_num(j, "p99_9", p->p999, 6);
-	tj_num(j, "max", p->max, 6);
-	tj_end_obj(j);
 }
 
 /* Non-empty buckets as [lower bound, count] pairs (ns, or bytes). */
@@ -823,11 +816,11 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_num(j, "layer_ms", o->layer_ms, 6);
 	if (o->has_hist && o->ios) {
 		tj_obj(j, "percentiles_ms");
-		json_pct(j, "queue", &o->queue_p);
-		json_pct(j, "service", &o->service_p);
-		json_pct(j, "total", &o->total_p);
+		ts_json_pct(j, "queue", &o->queue_p);
+		ts_json_pct(j, "service", &o->service_p);
+		ts_json_pct(j, "total", &o->total_p);
 		if (o->layer_ios)
-			json_pct(j, "layer", &o->layer_p);
+			ts_json_pct(j, "layer", &o->layer_p);
 		tj_end_obj(j);
 	}
 	if (h)
@@ -962,7 +955,7 @@ static void json_sync(struct tj *j, const struct ts_report *r,
 	tj_num(j, "flush_share", s->flush_share, 4);
 	if (s->has_hist && s->ios) {
 		tj_obj(j, "percentiles_ms");
-		json_pct(j, "total", &s->total_p);
+		ts_json_pct(j, "total", &s->total_p);
 		tj_end_obj(j);
 	}
 	if (r->show_hist && d->hist) {
@@ -1010,6 +1003,8 @@ static void json_device(struct tj *j, const struct ts_report *r,
 		json_curve(j, d, r->light);
 	if (r->show_pattern)
 		ts_pattern_json(j, &d->pattern);
+	if (r->flags)
+		ts_flags_json(j, r->flags, d->qid);
 	if (r->who)
 		ts_who_json(j, r->who, d->qid, d->events[TS_EV_WHO_FULL]);
 	if (r->totals && r->slow)

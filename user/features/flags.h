@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --flags: completions per device, op and request-flag class (the flags
+ * the device saw), with their queue, service and total time.
+ */
+#ifndef TS_FLAGS_H
+#define TS_FLAGS_H
+
+#include <stdio.h>
+
+#include "truestat.h"
+#include "lib/json.h"
+#include "lib/units.h"
+
+struct ts_flags_entry {
+	struct ts_flags_key key;
+	struct ts_flags_stats s;
+};
+
+/* The flag_stats map as read at one moment, or a span between two. */
+struct ts_flags_table {
+	int n;
+	struct ts_flags_entry e[TS_FLAGS_ENTRIES];
+};
+
+extern const char *const ts_flag_class_names[TS_NR_FLAG_CLASSES];
+
+/* @out = @b - @a, entry by entry (@a NULL: from zero). */
+void ts_flags_delta(const struct ts_flags_table *a,
+		    const struct ts_flags_table *b, struct ts_flags_table *out);
+
+/*
+ * Class @class of direction @op of device @qid in @t into @out: the sum of
+ * the combinations that have its bit (for TS_FLAG_NONE: that have none;
+ * for TS_NR_FLAG_CLASSES: all of them, each request once).
+ */
+void ts_flags_class(const struct ts_flags_table *t, unsigned int qid, int op,
+		    int class, struct ts_flags_stats *out);
+
+/* The class rows of device @qid: count, bytes, mean and percentiles. */
+void ts_flags_print(FILE *f, const struct ts_flags_table *t,
+		    enum ts_unit units, unsigned int qid, const char *name);
+
+/* The "flags" object of device @qid in the JSON output. */
+void ts_flags_json(struct tj *j, const struct ts_flags_table *t,
+		   unsigned int qid);
+
+#endif
