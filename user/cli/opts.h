@@ -23,6 +23,8 @@ struct ts_opts {
 	bool date;   /* -t: the date in the tables' timestamps */
 	bool dm_names; /* -N: device-mapper disks by their /dev/mapper name */
 	bool pattern; /* --pattern: seeks and sizes as the device sees them */
+	bool partitions; /* -p: rows per partition */
+	const char *part_list; /* -p=LIST: the partitions shown, or NULL: all */
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
 	int by;	 /* --by: enum ts_by */
 	int top; /* --top: submitters shown per device and direction */

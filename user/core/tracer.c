@@ -24,6 +24,7 @@
 #include "lib/depth.h"
 #include "tracer.h"
 #include "features/who.h"
+#include "features/partitions.h"
 
 #define TS_MAX_LINKS 16
 
@@ -245,6 +246,8 @@ static void size_maps(struct truestat_bpf *skel,
 		bpf_map__set_max_entries(skel->maps.word_locks, 1);
 	if (!o->pattern) /* not 400 KB */
 		bpf_map__set_max_entries(skel->maps.patterns, 1);
+	if (!o->partitions) /* not 320 KB */
+		bpf_map__set_max_entries(skel->maps.part_stats, 1);
 }
 
 /*
@@ -326,6 +329,7 @@ static void set_globals(struct truestat_bpf *skel,
 		skel->rodata->qid_near_ids = o->qid_near;
 	skel->rodata->bio_traced_bit = bio_traced_bit;
 	skel->rodata->pattern = o->pattern;
+	skel->rodata->partitions = o->partitions;
 	skel->rodata->slow = o->slow;
 	skel->rodata->by = o->by;
 	skel->rodata->keep_who = o->slow || o->by;
@@ -1532,6 +1536,20 @@ void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 		pick[taken++] = pick[i];
 	}
 	ts_who_add_folded(t->who, pick, taken, out);
+}
+
+void ts_tracer_read_parts(struct ts_tracer *t, struct ts_part_table *out)
+{
+	int fd = bpf_map__fd(t->skel->maps.part_stats);
+	__u32 key = ~0U, next; /* no such key: its next is the first */
+
+	out->n = 0;
+	while (out->n < TS_PART_MAX && !bpf_map_get_next_key(fd, &key, &next)) {
+		out->e[out->n].key = next;
+		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
+			out->n++;
+		key = next;
+	}
 }
 
 void ts_tracer_fold_who(struct ts_tracer *t)

@@ -36,6 +36,7 @@ struct ts_tracer_opts {
 	bool test_locked; /* the object for kernels before 5.12 (tests) */
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
+	bool partitions;  /* -p: figures per partition (part_stats) */
 	bool slow;	  /* --slow: requests at least slow_ns Q->C reported */
 	int by;		  /* --by: enum ts_by */
 	__u64 slow_ns;
@@ -101,6 +102,10 @@ struct ts_who_key;
  * full, those idle since the last read are folded and deleted).
  */
 void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out);
+
+struct ts_part_table;
+/* -p: every partition entry now, into @out. */
+void ts_tracer_read_parts(struct ts_tracer *t, struct ts_part_table *out);
 /* A read of the --by table for its folds alone (between reports). */
 void ts_tracer_fold_who(struct ts_tracer *t);
 /* Submitters @keep says yes to are never folded by ts_tracer_read_who. */
