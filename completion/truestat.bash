@@ -31,8 +31,8 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --exclude --dm-names --date --json --hist --depth --light --pattern --slow --by --top --web.listen-address --prometheus --web.histogram-buckets --web.config.file --heatmap --units --verbose --raw-tp --version --help"
-	local shorts="-d -N -t -j -H -D -L -v -V -h"
+	local longs="--device --exclude --dm-names --date --json --hist --depth --light --partitions --pattern --slow --by --top --web.listen-address --prometheus --web.histogram-buckets --web.config.file --heatmap --units --verbose --raw-tp --version --help"
+	local shorts="-d -N -t -j -H -D -L -p -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
 

@@ -25,7 +25,8 @@ RUNS = {
     'base': (('none', 'tp_btf', 'none'), ('deadline', 'tp_btf', 'mq-deadline'),
              ('rawtp', 'raw_tp', 'none'), ('missed', 'tp_btf', 'none')),
     'load': (('none', 'tp_btf', 'none'), ('rawtp', 'raw_tp', 'none'),
-             ('opts', 'tp_btf', 'none'), ('optsraw', 'raw_tp', 'none')),
+             ('opts', 'tp_btf', 'none'), ('optsraw', 'raw_tp', 'none'),
+             ('parts', 'tp_btf', 'mq-deadline'), ('partsraw', 'raw_tp', 'mq-deadline')),
 }
 # a run's lines in the order the guest prints them (guest-init.sh's
 # run_case and ts_start): one missing means the run was cut off there

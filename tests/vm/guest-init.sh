@@ -614,6 +614,9 @@ for c in $CASES; do
 		# the options' code, which the verifier sees only when they are on
 		run_case opts none $LOAD_OPTS
 		run_case optsraw none --raw-tp $LOAD_OPTS
+		# -p's code too: every option on, under mq-deadline (merges)
+		run_case parts mq-deadline -p $LOAD_OPTS
+		run_case partsraw mq-deadline --raw-tp -p $LOAD_OPTS
 		;;
 	raid0) case_raid0 ;;
 	dm) case_dm ;;

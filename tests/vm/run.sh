@@ -26,7 +26,8 @@
 #    latency.
 #  load: base's first and third runs (tp_btf and raw_tp), and both again
 #    with --slow=1000 --by=process --pattern (opts, optsraw: code the
-#    verifier sees only with those on): that every program loads and
+#    verifier sees only with those on), and with -p too under mq-deadline
+#    (parts, partsraw): that every program loads and
 #    measures, on a kernel booted for that alone;
 #  raid0: md raid0 over four serial null_blk disks (S = 8 ms) read by 1, 4,
 #    16 and 64 jobs under one truestat -D -d md0 (md0 and its members);

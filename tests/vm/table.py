@@ -13,7 +13,7 @@ CASES" (one per guest), "  ok    KVER/NAME: MESSAGE" / "  FAIL  ..." and
  - one row per kernel and run of base (null_blk) and of drivers.py's RUNS
    (nvme_ns: per disk), the figures from its checks' messages
 A check's case is its run's (RUNS, read from drivers.py; none, deadline,
-rawtp, missed: base; opts, optsraw, or these in a guest without base: load), else its name's first word (dm_*, raid0_*),
+rawtp, missed: base; opts, optsraw, parts, partsraw, or these in a guest without base: load), else its name's first word (dm_*, raid0_*),
 refused: refuse. Other lines are skipped, counted on stderr. Exit 2: LOG
 missing or without a check.
 """
@@ -26,11 +26,13 @@ CHECK = re.compile(r'^  (ok|FAIL|not ok) +([^:]+): ?(.*)$')
 SUMMARY = re.compile(r'^(\d+) passed, (\d+) failed$')
 GUEST = re.compile(r'^(qemu \(.*\)|boot(_\w+)?)?$')   # '': "KVER: no results from the guest"
 DISK = re.compile(r'^(nvme\d+n\d+|nullb\d+|[sv]d[a-z]+)_')
-BASE = ['none', 'deadline', 'rawtp', 'missed', 'opts', 'optsraw']   # base.py
+BASE = ['none', 'deadline', 'rawtp', 'missed', 'opts', 'optsraw', 'parts', 'partsraw']   # base.py
 K4 = 'null_blk K 4, S 1 ms: '
 LABELS = {'none': K4 + 'none', 'deadline': K4 + 'mq-deadline', 'rawtp': K4 + 'none, --raw-tp',
           'missed': K4 + '1 completion in 20 dropped', 'opts': K4 + '--slow --by --pattern',
-          'optsraw': K4 + '--slow --by --pattern --raw-tp', 'nvme_irq': 'NVMe, 2 queues, interrupts',
+          'optsraw': K4 + '--slow --by --pattern --raw-tp',
+          'parts': K4 + 'mq-deadline, -p --slow --by --pattern',
+          'partsraw': K4 + 'mq-deadline, -p --slow --by --pattern --raw-tp', 'nvme_irq': 'NVMe, 2 queues, interrupts',
           'nvme_ns': 'NVMe, 2 namespaces', 'nvme_poll': 'NVMe, polled (hipri)', 'virtio': 'virtio-blk, 2 queues',
           'scsi': 'scsi_debug, max_queue 4', 'scsi_busy': 'scsi_debug, host busy',
           'scsi_retry': 'scsi_debug, retried', 'scsi_error': 'scsi_debug, medium error',
