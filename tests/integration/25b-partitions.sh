@@ -35,6 +35,13 @@ check_cmd partitions_exist "/sys/class/block/$p1 and $p2 exist" \
 queue_set "$dev" scheduler mq-deadline
 queue_set "$dev" nomerges 0
 
+# a listed partition on a disk -d leaves out is named, not silently empty
+loop_new 16
+rc=0
+"$TRUESTAT" -d "$LOOP" -p="$p1" 0.1 1 >/dev/null 2>"$err" || rc=$?
+check_cmd untraced_said "exit $rc, stderr: $(grep -m1 -- --partitions "$err" || echo none)" \
+	eval '[[ $rc == 0 ]] && grep -q "truestat: --partitions: $p1 is on $dev, which -d does not trace" "$err"'
+
 workload() {
 	fio --output=/dev/null --direct=1 --ioengine=libaio --bs=4k \
 		--runtime=2 --time_based \

@@ -462,6 +462,8 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 		return 0;
 	case 'p':
 		o->partitions = true;
+		if (arg && *arg == '=') /* -p=LIST, as --partitions=LIST */
+			arg++;
 		o->part_list = arg && *arg ? arg : NULL;
 		return 0;
 	case 'S':

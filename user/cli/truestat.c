@@ -871,6 +871,7 @@ int main(int argc, char **argv)
 	    !(exporter.web = ts_web_open(o.web_config, err, sizeof(err))))
 		die(EXIT_USAGE, err);
 	tracer_opts(&o, kdevs, &topts);
+	ts_part_say_untraced(o.part_list, kdevs, topts.nkdevs);
 	test_opts(&topts);
 	if (o.heatmap && !(hm = ts_heatmap_open(o.heatmap, o.interval_s, err,
 						sizeof(err))))

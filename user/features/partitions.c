@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/devices.h"
 #include "partitions.h"
 
 /* The number in file @path, or -1. */
@@ -44,6 +45,34 @@ int ts_part_check(const char *list, char *err, int errlen)
 		p += len + (p[len] == ',');
 	}
 	return 0;
+}
+
+static bool traced(const struct ts_disk *d, const unsigned int *kdevs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kdevs[i] == (d->major << 20 | d->minor))
+			return true;
+	return false;
+}
+
+void ts_part_say_untraced(const char *list, const unsigned int *kdevs, int n)
+{
+	struct ts_disk disk;
+	char name[64], err[256];
+	const char *p;
+	int len;
+
+	for (p = list; n && p && *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		snprintf(name, sizeof(name), "%.*s", len, p);
+		if (ts_disk_resolve("/sys", name, &disk, err, sizeof(err)) ||
+		    traced(&disk, kdevs, n))
+			continue;
+		fprintf(stderr, "truestat: --partitions: %s is on %s, which -d does not trace: it has no row\n",
+			name, disk.name);
+	}
 }
 
 /*

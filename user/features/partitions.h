@@ -44,6 +44,12 @@ struct ts_part_span {
 int ts_part_check(const char *list, char *err, int errlen);
 
 /*
+ * -p=LIST with -d: says on stderr which listed partitions are on a disk not
+ * among the @n traced ones in @kdevs (major << 20 | minor); @n 0: all are.
+ */
+void ts_part_say_untraced(const char *list, const unsigned int *kdevs, int n);
+
+/*
  * The span from @a (NULL: from the start) to @b for the disks of report
  * @r, named from sysfs (@sys: "/sys"), only those @list names (NULL: all).
  */
