@@ -78,7 +78,9 @@ static __always_inline int part_of_merge(struct request *rq, struct bio *bio,
 
 	if (rq)
 		return part_of_rq(rq, direct);
-	if (!bpf_core_field_exists(bio->bi_bdev))
+	/* no request and no bio: the verifier sees this path too (a
+	 * tracepoint's argument may be NULL), so no load through NULL */
+	if (!bio || !bpf_core_field_exists(bio->bi_bdev))
 		return -1;
 	LOAD(direct, bdev, bio->bi_bdev);
 	return partno_of(bdev, direct);
