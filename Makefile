@@ -47,7 +47,7 @@ endif
 USER_DIRS := lib features core findings output exporter cli
 LIB_OBJS := units json devices histogram depth bounds claim names \
 	curve pattern flags slow who filter \
-	kload report \
+	kload report partitions \
 	findings findings_print busy_not_full waiting_in_device waiting_in_os \
 	flush_wait random_reads capped slow_not_busy one_submitter \
 	output prom prom_pb heatmap heatmap_svg \

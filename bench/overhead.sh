@@ -33,6 +33,9 @@
 # truestat-cgroup (-c: the cgroup v2 this script runs in, so every I/O
 # matches and is counted: the match at Q and the submitter kept to C),
 # truestat-flags (-F: a hash lookup and adds at each completion),
+# truestat-partitions (-p: on a disk without partitions, as the bench's,
+# the read of req->part at issue; requests under a partition add a hash
+# lookup and atomic adds at completion, which this row does not show),
 # truestat-raw_tp, truestat-locked (the programs built for kernels before
 # 5.12, whose atomic operations take locks, here: TRUESTAT_TEST_LOCKED),
 # truestat-sweep16 (the request table 16 times the size truestat picks
@@ -119,6 +122,7 @@ start_tracer() {
 	truestat-by) "$ROOT/truestat" -v --by=cgroup 1 >/dev/null 2>"$work/err" & ;;
 	truestat-cgroup) "$ROOT/truestat" -v -c "$(own_cgroup)" 1 >/dev/null 2>"$work/err" & ;;
 	truestat-flags) "$ROOT/truestat" -v -F 1 >/dev/null 2>"$work/err" & ;;
+	truestat-partitions) "$ROOT/truestat" -v -p 1 >/dev/null 2>"$work/err" & ;;
 	truestat-raw_tp) "$ROOT/truestat" -v --raw-tp 1 >/dev/null 2>"$work/err" & ;;
 	truestat-locked) TRUESTAT_TEST_LOCKED=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;
 	truestat-empty) TRUESTAT_BENCH_EMPTY=1 "$ROOT/truestat" -v 1 >/dev/null 2>"$work/err" & ;;

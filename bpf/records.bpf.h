@@ -32,6 +32,7 @@
 #include "atomics.bpf.h"
 #include "depth.bpf.h"
 #include "slow.bpf.h"
+#include "partitions.bpf.h"
 
 /*
  * Slots of the request table in use, minus one (the loader sizes it; tests
@@ -346,6 +347,7 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 	}
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
 	who_missed(qid, at, s->op);
+	part_missed(qid, s);
 }
 
 /*
@@ -419,6 +421,8 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 	s->issue_ns = now;
 	s->bytes = bytes;
 	s->qid = qid;
+	if (partitions)
+		s->part = 0; /* on_issue reads the request's */
 	s->op = op;
 	depth = device_up(st, qid, now);
 	s->low_at_issue = *(volatile struct ts_low_time *)st->device_low_ns;

@@ -12,6 +12,7 @@
 #include "slow.bpf.h"
 #include "pattern.bpf.h"
 #include "filter.bpf.h"
+#include "partitions.bpf.h"
 #include "bios.bpf.h"
 #include "records.bpf.h"
 #include "account.bpf.h"
@@ -72,6 +73,8 @@ static __always_inline int on_issue(struct request *rq, bool direct)
 		return 0;
 	}
 	depth = record_fill(st, qid, s, queued_ns, bytes, op, now);
+	if (partitions)
+		s->part = part_of_rq(rq, direct);
 	if (keep_who) {
 		LOAD(direct, sector, rq->__sector);
 		rq_extra_set(at, &who, sector, depth);
@@ -193,6 +196,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 	flags_complete(qid, rq, &rec, direct, now);
 	slow_report(st, qid, &rec, &x, now);
 	who_account(qid, &rec, &x, now);
+	part_done(qid, &rec, now);
 	return 0;
 }
 
@@ -290,7 +294,8 @@ static __always_inline int on_bio_complete(struct bio *bio, bool direct)
  * as a merge of its direction (the kernel counts it in /proc/diskstats
  * right after this tracepoint).
  */
-static __always_inline int on_bio_merge(struct bio *bio, bool direct)
+static __always_inline int on_bio_merge(struct bio *bio,
+					struct request *rq, bool direct)
 {
 	struct ts_dev_state *st;
 	u32 qid, opf;
@@ -300,6 +305,7 @@ static __always_inline int on_bio_merge(struct bio *bio, bool direct)
 		return 0;
 	LOAD(direct, opf, bio->bi_opf);
 	count_merge(qid, op_of(opf));
+	part_merge(qid, op_of(opf), rq, bio, direct);
 	bio_leave(qid, (u64)bio, bpf_ktime_get_ns(), NULL);
 	return 0;
 }
@@ -323,6 +329,7 @@ static __always_inline int on_rq_merge(struct request *next, bool direct)
 		return 0;
 	LOAD(direct, cmd_flags, next->cmd_flags);
 	count_merge(qid, op_of(cmd_flags));
+	part_merge(qid, op_of(cmd_flags), next, NULL, direct);
 	LOAD(direct, bio, next->bio);
 	if (bio)
 		bios_leave(qid, bio, false, direct, bpf_ktime_get_ns(), NULL);
@@ -434,6 +441,9 @@ int ts_sweep(u64 *ctx)
  * each argument where the running kernel passes it.
  */
 /* The request or bio of hook @tp, at argument @i since 5.11. */
+/* The request a bio merges into (hook @tp), passed before 5.11 only. */
+#define MERGE_RQ(tp) \
+	(tp_shift[tp] == 2 ? (struct request *)CTX_ARG(ctx, 1) : NULL)
 #define RQ_ARG(tp) ((struct request *)TS_ARG(ctx, 0, tp))
 #define BIO_ARG(i, tp) ((struct bio *)TS_ARG(ctx, i, tp))
 
@@ -474,14 +484,16 @@ int ts_sweep(u64 *ctx)
 	{                                                                   \
 		if (bench_empty)                                            \
 			return bench_return();                              \
-		return on_bio_merge(BIO_ARG(0, TS_TP_BACKMERGE), direct);   \
+		return on_bio_merge(BIO_ARG(0, TS_TP_BACKMERGE),           \
+				    MERGE_RQ(TS_TP_BACKMERGE), direct);        \
 	}                                                                   \
 	SEC(#kind "/block_bio_frontmerge")                                  \
 	int ts_frontmerge_##name(u64 *ctx)                                  \
 	{                                                                   \
 		if (bench_empty)                                            \
 			return bench_return();                              \
-		return on_bio_merge(BIO_ARG(0, TS_TP_FRONTMERGE), direct);  \
+		return on_bio_merge(BIO_ARG(0, TS_TP_FRONTMERGE),          \
+				    MERGE_RQ(TS_TP_FRONTMERGE), direct);       \
 	}                                                                   \
 	SEC(#kind "/block_rq_merge")                                        \
 	int ts_rq_merge_##name(u64 *ctx)                                    \

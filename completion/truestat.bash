@@ -31,8 +31,8 @@ _truestat_devices_matching()
 _truestat()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev= opt=
-	local longs="--device --exclude --dm-names --date --json --hist --depth --light --pattern --flags --slow --slow-buffer --by --top --cgroup --pid --web.listen-address --prometheus --web.histogram-buckets --web.config.file --heatmap --units --verbose --raw-tp --version --help"
-	local shorts="-c -d -N -t -j -H -D -L -F -v -V -h"
+	local longs="--device --exclude --dm-names --date --json --hist --depth --light --partitions --pattern --flags --slow --slow-buffer --by --top --cgroup --pid --web.listen-address --prometheus --web.histogram-buckets --web.config.file --heatmap --units --verbose --raw-tp --version --help"
+	local shorts="-c -d -N -t -j -H -D -L -p -F -v -V -h"
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	COMPREPLY=()
 

@@ -500,12 +500,37 @@ struct ts_dev_state {
  */
 #define TS_SWEEP_MIN_AGE_NS (10 * 1000 * 1000ULL)
 
+/*
+ * -p, --partitions: per partition of a traced disk and direction, the
+ * requests the kernel counts under that partition (req->part, as
+ * /proc/diskstats does). HASH part_stats, key ts_part_key(slot, partno),
+ * shared by all CPUs (atomic adds); TS_PART_MAX entries, 1 without -p.
+ */
+#define TS_PART_MAX 1024
+
+struct ts_part_op {
+	__u64 ios, bytes, merges;
+	__u64 missed, missed_bytes; /* ended unseen (repaired): not in ios */
+	__u64 queued_ios, queue_ns; /* over those whose Q was seen */
+	__u64 service_ns, total_ns;
+};
+
+struct ts_part_stats {
+	struct ts_part_op op[TS_NR_OPS];
+};
+
+static __always_inline __u32 ts_part_key(__u32 qid, __u32 partno)
+{
+	return qid << 8 | (partno & 0xff);
+}
+
 struct ts_rq_slot {
 	__u64 rq; /* request address, 0 = free, bit 0: being changed */
 	__u64 issue_ns;
 	__u64 queued_ns;  /* Q of its first bio, 0 = not seen */
 	__u32 bytes;
-	__u16 qid;
+	__u8 qid;	  /* below TS_MAX_DEVS */
+	__u8 part;	  /* -p: the partition the kernel counts it under, 0: the disk */
 	__u8 op;
 	__u8 depth_class; /* ts_depth_class() of the depth it was issued at */
 	struct ts_low_time low_at_issue; /* its device's device_low_ns then */

@@ -180,6 +180,20 @@ wait_serving() {
 	wait_for "$TS_PID" "$START_GUARD" curl -sf -o /dev/null "$@" "$url/"
 }
 
+# ts_start_as KIND OUT ARGS...: ts_start with the programs of KIND: tp_btf,
+# raw_tp (the fallback) or locked (those for kernels before 5.12), checked
+# as attached so (check KIND_attached)
+ts_start_as() {
+	local kind=$1 out=$2 says
+	shift 2
+	case $kind in
+	raw_tp) ts_start "$out" "$@" --raw-tp; says="attached with raw_tp" ;;
+	locked) TRUESTAT_TEST_LOCKED=1 ts_start "$out" "$@"; says="before 5.12" ;;
+	*) ts_start "$out" "$@"; says="attached with tp_btf" ;;
+	esac
+	check_cmd "${kind}_attached" "$says" grep -q "$says" "$out.err"
+}
+
 ts_reports_after() {
 	wait_for "$TS_PID" 10 _lines_at_least "$1" $(($(wc -l <"$1") + 2))
 }

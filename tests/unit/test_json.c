@@ -202,7 +202,7 @@ static const char check_py[] =
 	"assert v[\"os_queue\"][\"now\"] == -1\n"
 	"assert v[\"iostat\"] == {\"util_pct\": 75, \"svctm_ms\": 7.5}\n"
 	"e = v[\"events\"]\n"
-	"assert len(e) == 30 and e[\"requeues\"] == 3, e\n"
+	"assert len(e) == 31 and e[\"requeues\"] == 3, e\n"
 	"assert sum(e.values()) == 3\n";
 
 /* @text against schema/truestat.schema.json (run from the source tree). */

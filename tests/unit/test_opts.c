@@ -193,6 +193,30 @@ static void test_flags(void **state)
 	assert_non_null(strstr(ts_usage, "%util"));
 }
 
+/* -p: optional LIST, attached only; "-p 1" is -p and an interval */
+static void test_partitions(void **state)
+{
+	(void)state;
+	assert_int_equal(PARSE("-j", "1"), 0);
+	assert_false(o.partitions);
+	assert_null(o.part_list);
+	assert_int_equal(PARSE("-p", "1"), 0);
+	assert_true(o.partitions);
+	assert_null(o.part_list);
+	assert_true(o.interval_s == 1);
+	assert_int_equal(PARSE("--partitions=sda1,sda2"), 0);
+	assert_true(o.partitions);
+	assert_string_equal(o.part_list, "sda1,sda2");
+	assert_int_equal(PARSE("-p=sda1"), 0);
+	assert_string_equal(o.part_list, "sda1");
+	assert_int_equal(PARSE("-psda2", "-j"), 0);
+	assert_string_equal(o.part_list, "sda2");
+	assert_true(o.json);
+	assert_int_equal(PARSE("--partitions"), 0);
+	assert_true(o.partitions);
+	assert_null(o.part_list);
+}
+
 static void test_bad_interval(void **state)
 {
 	FAILS("bad interval 'x': not a number", "x");
@@ -374,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_bad_excludes),
 		cmocka_unit_test(test_too_many_excludes),
 		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_partitions),
 		cmocka_unit_test(test_bad_interval),
 		cmocka_unit_test(test_negative),
 		cmocka_unit_test(test_bad_count),

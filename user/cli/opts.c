@@ -75,6 +75,12 @@ const char ts_usage[] =
 	"                     throughput stops growing (< +20% per doubling),\n"
 	"                     the depth whose p95 service passes 3x that at\n"
 	"                     depth 1, and the headroom now\n"
+	"  -p, --partitions[=LIST]\n"
+	"                     also a row per partition of each traced disk and\n"
+	"                     direction, of the I/O the kernel counts under that\n"
+	"                     partition (as /proc/diskstats); depth and BUSY%\n"
+	"                     are \"-\" there. LIST: the partitions shown, comma\n"
+	"                     separated (-p=sda1,sda2), else all\n"
 	"      --pattern      the access pattern per disk and direction, in the\n"
 	"                     order the disk was given requests: the share that\n"
 	"                     start where the previous one ended (SEQ%), the\n"
@@ -331,6 +337,7 @@ static const struct option longopts[] = {
 	{ "dm-names", no_argument, NULL, 'N' },
 	{ "pattern", no_argument, NULL, 'A' },
 	{ "flags", no_argument, NULL, 'F' },
+	{ "partitions", optional_argument, NULL, 'p' },
 	{ "slow", required_argument, NULL, 'S' },
 	{ "slow-buffer", required_argument, NULL, 'Z' },
 	{ "by", required_argument, NULL, 'B' },
@@ -517,6 +524,12 @@ static int set_option(struct ts_opts *o, int c, const char *arg, char *err,
 	case 'F':
 		o->flags = true;
 		return 0;
+	case 'p':
+		o->partitions = true;
+		if (arg && *arg == '=') /* -p=LIST, as --partitions=LIST */
+			arg++;
+		o->part_list = arg && *arg ? arg : NULL;
+		return 0;
 	case 'S':
 		return parse_slow(arg, &o->slow_ms, err, errlen);
 	case 'Z':
@@ -625,7 +638,7 @@ int ts_parse_args(int argc, char **argv, struct ts_opts *o, char *err,
 	optind = 0; /* reset getopt: callable more than once (tests) */
 	opterr = 0;
 	while ((at = optind ? optind : 1),
-	       (c = getopt_long(argc, argv, ":d:jvhHDLVtNFc:", longopts, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, ":d:jvhHDLVtNFc:p::", longopts, NULL)) != -1) {
 		if (c == 'h' || c == 'V') {
 			o->help = c == 'h';
 			o->version = c == 'V';

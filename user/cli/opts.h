@@ -24,6 +24,8 @@ struct ts_opts {
 	bool dm_names; /* -N: device-mapper disks by their /dev/mapper name */
 	bool pattern; /* --pattern: seeks and sizes as the device sees them */
 	bool flags;   /* -F: latency by request-flag class */
+	bool partitions; /* -p: rows per partition */
+	const char *part_list; /* -p=LIST: the partitions shown, or NULL: all */
 	double slow_ms; /* --slow: report requests this slow; < 0: off */
 	unsigned int slow_buffer; /* --slow-buffer: ring bytes, 0: default */
 	int by;	 /* --by: enum ts_by */

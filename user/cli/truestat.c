@@ -20,6 +20,7 @@
 #include "exporter/webauth.h"
 #include "features/slow.h"
 #include "features/who.h"
+#include "features/partitions.h"
 #include "opts.h"
 #include "output/output.h"
 #include "output/prom.h"
@@ -509,6 +510,29 @@ static void flags_report(const struct ts_opts *o, bool totals,
 	r->flags = &flags_span;
 }
 
+/* -p: the partition table at the last report, and now; the span between */
+static struct ts_part_table part_then, part_now;
+static struct ts_part_span part_span;
+
+/* -p: the partition table now, read as close to the snapshot as can be. */
+static void parts_read(const struct ts_opts *o)
+{
+	if (o->partitions && who_tracer)
+		ts_tracer_read_parts(who_tracer, &part_now);
+}
+
+/* The partitions of the span of report @r (-p), read by parts_read. */
+static void parts_report(const struct ts_opts *o, bool totals,
+			 struct ts_report *r)
+{
+	if (!o->partitions || !who_tracer)
+		return;
+	ts_part_delta(totals ? NULL : &part_then, &part_now, r, "/sys",
+		      o->part_list, &part_span);
+	part_then = part_now;
+	r->parts = &part_span;
+}
+
 /*
  * TRUESTAT_TEST_JSON=FILE: each table report also goes to FILE as JSON,
  * so that a test can hold the table against the JSON of the same report.
@@ -544,10 +568,12 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 const struct ts_snapshot *b, bool totals,
 		 struct ts_report *r)
 {
+	parts_read(o);
 	ts_report_build(a, b, sys_name, r);
 	sys_facts(r);
 	who_report(o, totals, r);
 	flags_report(o, totals, r);
+	parts_report(o, totals, r);
 	r->totals = totals;
 	r->show_hist = o->hist;
 	r->show_curve = o->depth;
@@ -652,6 +678,7 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 	t->light = o->light;
 	t->pattern = o->pattern;
 	t->flags = o->flags;
+	t->partitions = o->partitions;
 	t->slow = o->slow_ms >= 0;
 	t->by = o->by;
 	t->slow_ns = o->slow_ms >= 0 ? (__u64)(o->slow_ms * 1e6) : 0;
@@ -874,6 +901,8 @@ int main(int argc, char **argv)
 		printf("truestat %s\n", ts_version);
 		return 0;
 	}
+	if (o.part_list && ts_part_check(o.part_list, err, sizeof(err)))
+		die(EXIT_USAGE, err);
 	check_privileges();
 	/* a bad file stops truestat here, before anything is attached */
 	if (o.web_config &&
@@ -883,6 +912,7 @@ int main(int argc, char **argv)
 			      sizeof(err)))
 		die(EXIT_USAGE, err);
 	tracer_opts(&o, kdevs, &topts);
+	ts_part_say_untraced(o.part_list, kdevs, topts.nkdevs);
 	test_opts(&topts);
 	if (o.heatmap && !(hm = ts_heatmap_open(o.heatmap, o.interval_s, err,
 						sizeof(err))))

@@ -24,8 +24,8 @@ static double mean_ms(__u64 sum_ns, __u64 n)
 	return n ? (double)sum_ns / (double)n / 1e6 : NAN;
 }
 
-static void op_figures(const struct ts_op_stats *a, const struct ts_op_stats *b,
-		       double span_s, struct ts_op_figures *f)
+void ts_op_figures_of(const struct ts_op_stats *a, const struct ts_op_stats *b,
+		      double span_s, struct ts_op_figures *f)
 {
 	__u64 service = b->service_ns - a->service_ns;
 	__u64 queue = b->queue_ns - a->queue_ns;
@@ -161,7 +161,7 @@ static void depth_report(const __s64 *dt, const __s64 *ot, __u64 span_ns,
 }
 
 /* @sum += @x, counter by counter. */
-static void add_op_stats(struct ts_op_stats *sum, const struct ts_op_stats *x)
+void ts_op_stats_add(struct ts_op_stats *sum, const struct ts_op_stats *x)
 {
 	__u64 *dst = (__u64 *)sum;
 	const __u64 *src = (const __u64 *)x;
@@ -200,13 +200,13 @@ static void ops_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 	int i;
 
 	for (i = 0; i < TS_NR_OPS; i++) {
-		op_figures(&a->stats.op[i], &b->stats.op[i], span_s, &r->op[i]);
+		ts_op_figures_of(&a->stats.op[i], &b->stats.op[i], span_s, &r->op[i]);
 		if (r->op[i].ios || r->op[i].missed || r->op[i].unissued)
 			r->nops_active++;
-		add_op_stats(&sum_a, &a->stats.op[i]);
-		add_op_stats(&sum_b, &b->stats.op[i]);
+		ts_op_stats_add(&sum_a, &a->stats.op[i]);
+		ts_op_stats_add(&sum_b, &b->stats.op[i]);
 	}
-	op_figures(&sum_a, &sum_b, span_s, &r->all);
+	ts_op_figures_of(&sum_a, &sum_b, span_s, &r->all);
 	sync_figures(&a->stats, &b->stats, span_s, &r->sync);
 	r->sync.in_flight = b->sync_in_flight;
 }
@@ -387,4 +387,15 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 				 &cur->pattern, r->span_s, &d->pattern);
 		dev_size_service(a, find_dev(a, cur), b, cur, d);
 	}
+}
+
+const struct ts_dev_report *ts_report_dev(const struct ts_report *r,
+					  unsigned int qid)
+{
+	int i;
+
+	for (i = 0; i < r->ndev; i++)
+		if (r->dev[i].qid == qid)
+			return &r->dev[i];
+	return NULL;
 }

@@ -125,6 +125,8 @@ struct ts_dev_report {
 	struct ts_pattern_span pattern; /* --pattern, else zeros */
 };
 
+struct ts_part_span;
+
 struct ts_report {
 	bool totals; /* the whole run, not one interval */
 	int show_hist; /* print the histograms: 1 folded, 2 fine (-H) */
@@ -133,6 +135,7 @@ struct ts_report {
 	const struct ts_who_span *who; /* --by: the span's submitters, or NULL */
 	const struct ts_slow_printer *slow; /* --slow: its lines, or NULL */
 	const struct ts_flags_table *flags; /* --flags: the span's, or NULL */
+	const struct ts_part_span *parts; /* -p: the span's partitions, or NULL */
 	bool light; /* --light: Q from request allocation, OS queue unknown */
 	const char *filter; /* "-c PATH", "--pid PID": rows of its I/O; NULL */
 	bool date;  /* -t: the date in the table's timestamp */
@@ -162,6 +165,17 @@ struct ts_report {
  */
 typedef void (*ts_name_fn)(unsigned int major, unsigned int minor, char *buf,
 			   size_t len, struct ts_stack *stack);
+
+/* A direction's figures from its counters at @a and @b (@a zeros: all). */
+void ts_op_figures_of(const struct ts_op_stats *a, const struct ts_op_stats *b,
+		      double span_s, struct ts_op_figures *f);
+
+/* @sum += @x, field by field. */
+void ts_op_stats_add(struct ts_op_stats *sum, const struct ts_op_stats *x);
+
+/* The device of slot @qid in report @r, or NULL. */
+const struct ts_dev_report *ts_report_dev(const struct ts_report *r,
+					  unsigned int qid);
 
 /* Figures for what happened between snapshots @a and @b. */
 void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,

@@ -28,6 +28,7 @@
 #include "lib/depth.h"
 #include "tracer.h"
 #include "features/who.h"
+#include "features/partitions.h"
 
 #define TS_MAX_LINKS 16
 
@@ -270,6 +271,8 @@ static void size_maps(struct truestat_bpf *skel,
 	}
 	if (!o->flags) /* not 3.4 MB */
 		bpf_map__set_max_entries(skel->maps.flag_stats, 1);
+	if (!o->partitions) /* not 320 KB */
+		bpf_map__set_max_entries(skel->maps.part_stats, 1);
 }
 
 /*
@@ -352,6 +355,7 @@ static void set_globals(struct truestat_bpf *skel,
 	skel->rodata->bio_traced_bit = bio_traced_bit;
 	skel->rodata->pattern = o->pattern;
 	skel->rodata->flag_classes = o->flags;
+	skel->rodata->partitions = o->partitions;
 	skel->rodata->slow = o->slow;
 	skel->rodata->by = o->by;
 	skel->rodata->keep_who = keeps_who(o);
@@ -1662,6 +1666,20 @@ void ts_tracer_read_flags(struct ts_tracer *t, struct ts_flags_table *out)
 	out->n = 0;
 	while (out->n < TS_FLAGS_ENTRIES &&
 	       !bpf_map_get_next_key(fd, &key, &next)) {
+		out->e[out->n].key = next;
+		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
+			out->n++;
+		key = next;
+	}
+}
+
+void ts_tracer_read_parts(struct ts_tracer *t, struct ts_part_table *out)
+{
+	int fd = bpf_map__fd(t->skel->maps.part_stats);
+	__u32 key = ~0U, next; /* no such key: its next is the first */
+
+	out->n = 0;
+	while (out->n < TS_PART_MAX && !bpf_map_get_next_key(fd, &key, &next)) {
 		out->e[out->n].key = next;
 		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
 			out->n++;

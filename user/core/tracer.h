@@ -38,6 +38,7 @@ struct ts_tracer_opts {
 	bool light;	  /* --light: no block_bio_* programs, Q at allocation */
 	bool pattern;	  /* --pattern: seek distances and sizes at issue */
 	bool flags;	  /* --flags: completions by request-flag class */
+	bool partitions;  /* -p: figures per partition (part_stats) */
 	bool slow;	  /* --slow: requests at least slow_ns Q->C reported */
 	int by;		  /* --by: enum ts_by */
 	struct ts_filter filter; /* -c/--cgroup, --pid */
@@ -113,6 +114,10 @@ struct ts_who_key;
  * full, those idle since the last read are folded and deleted).
  */
 void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out);
+
+struct ts_part_table;
+/* -p: every partition entry now, into @out. */
+void ts_tracer_read_parts(struct ts_tracer *t, struct ts_part_table *out);
 /* A read of the --by table for its folds alone (between reports). */
 void ts_tracer_fold_who(struct ts_tracer *t);
 /* Submitters @keep says yes to are never folded by ts_tracer_read_who. */

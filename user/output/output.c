@@ -4,6 +4,7 @@
 
 #include "findings/findings.h"
 #include "lib/json.h"
+#include "features/partitions.h"
 #include "output.h"
 
 /* "QUEUE" and @t: "QUEUE_us", a column's header with its unit. */
@@ -649,6 +650,35 @@ static void put_main_header(FILE *f, const struct ts_tfmt *t)
 		"BUSY%", head(sv, sizeof(sv), "SVCTM", t));
 }
 
+/*
+ * -p: device @d's partitions, a row per direction with I/O and "all" when
+ * more than one; depth and busy time are not kept per partition: "-".
+ */
+static void put_partition_rows(FILE *f, const struct ts_tfmt *t,
+			       const struct ts_report *r,
+			       const struct ts_dev_report *d)
+{
+	const struct ts_part_row *p;
+	int i, op;
+
+	for (i = 0; r->parts && i < r->parts->n; i++) {
+		p = &r->parts->row[i];
+		if (p->qid != d->qid)
+			continue;
+		for (op = 0; op < TS_NR_OPS; op++) {
+			if (!op_shown(&p->op[op]))
+				continue;
+			put_op_row(f, t, p->name, ts_op_names[op], &p->op[op],
+				   r->light);
+			put_blank_device_columns(f);
+		}
+		if (p->nops_active > 1) {
+			put_op_row(f, t, p->name, "all", &p->all, r->light);
+			put_blank_device_columns(f);
+		}
+	}
+}
+
 /* Device @d's rows: each direction with I/O, "all" when more than one. */
 static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 			    const struct ts_report *r,
@@ -673,6 +703,7 @@ static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 	}
 	if (has_sync(d))
 		put_sync_row(f, t, d);
+	put_partition_rows(f, t, r, d);
 	if (d->stack.nmembers)
 		put_stack(f, t, r, d);
 }
@@ -969,6 +1000,35 @@ static void json_sync(struct tj *j, const struct ts_report *r,
 	tj_end_obj(j);
 }
 
+/* -p: the "partitions" array of device @d (rows with I/O in the span). */
+static void json_partitions(struct tj *j, const struct ts_report *r,
+			    const struct ts_dev_report *d)
+{
+	const struct ts_part_row *p;
+	int i, op;
+
+	if (!r->parts)
+		return;
+	tj_arr(j, "partitions");
+	for (i = 0; i < r->parts->n; i++) {
+		p = &r->parts->row[i];
+		if (p->qid != d->qid || !p->nops_active)
+			continue;
+		tj_obj(j, NULL);
+		tj_str(j, "partition", p->name);
+		tj_u64(j, "partno", p->partno);
+		tj_obj(j, "ops");
+		for (op = 0; op < TS_NR_OPS; op++)
+			if (op_shown(&p->op[op]))
+				json_op(j, ts_op_names[op], &p->op[op], NULL,
+					r->light);
+		tj_end_obj(j);
+		json_op(j, "all", &p->all, NULL, r->light);
+		tj_end_obj(j);
+	}
+	tj_end_arr(j);
+}
+
 static void json_device(struct tj *j, const struct ts_report *r,
 			const struct ts_dev_report *d)
 {
@@ -1010,6 +1070,7 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	if (r->totals && r->slow)
 		ts_slow_json_counts(j, r->slow, d->major, d->minor,
 				    d->events[TS_EV_SLOW_DROPPED], d->all.missed);
+	json_partitions(j, r, d);
 	tj_obj(j, "events");
 	for (e = 0; e < TS_NR_EVENTS; e++)
 		tj_u64(j, ts_event_names[e], d->events[e]);

@@ -189,17 +189,6 @@ static void label_value(FILE *f, const char *v)
 	}
 }
 
-static const struct ts_dev_report *dev_of(const struct ts_report *r,
-					  unsigned int qid)
-{
-	int i;
-
-	for (i = 0; i < r->ndev; i++)
-		if (r->dev[i].qid == qid)
-			return &r->dev[i];
-	return NULL;
-}
-
 enum by_figure { BY_IOS, BY_BYTES, BY_TOTAL_S };
 
 static double by_figure(const struct ts_who_stats *s, enum by_figure k)
@@ -223,7 +212,7 @@ static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
 	for (i = 0; i < w->n; i++) {
 		const struct ts_who_entry *e = &w->e[i];
 
-		d = dev_of(r, e->key.qid);
+		d = ts_report_dev(r, e->key.qid);
 		if (!d || e->key.op >= TS_NR_OPS)
 			continue;
 		if (!named(p, e, w->top)) {

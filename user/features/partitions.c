@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/devices.h"
+#include "partitions.h"
+
+/* The number in file @path, or -1. */
+static int read_number(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	fclose(f);
+	return n;
+}
+
+int ts_part_check(const char *list, char *err, int errlen)
+{
+	char name[64], path[256];
+	const char *p = list;
+	int len;
+
+	while (p && *p) {
+		len = strcspn(p, ",");
+		if (len == 0 || len >= (int)sizeof(name) || memchr(p, '/', len)) {
+			snprintf(err, errlen, "bad --partitions '%s': a comma-separated list of partition names, e.g. -p=sda1,sda2",
+				 list);
+			return -1;
+		}
+		memcpy(name, p, len);
+		name[len] = 0;
+		snprintf(path, sizeof(path), "/sys/class/block/%s/partition", name);
+		if (read_number(path) < 1) {
+			snprintf(err, errlen, "--partitions: %s is not a partition (no /sys/class/block/%s/partition)",
+				 name, name);
+			return -1;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+static bool traced(const struct ts_disk *d, const unsigned int *kdevs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kdevs[i] == (d->major << 20 | d->minor))
+			return true;
+	return false;
+}
+
+void ts_part_say_untraced(const char *list, const unsigned int *kdevs, int n)
+{
+	struct ts_disk disk;
+	char name[64], err[256];
+	const char *p;
+	int len;
+
+	for (p = list; n && p && *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		snprintf(name, sizeof(name), "%.*s", len, p);
+		if (ts_disk_resolve("/sys", name, &disk, err, sizeof(err)) ||
+		    traced(&disk, kdevs, n))
+			continue;
+		fprintf(stderr, "truestat: --partitions: %s is on %s, which -d does not trace: it has no row\n",
+			name, disk.name);
+	}
+}
+
+/*
+ * The name of partition @partno of disk MAJOR:MINOR into @buf: the
+ * directory under the disk's in sysfs whose "partition" file holds it.
+ */
+static void part_name(const char *sys, unsigned int major, unsigned int minor,
+		      unsigned int partno, char *buf, size_t len)
+{
+	char dir[128], path[512];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(buf, len, "%u:%u#%u", major, minor, partno);
+	snprintf(dir, sizeof(dir), "%s/dev/block/%u:%u", sys, major, minor);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/partition", dir, e->d_name);
+		if (read_number(path) == (int)partno) {
+			snprintf(buf, len, "%s", e->d_name);
+			break;
+		}
+	}
+	closedir(d);
+}
+
+/* Whether @name is in comma-separated @list (NULL: everything is). */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	if (!list)
+		return true;
+	for (; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+static const struct ts_part_stats *find_entry(const struct ts_part_table *t,
+					      __u32 key)
+{
+	int i;
+
+	for (i = 0; t && i < t->n; i++)
+		if (t->e[i].key == key)
+			return &t->e[i].s;
+	return NULL;
+}
+
+/* Partition direction @o as the device's counters are laid out. */
+static struct ts_op_stats op_stats_of(const struct ts_part_op *o)
+{
+	struct ts_op_stats s = {
+		.ios = o->ios, .bytes = o->bytes, .merges = o->merges,
+		.missed = o->missed, .missed_bytes = o->missed_bytes,
+		.queued_ios = o->queued_ios,
+		.queue_ns = o->queue_ns, .service_ns = o->service_ns,
+		.total_ns = o->total_ns,
+	};
+
+	return s;
+}
+
+/* Row @row's figures, @a (NULL: zeros) to @b. */
+static void row_figures(const struct ts_part_stats *a,
+			const struct ts_part_stats *b, double span_s,
+			struct ts_part_row *row)
+{
+	static const struct ts_part_stats zero;
+	struct ts_op_stats sa = { 0 }, sb = { 0 }, x, y;
+	int i;
+
+	if (!a)
+		a = &zero;
+	for (i = 0; i < TS_NR_OPS; i++) {
+		x = op_stats_of(&a->op[i]);
+		y = op_stats_of(&b->op[i]);
+		ts_op_figures_of(&x, &y, span_s, &row->op[i]);
+		if (row->op[i].ios || row->op[i].missed)
+			row->nops_active++;
+		ts_op_stats_add(&sa, &x);
+		ts_op_stats_add(&sb, &y);
+	}
+	ts_op_figures_of(&sa, &sb, span_s, &row->all);
+}
+
+static int by_disk_and_number(const void *x, const void *y)
+{
+	const struct ts_part_row *a = x, *b = y;
+
+	if (a->qid != b->qid)
+		return a->qid < b->qid ? -1 : 1;
+	return (int)a->partno - (int)b->partno;
+}
+
+void ts_part_delta(const struct ts_part_table *a, const struct ts_part_table *b,
+		   const struct ts_report *r, const char *sys,
+		   const char *list, struct ts_part_span *out)
+{
+	const struct ts_dev_report *d;
+	struct ts_part_row *row;
+	int i;
+
+	out->n = 0;
+	for (i = 0; i < b->n; i++) {
+		d = ts_report_dev(r, b->e[i].key >> 8);
+		if (!d)
+			continue;
+		row = &out->row[out->n];
+		memset(row, 0, sizeof(*row));
+		row->qid = d->qid;
+		row->partno = b->e[i].key & 0xff;
+		part_name(sys, d->major, d->minor, row->partno, row->name,
+			  sizeof(row->name));
+		if (!listed(list, row->name))
+			continue;
+		row_figures(find_entry(a, b->e[i].key), &b->e[i].s, r->span_s,
+			    row);
+		out->n++;
+	}
+	qsort(out->row, out->n, sizeof(out->row[0]), by_disk_and_number);
+}
