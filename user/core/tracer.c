@@ -377,8 +377,14 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct truestat_bpf *skel;
 
-	if (strcmp(o->btf_path, TS_DEFAULT_BTF))
-		open_opts.btf_custom_path = o->btf_path;
+	/*
+	 * Named even when it is the kernel's own: libbpf then never walks the
+	 * modules' BTF for a CO-RE type vmlinux lacks (-p's struct hd_struct
+	 * after 5.10), with BPF_BTF_GET_NEXT_ID, which needs CAP_SYS_ADMIN and
+	 * failed the whole load under CAP_BPF alone. truestat's types are all
+	 * in vmlinux.
+	 */
+	open_opts.btf_custom_path = o->btf_path;
 	skel = open_object(&open_opts, plan.locked || o->test_locked);
 	if (!skel) {
 		*error = errno;
