@@ -1676,14 +1676,16 @@ void ts_tracer_read_flags(struct ts_tracer *t, struct ts_flags_table *out)
 void ts_tracer_read_parts(struct ts_tracer *t, struct ts_part_table *out)
 {
 	int fd = bpf_map__fd(t->skel->maps.part_stats);
-	__u32 key = ~0U, next; /* no such key: its next is the first */
+	struct ts_part_key key, next;
+	void *prev = NULL; /* NULL: the first key */
 
 	out->n = 0;
-	while (out->n < TS_PART_MAX && !bpf_map_get_next_key(fd, &key, &next)) {
+	while (out->n < TS_PART_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
 		out->e[out->n].key = next;
 		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
 			out->n++;
 		key = next;
+		prev = &key;
 	}
 }
 
