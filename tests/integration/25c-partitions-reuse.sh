@@ -17,7 +17,8 @@
 #  - no row says it is not complete (partition_table_full is 0);
 #  - the new disk took the old one's queue id and slot (-v names each disk
 #    when a report first sees it): else the case did not happen, and the
-#    test fails saying so.
+#    test fails saying so;
+#  - a full table (below): the rows say they are not complete.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/faults.sh"
@@ -91,4 +92,40 @@ id_old=$(said "$n_old") id_new=$(said "$n_new")
 check same_slot "$([[ -n $id_old && $id_old == "$id_new" ]]; echo $?)" \
 	"loop$n_old and loop$n_new, queue id:slot as -v named them: ${id_old:-none} and ${id_new:-none} (the same: the case happened)"
 check_schema schema "$tmp/ts.json"
+
+# A full table: a row short of requests says so. The table shrunk to one
+# entry (TRUESTAT_TEST_PART_SLOTS=1), the new disk's p1 read first (it
+# takes the entry), then p2: p2's reads are counted in
+# partition_table_full, exactly its diskstats reads; p1's row still equals
+# its own line, and it, as every row of the disk in that span, says it is
+# not complete: "complete": false in the JSON, a NOT COMPLETE note under
+# it in the table.
+: >"$tmp/full.err"
+TRUESTAT_TEST_PART_SLOTS=1 TRUESTAT_TEST_JSON="$tmp/full.json" \
+	"$TRUESTAT" -v -p -d "loop$n_new" 60 >"$tmp/full.txt" 2>"$tmp/full.err" &
+TS_PID=$!
+on_exit "kill -9 $TS_PID"
+wait_for "$TS_PID" "$START_GUARD" grep -q "attached with" "$tmp/full.err"
+b1=$(p1_reads "$n_new") b2=$(diskstats "loop${n_new}p2" | cut -d' ' -f1)
+dd if="/dev/loop${n_new}p1" of=/dev/null bs=4k count=200 iflag=direct status=none
+dd if="/dev/loop${n_new}p2" of=/dev/null bs=4k count=100 iflag=direct status=none
+a1=$(p1_reads "$n_new") a2=$(diskstats "loop${n_new}p2" | cut -d' ' -f1)
+ts_stop INT
+check full_exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
+check_lines < <(py "
+t = totals('$tmp/full.json')
+d = tj.device(t, 'loop$n_new') or {'events': {}}
+full = d['events'].get('partition_table_full')
+print('full_counted', int(full != $a2 - $b2),
+      'partition_table_full %s: loop${n_new}p2 reads, its diskstats %d (exact)' % (full, $a2 - $b2))
+rows = {p['partno']: p for p in d.get('partitions', [])}
+r = rows.get(1, {}).get('ops', {}).get('read', {})
+got = r.get('ios', 0) + r.get('missed', 0)
+print('full_p1', int(got != $a1 - $b1), 'loop${n_new}p1 reads + missed %d, its diskstats %d (exact)' % (got, $a1 - $b1))
+print('full_marked', int(not rows or any(p['complete'] for p in rows.values())),
+      'rows %s, complete: %s' % (sorted(rows), [p['complete'] for p in rows.values()]))
+")
+check_cmd full_note "the table: $(grep -m1 "NOT COMPLETE" "$tmp/full.txt" || echo no note)" \
+	grep -q "note: loop${n_new}p1: NOT COMPLETE" "$tmp/full.txt"
+check_schema full_schema "$tmp/full.json"
 finish

@@ -273,6 +273,9 @@ static void size_maps(struct truestat_bpf *skel,
 		bpf_map__set_max_entries(skel->maps.flag_stats, 1);
 	if (!o->partitions) /* not 320 KB */
 		bpf_map__set_max_entries(skel->maps.part_stats, 1);
+	else if (o->test_part_slots)
+		bpf_map__set_max_entries(skel->maps.part_stats,
+					 o->test_part_slots);
 }
 
 /*
