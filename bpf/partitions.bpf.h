@@ -192,20 +192,24 @@ __noinline int ts_part_account(u64 kob, u64 claim, u64 issue_ns,
 	return 0;
 }
 
-/* Request record @rec of device @qid, claim @claim, completed at @now. */
-static __always_inline void part_done(u32 qid, u64 claim,
+/*
+ * Request record @rec of device @qid (its entry @st: its claim keys the
+ * row) completed at @now.
+ */
+static __always_inline void part_done(const struct ts_dev_state *st, u32 qid,
 				      const struct ts_rq_slot *rec, u64 now)
 {
 	if (partitions && rec->part)
 		ts_part_account(part_key_op_bytes(ts_part_key(qid, rec->part),
 						  rec->op, rec->bytes),
-				claim, rec->issue_ns, rec->queued_ns, now);
+				st->claimed_ns, rec->issue_ns, rec->queued_ns,
+				now);
 }
 
-/* A merge of direction @op into a request of device @qid, claim @claim. */
-static __always_inline void part_merge(u32 qid, u64 claim, u8 op,
-				       struct request *rq, struct bio *bio,
-				       bool direct)
+/* A merge of direction @op into a request of device @qid (entry @st). */
+static __always_inline void part_merge(const struct ts_dev_state *st, u32 qid,
+				       u8 op, struct request *rq,
+				       struct bio *bio, bool direct)
 {
 	int part;
 
@@ -214,20 +218,21 @@ static __always_inline void part_merge(u32 qid, u64 claim, u8 op,
 	part = part_of_merge(rq, bio, direct);
 	if (part > 0)
 		ts_part_count(part_key_op_bytes(ts_part_key(qid, part), op, 0),
-			      claim, TS_PART_MERGE);
+			      st->claimed_ns, TS_PART_MERGE);
 }
 
 /*
- * Record @s of device @qid ended unseen, of claim @claim (a record of an
- * older claim is stale, not counted): missed in its partition's row.
+ * Record @s of device @qid (entry @st, or NULL) ended unseen, of its
+ * present claim (a record of an older one is stale, not counted): missed
+ * in its partition's row.
  */
-static __always_inline void part_missed(u32 qid, u64 claim,
-					const struct ts_rq_slot *s)
+static __always_inline void part_missed(const struct ts_dev_state *st,
+					u32 qid, const struct ts_rq_slot *s)
 {
-	if (partitions && s->part)
+	if (partitions && s->part && st)
 		ts_part_count(part_key_op_bytes(ts_part_key(qid, s->part),
 						s->op, s->bytes),
-			      claim, TS_PART_MISSED);
+			      st->claimed_ns, TS_PART_MISSED);
 }
 
 #endif
