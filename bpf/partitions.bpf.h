@@ -16,7 +16,7 @@ const volatile bool partitions = false;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TS_PART_MAX); /* 1 without -p */
-	__type(key, u32);
+	__type(key, struct ts_part_key);
 	__type(value, struct ts_part_stats);
 } part_stats SEC(".maps");
 
@@ -86,9 +86,14 @@ static __always_inline int part_of_merge(struct request *rq, struct bio *bio,
 	return partno_of(bdev, direct);
 }
 
-/* Partition entry @key, claimed zeroed when new; NULL: the table is full. */
-static __always_inline struct ts_part_stats *part_entry(u32 key)
+/*
+ * Partition entry @slot_part of claim @claim, made zeroed when new; NULL:
+ * the table is full.
+ */
+static __always_inline struct ts_part_stats *part_entry(u32 slot_part,
+							u64 claim)
 {
+	struct ts_part_key key = { .slot_part = slot_part, .claimed_ns = claim };
 	struct ts_part_stats *s = bpf_map_lookup_elem(&part_stats, &key);
 
 	if (s)
@@ -97,8 +102,11 @@ static __always_inline struct ts_part_stats *part_entry(u32 key)
 	return bpf_map_lookup_elem(&part_stats, &key);
 }
 
-/* Direction @op's figures of partition entry @key, or NULL (counted). */
-static __always_inline struct ts_part_op *part_op(u32 key, u32 op)
+/*
+ * Direction @op's figures of partition entry @key of claim @claim, or NULL
+ * (counted).
+ */
+static __always_inline struct ts_part_op *part_op(u32 key, u64 claim, u32 op)
 {
 	struct ts_part_stats *s;
 	u64 i = op;
@@ -106,7 +114,7 @@ static __always_inline struct ts_part_op *part_op(u32 key, u32 op)
 	barrier_var(i); /* see hist_count */
 	if (i >= TS_NR_OPS)
 		return NULL;
-	s = part_entry(key);
+	s = part_entry(key, claim);
 	if (!s) {
 		count_event(key >> 8, TS_EV_PART_FULL);
 		return NULL;
@@ -120,17 +128,26 @@ enum ts_part_count {
 };
 
 /*
- * A merge or a missed completion (@what) under @key, its direction and
- * size in @op_bytes (op << 32 | bytes).
+ * Partition @key (ts_part_key), direction @op and @bytes as one scalar for
+ * the __noinline functions below (five arguments at most).
  */
-__noinline int ts_part_count(u32 key, u64 op_bytes, u32 what)
+static __always_inline u64 part_key_op_bytes(u32 key, u8 op, u32 bytes)
+{
+	return (u64)key << 40 | (u64)op << 32 | bytes;
+}
+
+/*
+ * A merge or a missed completion (@what) under partition key, direction
+ * and size @kob (part_key_op_bytes) of claim @claim.
+ */
+__noinline int ts_part_count(u64 kob, u64 claim, u32 what)
 {
 	struct ts_part_op *o;
-	u32 bytes = (u32)op_bytes;
+	u32 bytes = (u32)kob, key = kob >> 40;
 
 	if (!(key & 0xff))
 		return 0; /* the disk itself: its own row has it */
-	o = part_op(key, op_bytes >> 32);
+	o = part_op(key, claim, (kob >> 32) & 0xff);
 	if (!o)
 		return 0;
 	if (what == TS_PART_MERGE) {
@@ -144,19 +161,20 @@ __noinline int ts_part_count(u32 key, u64 op_bytes, u32 what)
 }
 
 /*
- * A request under @key, direction and size in @op_bytes (op << 32 |
- * bytes), issued at @issue_ns, its Q at @queued_ns (0: unseen), completed
- * at @now. Scalars only: verified once, whatever calls it.
+ * A request under partition key, direction and size @kob
+ * (part_key_op_bytes) of claim @claim, issued at @issue_ns, its Q at
+ * @queued_ns (0: unseen), completed at @now. Scalars only: verified once,
+ * whatever calls it.
  */
-__noinline int ts_part_account(u32 key, u64 op_bytes, u64 issue_ns,
+__noinline int ts_part_account(u64 kob, u64 claim, u64 issue_ns,
 			       u64 queued_ns, u64 now)
 {
 	struct ts_part_op *o;
-	u32 bytes = (u32)op_bytes;
+	u32 bytes = (u32)kob, key = kob >> 40;
 
 	if (!(key & 0xff))
 		return 0;
-	o = part_op(key, op_bytes >> 32);
+	o = part_op(key, claim, (kob >> 32) & 0xff);
 	if (!o)
 		return 0;
 	__sync_fetch_and_add(&o->ios, 1);
@@ -174,18 +192,23 @@ __noinline int ts_part_account(u32 key, u64 op_bytes, u64 issue_ns,
 	return 0;
 }
 
-/* Request record @rec of device @qid completed at @now. */
-static __always_inline void part_done(u32 qid, const struct ts_rq_slot *rec,
-				      u64 now)
+/*
+ * Request record @rec of device @qid (its entry @st: its claim keys the
+ * row) completed at @now.
+ */
+static __always_inline void part_done(const struct ts_dev_state *st, u32 qid,
+				      const struct ts_rq_slot *rec, u64 now)
 {
 	if (partitions && rec->part)
-		ts_part_account(ts_part_key(qid, rec->part),
-				(u64)rec->op << 32 | rec->bytes, rec->issue_ns,
-				rec->queued_ns, now);
+		ts_part_account(part_key_op_bytes(ts_part_key(qid, rec->part),
+						  rec->op, rec->bytes),
+				st->claimed_ns, rec->issue_ns, rec->queued_ns,
+				now);
 }
 
-/* A merge of direction @op into a request of device @qid. */
-static __always_inline void part_merge(u32 qid, u8 op, struct request *rq,
+/* A merge of direction @op into a request of device @qid (entry @st). */
+static __always_inline void part_merge(const struct ts_dev_state *st, u32 qid,
+				       u8 op, struct request *rq,
 				       struct bio *bio, bool direct)
 {
 	int part;
@@ -194,15 +217,22 @@ static __always_inline void part_merge(u32 qid, u8 op, struct request *rq,
 		return;
 	part = part_of_merge(rq, bio, direct);
 	if (part > 0)
-		ts_part_count(ts_part_key(qid, part), (u64)op << 32, TS_PART_MERGE);
+		ts_part_count(part_key_op_bytes(ts_part_key(qid, part), op, 0),
+			      st->claimed_ns, TS_PART_MERGE);
 }
 
-/* Record @s of device @qid ended unseen: missed in its partition's row. */
-static __always_inline void part_missed(u32 qid, const struct ts_rq_slot *s)
+/*
+ * Record @s of device @qid (entry @st, or NULL) ended unseen, of its
+ * present claim (a record of an older one is stale, not counted): missed
+ * in its partition's row.
+ */
+static __always_inline void part_missed(const struct ts_dev_state *st,
+					u32 qid, const struct ts_rq_slot *s)
 {
-	if (partitions && s->part)
-		ts_part_count(ts_part_key(qid, s->part),
-			      (u64)s->op << 32 | s->bytes, TS_PART_MISSED);
+	if (partitions && s->part && st)
+		ts_part_count(part_key_op_bytes(ts_part_key(qid, s->part),
+						s->op, s->bytes),
+			      st->claimed_ns, TS_PART_MISSED);
 }
 
 #endif

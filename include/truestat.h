@@ -503,8 +503,10 @@ struct ts_dev_state {
 /*
  * -p, --partitions: per partition of a traced disk and direction, the
  * requests the kernel counts under that partition (req->part, as
- * /proc/diskstats does). HASH part_stats, key ts_part_key(slot, partno),
- * shared by all CPUs (atomic adds); TS_PART_MAX entries, 1 without -p.
+ * /proc/diskstats does). HASH part_stats, key struct ts_part_key: the
+ * slot and partition, and the slot's claim (ts_dev_state claimed_ns), so
+ * that a disk taking a gone one's slot starts rows of its own; shared by
+ * all CPUs (atomic adds); TS_PART_MAX entries, 1 without -p.
  */
 #define TS_PART_MAX 1024
 
@@ -523,6 +525,12 @@ static __always_inline __u32 ts_part_key(__u32 qid, __u32 partno)
 {
 	return qid << 8 | (partno & 0xff);
 }
+
+struct ts_part_key {
+	__u32 slot_part; /* ts_part_key(slot, partno) */
+	__u32 pad;	 /* 0 */
+	__u64 claimed_ns; /* the claim of the slot by the disk (ts_dev_state) */
+};
 
 struct ts_rq_slot {
 	__u64 rq; /* request address, 0 = free, bit 0: being changed */

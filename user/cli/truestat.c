@@ -719,6 +719,9 @@ static void test_opts(struct ts_tracer_opts *t)
 	t->test_rq_slots = test_knob("TRUESTAT_TEST_RQ_SLOTS", 4,
 				     TS_RQ_SLOTS_MAX, true,
 				     "a power of two, 4 to 1048576");
+	/* a smaller partition table (-p), so that tests fill it */
+	t->test_part_slots = test_knob("TRUESTAT_TEST_PART_SLOTS", 1,
+				       TS_PART_MAX, false, "a number, 1 to 1024");
 	/* drop one completion in N, as the platform does (README) */
 	t->test_miss_every = test_knob("TRUESTAT_TEST_MISS_EVERY", 2, 1000000,
 				       false, "a number, 2 to 1000000");

@@ -273,6 +273,9 @@ static void size_maps(struct truestat_bpf *skel,
 		bpf_map__set_max_entries(skel->maps.flag_stats, 1);
 	if (!o->partitions) /* not 320 KB */
 		bpf_map__set_max_entries(skel->maps.part_stats, 1);
+	else if (o->test_part_slots)
+		bpf_map__set_max_entries(skel->maps.part_stats,
+					 o->test_part_slots);
 }
 
 /*
@@ -1682,14 +1685,16 @@ void ts_tracer_read_flags(struct ts_tracer *t, struct ts_flags_table *out)
 void ts_tracer_read_parts(struct ts_tracer *t, struct ts_part_table *out)
 {
 	int fd = bpf_map__fd(t->skel->maps.part_stats);
-	__u32 key = ~0U, next; /* no such key: its next is the first */
+	struct ts_part_key key, next;
+	void *prev = NULL; /* NULL: the first key */
 
 	out->n = 0;
-	while (out->n < TS_PART_MAX && !bpf_map_get_next_key(fd, &key, &next)) {
+	while (out->n < TS_PART_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
 		out->e[out->n].key = next;
 		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
 			out->n++;
 		key = next;
+		prev = &key;
 	}
 }
 

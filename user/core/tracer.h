@@ -20,6 +20,7 @@ struct ts_tracer_opts {
 	bool verbose;	      /* libbpf's messages on stderr */
 	bool test_verifier_failure; /* make the load fail (tests) */
 	unsigned int test_rq_slots; /* the request table's size (tests), 0: its own */
+	unsigned int test_part_slots; /* -p's table's size (tests), 0: its own */
 	unsigned int test_miss_every; /* drop 1 completion in N (tests), 0: no */
 	unsigned int test_miss_dev; /* of this disk only (tests), 0: any */
 	/* depth histogram buckets start at 2^32 - N (tests), 0: at 0 */

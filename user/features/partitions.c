@@ -118,13 +118,30 @@ static bool listed(const char *list, const char *name)
 }
 
 static const struct ts_part_stats *find_entry(const struct ts_part_table *t,
-					      __u32 key)
+					      const struct ts_part_key *key)
 {
 	int i;
 
 	for (i = 0; t && i < t->n; i++)
-		if (t->e[i].key == key)
+		if (t->e[i].key.slot_part == key->slot_part &&
+		    t->e[i].key.claimed_ns == key->claimed_ns)
 			return &t->e[i].s;
+	return NULL;
+}
+
+/*
+ * The disk of report @r whose claim of slot @qid is @claimed_ns, or NULL
+ * (a disk that had the slot before or after: its rows are not this one's).
+ */
+static const struct ts_dev_report *claim_dev(const struct ts_report *r,
+					     unsigned int qid,
+					     __u64 claimed_ns)
+{
+	int i;
+
+	for (i = 0; i < r->ndev; i++)
+		if (r->dev[i].qid == qid && r->dev[i].claimed_ns == claimed_ns)
+			return &r->dev[i];
 	return NULL;
 }
 
@@ -171,6 +188,8 @@ static int by_disk_and_number(const void *x, const void *y)
 
 	if (a->qid != b->qid)
 		return a->qid < b->qid ? -1 : 1;
+	if (a->claimed_ns != b->claimed_ns)
+		return a->claimed_ns < b->claimed_ns ? -1 : 1;
 	return (int)a->partno - (int)b->partno;
 }
 
@@ -178,25 +197,28 @@ void ts_part_delta(const struct ts_part_table *a, const struct ts_part_table *b,
 		   const struct ts_report *r, const char *sys,
 		   const char *list, struct ts_part_span *out)
 {
+	const struct ts_part_key *key;
 	const struct ts_dev_report *d;
 	struct ts_part_row *row;
 	int i;
 
 	out->n = 0;
 	for (i = 0; i < b->n; i++) {
-		d = ts_report_dev(r, b->e[i].key >> 8);
+		key = &b->e[i].key;
+		d = claim_dev(r, key->slot_part >> 8, key->claimed_ns);
 		if (!d)
 			continue;
 		row = &out->row[out->n];
 		memset(row, 0, sizeof(*row));
 		row->qid = d->qid;
-		row->partno = b->e[i].key & 0xff;
+		row->claimed_ns = d->claimed_ns;
+		row->incomplete = d->events[TS_EV_PART_FULL] > 0;
+		row->partno = key->slot_part & 0xff;
 		part_name(sys, d->major, d->minor, row->partno, row->name,
 			  sizeof(row->name));
 		if (!listed(list, row->name))
 			continue;
-		row_figures(find_entry(a, b->e[i].key), &b->e[i].s, r->span_s,
-			    row);
+		row_figures(find_entry(a, key), &b->e[i].s, r->span_s, row);
 		out->n++;
 	}
 	qsort(out->row, out->n, sizeof(out->row[0]), by_disk_and_number);

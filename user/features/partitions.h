@@ -13,7 +13,7 @@
 #include "truestat.h"
 
 struct ts_part_entry {
-	__u32 key; /* ts_part_key(slot, partno) */
+	struct ts_part_key key; /* slot, partno and the slot's claim */
 	struct ts_part_stats s;
 };
 
@@ -27,6 +27,8 @@ struct ts_part_table {
 struct ts_part_row {
 	char name[64];
 	unsigned int qid, partno;
+	__u64 claimed_ns; /* its disk's claim of the slot (ts_dev_report) */
+	bool incomplete; /* requests of its disk not counted: the table full */
 	int nops_active;
 	struct ts_op_figures op[TS_NR_OPS];
 	struct ts_op_figures all;

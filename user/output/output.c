@@ -652,7 +652,8 @@ static void put_main_header(FILE *f, const struct ts_tfmt *t)
 
 /*
  * -p: device @d's partitions, a row per direction with I/O and "all" when
- * more than one; depth and busy time are not kept per partition: "-".
+ * more than one; depth and busy time are not kept per partition: "-". A
+ * row short of requests (the table full) says so below it.
  */
 static void put_partition_rows(FILE *f, const struct ts_tfmt *t,
 			       const struct ts_report *r,
@@ -663,7 +664,7 @@ static void put_partition_rows(FILE *f, const struct ts_tfmt *t,
 
 	for (i = 0; r->parts && i < r->parts->n; i++) {
 		p = &r->parts->row[i];
-		if (p->qid != d->qid)
+		if (p->qid != d->qid || p->claimed_ns != d->claimed_ns)
 			continue;
 		for (op = 0; op < TS_NR_OPS; op++) {
 			if (!op_shown(&p->op[op]))
@@ -676,6 +677,11 @@ static void put_partition_rows(FILE *f, const struct ts_tfmt *t,
 			put_op_row(f, t, p->name, "all", &p->all, r->light);
 			put_blank_device_columns(f);
 		}
+		if (p->incomplete)
+			fprintf(f, "  note: %s: NOT COMPLETE, lower bounds: %llu requests of %s not counted in their partition's row, the partition table full\n",
+				p->name,
+				(unsigned long long)d->events[TS_EV_PART_FULL],
+				d->name);
 	}
 }
 
@@ -1012,11 +1018,13 @@ static void json_partitions(struct tj *j, const struct ts_report *r,
 	tj_arr(j, "partitions");
 	for (i = 0; i < r->parts->n; i++) {
 		p = &r->parts->row[i];
-		if (p->qid != d->qid || !p->nops_active)
+		if (p->qid != d->qid || p->claimed_ns != d->claimed_ns ||
+		    !p->nops_active)
 			continue;
 		tj_obj(j, NULL);
 		tj_str(j, "partition", p->name);
 		tj_u64(j, "partno", p->partno);
+		tj_bool(j, "complete", !p->incomplete);
 		tj_obj(j, "ops");
 		for (op = 0; op < TS_NR_OPS; op++)
 			if (op_shown(&p->op[op]))
