@@ -69,16 +69,17 @@ static __always_inline struct ts_flags_stats *flags_entry(struct ts_flags_key *k
 
 /*
  * A completion of the disk of slot qid under claim @claimed_ns: @how = op |
- * classes << 8 | queued << 16 | qid << 24 (below TS_MAX_DEVS). Out of
- * line, scalars only: the completion program's size on 5.13.
+ * classes << 8 | queued << 16 | qid << 24 (below TS_MAX_DEVS); @size_dev =
+ * bytes | the disk's number << 32. Out of line, scalars only (5 at most):
+ * the completion program's size on 5.13.
  */
 __noinline int flags_account(u32 how, u64 claimed_ns, u64 queue_ns,
-			     u64 service_ns, u32 bytes)
+			     u64 service_ns, u64 size_dev)
 {
-	u32 qid = how >> 24;
+	u32 qid = how >> 24, bytes = (u32)size_dev;
 	struct ts_flags_key key = {
 		.qid = qid, .op = how & 0xff, .bits = (how >> 8) & 0xff,
-		.claimed_ns = claimed_ns,
+		.claimed_ns = claimed_ns, .dev = size_dev >> 32,
 	};
 	struct ts_flags_stats *v = flags_entry(&key);
 
@@ -119,7 +120,7 @@ static __always_inline void flags_complete(const struct ts_dev_state *st,
 	how = rec->op | flag_bits(cmd_flags) << 8 | (queued_ns ? 1U << 16 : 0) |
 	      (qid & (TS_MAX_DEVS - 1)) << 24;
 	flags_account(how, st->claimed_ns, queued_ns ? issue_ns - queued_ns : 0,
-		      now - issue_ns, rec->bytes);
+		      now - issue_ns, rec->bytes | (u64)st->dev << 32);
 }
 
 #endif

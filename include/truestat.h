@@ -708,6 +708,9 @@ struct ts_flags_key {
 	__u8 bits; /* 1 << each enum ts_flag_class the request has */
 	__u16 pad;
 	__u64 claimed_ns; /* the slot's claim (ts_dev_state): which disk */
+	__u32 dev;	  /* the disk's number (ts_dev_state): its gone
+			   * lives are one row in the totals */
+	__u32 pad2;
 };
 
 struct ts_flags_stats {

@@ -44,8 +44,8 @@ static void put(struct ts_flags_table *t, unsigned int qid, int op,
 static __u64 claim_ios(const struct ts_flags_table *t, unsigned int qid,
 		       __u64 claimed_ns, int op, int class)
 {
-	ts_flags_class(t, (struct ts_flags_disk){ qid, claimed_ns }, op, class,
-		       &s);
+	ts_flags_class(t, (struct ts_flags_disk){ qid, claimed_ns, 0, 0 }, op,
+		       class, &s);
 	return s.ios;
 }
 
@@ -114,7 +114,8 @@ static const char *printed(unsigned long long not_counted)
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 
 	assert_non_null(f);
-	ts_flags_print(f, &b, TS_UNIT_AUTO, (struct ts_flags_disk){ 3, CLAIM },
+	ts_flags_print(f, &b, TS_UNIT_AUTO,
+		       (struct ts_flags_disk){ 3, CLAIM, 0, 0 },
 		       "loop9", not_counted);
 	fclose(f);
 	return buf;
@@ -131,12 +132,36 @@ static void test_table_full(void **state)
 	assert_null(strstr(printed(7), "bio-based"));
 }
 
+/*
+ * A gone disk's totals row with two lives of its number (dev 7), on slots
+ * 3 then 4: both lives' entries, not those of another disk on slot 4 nor
+ * of the number's live disk claimed later.
+ */
+static void test_gone_lives(void **state)
+{
+	struct ts_flags_disk gone = { 3, CLAIM, 7, CLAIM + 20 };
+	struct ts_flags_disk live = { 5, CLAIM + 30, 7, CLAIM + 30 };
+
+	b.n = 0;
+	put_claim(&b, 3, CLAIM, TS_OP_READ, 0, 2000);
+	put_claim(&b, 4, CLAIM + 20, TS_OP_READ, 0, 300);
+	b.e[1].key.dev = b.e[0].key.dev = 7;
+	put_claim(&b, 4, CLAIM + 25, TS_OP_READ, 0, 50); /* dev 0 */
+	put_claim(&b, 5, CLAIM + 30, TS_OP_READ, 0, 9);
+	b.e[3].key.dev = 7;
+	ts_flags_class(&b, gone, TS_OP_READ, TS_NR_FLAG_CLASSES, &s);
+	assert_int_equal(s.ios, 2300);
+	ts_flags_class(&b, live, TS_OP_READ, TS_NR_FLAG_CLASSES, &s);
+	assert_int_equal(s.ios, 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_claims),
+		cmocka_unit_test(test_gone_lives),
 		cmocka_unit_test(test_table_full),
 	};
 

@@ -75,7 +75,10 @@ static const char *class_name(int class)
 /* Whether @k is of disk @d: a slot's next disk has entries of its own. */
 static bool of_disk(const struct ts_flags_key *k, struct ts_flags_disk d)
 {
-	return k->qid == d.qid && k->claimed_ns == d.claimed_ns;
+	if (k->qid == d.qid && k->claimed_ns == d.claimed_ns)
+		return true;
+	return k->dev == d.dev && k->claimed_ns > d.claimed_ns &&
+	       k->claimed_ns <= d.last_claim_ns;
 }
 
 void ts_flags_class(const struct ts_flags_table *t, struct ts_flags_disk d,

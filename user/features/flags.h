@@ -29,10 +29,16 @@ extern const char *const ts_flag_class_names[TS_NR_FLAG_CLASSES];
 void ts_flags_delta(const struct ts_flags_table *a,
 		    const struct ts_flags_table *b, struct ts_flags_table *out);
 
-/* A disk: its slot and its claim of the slot (ts_dev_report's). */
+/*
+ * A disk: its slot and its claim of the slot (ts_dev_report's); a gone
+ * disk's row in the totals also sums the later gone lives of its number,
+ * @dev, claimed up to @last_claim_ns (0: none).
+ */
 struct ts_flags_disk {
 	unsigned int qid;
 	__u64 claimed_ns;
+	unsigned int dev;
+	__u64 last_claim_ns;
 };
 
 /*

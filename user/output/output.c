@@ -711,7 +711,9 @@ static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 /* Disk @d as -F's table knows it: its slot and claim. */
 static struct ts_flags_disk flags_disk(const struct ts_dev_report *d)
 {
-	return (struct ts_flags_disk){ d->qid, d->claimed_ns };
+	return (struct ts_flags_disk){ d->qid, d->claimed_ns,
+				       d->major << 20 | d->minor,
+				       d->last_claim_ns };
 }
 
 /* What follows the table: the options' sections, per device. */
