@@ -68,14 +68,18 @@ static __always_inline struct ts_flags_stats *flags_entry(struct ts_flags_key *k
 }
 
 /*
- * A completion of device @qid: @how = op | classes << 8 | queued << 16.
- * Out of line, scalars only: the completion program's size on 5.13.
+ * A completion of the disk of slot qid under claim @claimed_ns: @how = op |
+ * classes << 8 | queued << 16 | qid << 24 (below TS_MAX_DEVS); @size_dev =
+ * bytes | the disk's number << 32. Out of line, scalars only (5 at most):
+ * the completion program's size on 5.13.
  */
-__noinline int flags_account(u32 qid, u32 how, u64 queue_ns, u64 service_ns,
-			     u32 bytes)
+__noinline int flags_account(u32 how, u64 claimed_ns, u64 queue_ns,
+			     u64 service_ns, u64 size_dev)
 {
+	u32 qid = how >> 24, bytes = (u32)size_dev;
 	struct ts_flags_key key = {
 		.qid = qid, .op = how & 0xff, .bits = (how >> 8) & 0xff,
+		.claimed_ns = claimed_ns, .dev = size_dev >> 32,
 	};
 	struct ts_flags_stats *v = flags_entry(&key);
 
@@ -89,7 +93,7 @@ __noinline int flags_account(u32 qid, u32 how, u64 queue_ns, u64 service_ns,
 	if (service_ns)
 		__sync_fetch_and_add(&v->service_ns, service_ns);
 	hist_count(v->service, service_ns);
-	if (!(how >> 16))
+	if (!((how >> 16) & 1))
 		return 0;
 	__sync_fetch_and_add(&v->queued_ios, 1);
 	if (queue_ns)
@@ -101,8 +105,9 @@ __noinline int flags_account(u32 qid, u32 how, u64 queue_ns, u64 service_ns,
 	return 0;
 }
 
-/* Request @rq of device @qid completed (@rec: its record): its classes. */
-static __always_inline void flags_complete(u32 qid, struct request *rq,
+/* Request @rq of device @st, slot @qid, completed (@rec: its record). */
+static __always_inline void flags_complete(const struct ts_dev_state *st,
+					   u32 qid, struct request *rq,
 					   const struct ts_rq_slot *rec,
 					   bool direct, u64 now)
 {
@@ -112,9 +117,10 @@ static __always_inline void flags_complete(u32 qid, struct request *rq,
 	if (!flag_classes)
 		return;
 	LOAD(direct, cmd_flags, rq->cmd_flags);
-	how = rec->op | flag_bits(cmd_flags) << 8 | (queued_ns ? 1U << 16 : 0);
-	flags_account(qid, how, queued_ns ? issue_ns - queued_ns : 0,
-		      now - issue_ns, rec->bytes);
+	how = rec->op | flag_bits(cmd_flags) << 8 | (queued_ns ? 1U << 16 : 0) |
+	      (qid & (TS_MAX_DEVS - 1)) << 24;
+	flags_account(how, st->claimed_ns, queued_ns ? issue_ns - queued_ns : 0,
+		      now - issue_ns, rec->bytes | (u64)st->dev << 32);
 }
 
 #endif

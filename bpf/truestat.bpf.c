@@ -193,7 +193,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 		return 0;
 	}
 	request_account(st, qid, &rec, now);
-	flags_complete(qid, rq, &rec, direct, now);
+	flags_complete(st, qid, rq, &rec, direct, now);
 	slow_report(st, qid, &rec, &x, now);
 	who_account(qid, &rec, &x, now);
 	part_done(st, qid, &rec, now);

@@ -693,6 +693,8 @@ static __always_inline unsigned int ts_seek_bucket(__u64 sectors)
  * userspace sums the combinations into one row per class. A request
  * carries several flags: it counts in each class whose bit it has, in
  * "none" when it has none of them. One entry when --flags is off.
+ * Each claim of a slot has entries of its own: a disk that takes a gone
+ * disk's slot starts from none, and the gone disk keeps its own.
  */
 #define TS_FLAGS_ENTRIES 256
 
@@ -713,6 +715,10 @@ struct ts_flags_key {
 	__u8 op;   /* enum ts_op */
 	__u8 bits; /* 1 << each enum ts_flag_class the request has */
 	__u16 pad;
+	__u64 claimed_ns; /* the slot's claim (ts_dev_state): which disk */
+	__u32 dev;	  /* the disk's number (ts_dev_state): its gone
+			   * lives are one row in the totals */
+	__u32 pad2;
 };
 
 struct ts_flags_stats {

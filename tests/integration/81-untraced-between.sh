@@ -18,12 +18,9 @@ need python3 losetup
 
 make_tmp
 out=$tmp/ts.json
-file=$(mktemp /var/tmp/truestat-test.XXXXXX)
-on_exit "rm -f '$file'"
-truncate -s 16M "$file"
 # two numbers no loop device has: added and removed by this test only
-loop_numbers 2
-read -r n n2 <<<"$LOOP_NUMBERS"
+slot_reuse
+file=$REUSE_FILE n=$N_OLD n2=$N_NEW
 
 # loop number $1 made, read ($2 blocks), in a report, and removed; its
 # reads in diskstats once detached (udev's too) appended to $tmp/reads$3

@@ -22,33 +22,17 @@ set -euo pipefail
 need python3 curl dd losetup
 
 make_tmp
-file=$(mktemp /var/tmp/truestat-test.XXXXXX)
-on_exit "rm -f '$file'"
-truncate -s 16M "$file"
-loop_numbers 2
-read -r n_old n_new <<<"$LOOP_NUMBERS"
+slot_reuse
+n_old=$N_OLD n_new=$N_NEW
 port=$(free_port)
 ts_start "$tmp/ts.json" --prometheus="$port" 86400
 
-# life N READS: loop N made on the file and read READS times; its
-# diskstats reads once udev has let go of it
-life() {
-	loop_ctl add "$1"
-	losetup --direct-io=on "/dev/loop$1" "$file"
-	dd if="/dev/loop$1" of=/dev/null bs=4k count="$2" iflag=direct status=none
-	udevadm settle 2>/dev/null || sleep 0.5
-	diskstats "loop$1" | cut -d' ' -f1
-}
 scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$1" || true; }
 
-old=$(life "$n_old" 2000)
+old=$(loop_life "$n_old" 2000)
 scrape "$tmp/old.prom"
-losetup -d "/dev/loop$n_old"
-loop_gone "loop$n_old" || true
-udevadm settle 2>/dev/null || sleep 0.5
-old=$(diskstats "loop$n_old" | cut -d' ' -f1)
-loop_ctl remove "$n_old"
-new=$(life "$n_new" 100)
+old=$(loop_end "$n_old")
+new=$(loop_life "$n_new" 100)
 scrape "$tmp/new.prom"
 ts_stop INT
 check exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
@@ -75,8 +59,8 @@ print('totals', int(tot != [$old, $new]),
 ")
 # the case this is about: the new disk on the old one's queue id, and so its
 # slot (-v names each disk when a read, here a scrape, first sees it)
-said() { sed -n "s/^truestat: tracing loop$1 (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1:\2/p" "$tmp/ts.json.err"; }
-id_old=$(said "$n_old") id_new=$(said "$n_new")
+id_old=$(slot_said "$tmp/ts.json.err" "$n_old")
+id_new=$(slot_said "$tmp/ts.json.err" "$n_new")
 check same_slot "$([[ -n $id_old && $id_old == "$id_new" ]]; echo $?)" \
 	"loop$n_old and loop$n_new, queue id:slot as -v named them: ${id_old:-none} and ${id_new:-none} (the same: the case happened)"
 finish

@@ -108,6 +108,43 @@ loop_ctl() {
 fcntl.ioctl(os.open('/dev/loop-control', os.O_RDWR), $op, $2)"
 }
 
+# slot_reuse [3]: two (or three) loop numbers no device has, $N_OLD and
+# $N_NEW (and $N_THIRD), and a 16 MiB file for their lives, $REUSE_FILE;
+# all gone at exit
+slot_reuse() {
+	REUSE_FILE=$(mktemp /var/tmp/truestat-test.XXXXXX)
+	on_exit "rm -f '$REUSE_FILE'"
+	truncate -s 16M "$REUSE_FILE"
+	loop_numbers "${1:-2}"
+	read -r N_OLD N_NEW N_THIRD <<<"$LOOP_NUMBERS"
+}
+
+# loop_life N READS: loop N made on $REUSE_FILE and read READS times
+# (direct); prints its diskstats reads once udev has let go of it
+loop_life() {
+	loop_ctl add "$1"
+	losetup --direct-io=on "/dev/loop$1" "$REUSE_FILE"
+	dd if="/dev/loop$1" of=/dev/null bs=4k count="$2" iflag=direct status=none
+	udevadm settle 2>/dev/null || sleep 0.5
+	diskstats "loop$1" | cut -d' ' -f1
+}
+
+# loop_end N: loop N detached and removed (its queue id given back);
+# prints its diskstats reads, as they stood before the removal
+loop_end() {
+	losetup -d "/dev/loop$1"
+	loop_gone "loop$1" || true
+	udevadm settle 2>/dev/null || sleep 0.5
+	diskstats "loop$1" | cut -d' ' -f1
+	loop_ctl remove "$1"
+}
+
+# slot_said ERR N [K]: "queue id:slot" in which truestat -v (stderr in
+# ERR) said it traced loop N the first (K-th) time, or nothing
+slot_said() {
+	sed -n "s/^truestat: tracing loop$2 (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1:\2/p" "$1" | sed -n "${3:-1}p"
+}
+
 # shellcheck disable=SC2034 # used by the tests
 COUNTS_PY='
 OPS = ("read", "write", "discard", "flush", "other")

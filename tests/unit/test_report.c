@@ -397,6 +397,39 @@ static int read_slots(struct ts_dev_snap *last, const struct ts_snapshot *s,
 }
 
 /*
+ * Two gone lives of one number, on slots 2 then 4: one row in the totals,
+ * which names its first claim and the last (-F sums the claims between);
+ * a live disk's row names its own claim as both.
+ */
+static void test_gone_lives_claims(void **state)
+{
+	static struct ts_snapshot first, cur, gone;
+	struct ts_dev_snap a1 = { .qid = 2, .queue = 0x2000, .claimed_ns = 10,
+				  .kdev = KDEV(7, 9) };
+	struct ts_dev_snap a2 = { .qid = 4, .queue = 0x4000, .claimed_ns = 30,
+				  .kdev = KDEV(7, 9) };
+
+	memset(&first, 0, sizeof(first));
+	memset(&cur, 0, sizeof(cur));
+	memset(&gone, 0, sizeof(gone));
+	cur.mono_ns = SEC;
+	a1.stats.op[TS_OP_READ].ios = 2000;
+	a2.stats.op[TS_OP_READ].ios = 300;
+	ts_snapshot_keep_gone(&gone, &a1);
+	ts_snapshot_keep_gone(&gone, &a2);
+	assert_int_equal(gone.ndev, 1);
+	add_dev(&cur, 2, 0x5000, KDEV(7, 10))->claimed_ns = 20;
+	cur.dev[cur.ndev++] = gone.dev[0];
+	ts_report_build(&first, &cur, name_fn, &r);
+	assert_int_equal(r.ndev, 2);
+	assert_int_equal(r.dev[0].claimed_ns, 20);
+	assert_int_equal(r.dev[0].last_claim_ns, 20);
+	assert_int_equal(r.dev[1].op[TS_OP_READ].ios, 2300);
+	assert_int_equal(r.dev[1].claimed_ns, 10);
+	assert_int_equal(r.dev[1].last_claim_ns, 30);
+}
+
+/*
  * A new disk takes over the queue id of a disk that went away: the BPF side
  * reset the depth registers, the loader counts it from its claim
  * (lib/claim.h). It counts from its own start, in the interval and in the
@@ -612,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_idle_device),
 		cmocka_unit_test(test_bio_layer),
 		cmocka_unit_test(test_queue_taken_over),
+		cmocka_unit_test(test_gone_lives_claims),
 		cmocka_unit_test(test_queue_taken_over_again),
 		cmocka_unit_test(test_untraced_disk_between),
 		cmocka_unit_test(test_depth_range_span_or_run),

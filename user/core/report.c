@@ -319,6 +319,17 @@ void ts_snapshot_copy(struct ts_snapshot *dst, const struct ts_snapshot *src)
 		memcpy(dst->sizes, src->sizes, sizeof(dst->sizes));
 }
 
+/* @to, gone lives of a number, now also sums @from's: its last claim. */
+static void keep_last_claim(struct ts_dev_snap *to,
+			    const struct ts_dev_snap *from)
+{
+	__u64 last = from->last_claim_ns > from->claimed_ns ?
+			     from->last_claim_ns : from->claimed_ns;
+
+	if (last > to->last_claim_ns)
+		to->last_claim_ns = last;
+}
+
 void ts_snapshot_keep_gone(struct ts_snapshot *gone,
 			   const struct ts_dev_snap *p)
 {
@@ -329,6 +340,7 @@ void ts_snapshot_keep_gone(struct ts_snapshot *gone,
 	for (j = 0; j < gone->ndev; j++) {
 		if (gone->dev[j].kdev == g.kdev) {
 			snap_add(&gone->dev[j], &g, 1);
+			keep_last_claim(&gone->dev[j], &g);
 			return;
 		}
 	}
@@ -376,6 +388,8 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		d->major = cur->kdev >> 20;
 		d->minor = cur->kdev & 0xfffff;
 		d->claimed_ns = cur->claimed_ns;
+		d->last_claim_ns = cur->last_claim_ns > cur->claimed_ns ?
+					   cur->last_claim_ns : cur->claimed_ns;
 		name(d->major, d->minor, d->name, sizeof(d->name), &d->stack);
 		dev_report(find_dev(a, cur), cur, span_ns,
 			   b->seq && b->seq == a->seq + 1, d);

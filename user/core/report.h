@@ -26,6 +26,9 @@ struct ts_dev_snap {
 	unsigned int queue_id; /* the kernel's id of its request queue */
 	unsigned int kdev; /* major << 20 | minor */
 	__u64 claimed_ns; /* when its slot was claimed for it (ts_dev_state) */
+	__u64 last_claim_ns; /* gone lives of one number kept as one row
+			      * (ts_snapshot_keep_gone): the last one's
+			      * claim; else 0 */
 	__s64 in_device, in_os;
 	/* ns at depth >= each level so far, then the area above 64 */
 	__s64 device_time[TS_LEVEL_REGS];
@@ -101,6 +104,9 @@ struct ts_dev_report {
 	 * removed and added, a USB disk plugged back) differs in it.
 	 */
 	__u64 claimed_ns;
+	/* the last claim of the gone lives of its number it sums (a gone
+	 * disk's row in the totals), else claimed_ns */
+	__u64 last_claim_ns;
 	bool active; /* did anything in the span */
 	/* discard ranges a request takes at most: above 1, a discard bio
 	 * merged into one has no tracepoint (discard merges a lower bound) */

@@ -72,14 +72,23 @@ static const char *class_name(int class)
 	return class == CLASS_ALL ? "all" : ts_flag_class_names[class];
 }
 
-void ts_flags_class(const struct ts_flags_table *t, unsigned int qid, int op,
-		    int class, struct ts_flags_stats *out)
+/* Whether @k is of disk @d: a slot's next disk has entries of its own. */
+static bool of_disk(const struct ts_flags_key *k, struct ts_flags_disk d)
+{
+	if (k->qid == d.qid && k->claimed_ns == d.claimed_ns)
+		return true;
+	return k->dev == d.dev && k->claimed_ns > d.claimed_ns &&
+	       k->claimed_ns <= d.last_claim_ns;
+}
+
+void ts_flags_class(const struct ts_flags_table *t, struct ts_flags_disk d,
+		    int op, int class, struct ts_flags_stats *out)
 {
 	int i;
 
 	memset(out, 0, sizeof(*out));
 	for (i = 0; i < t->n; i++)
-		if (t->e[i].key.qid == qid && t->e[i].key.op == op &&
+		if (of_disk(&t->e[i].key, d) && t->e[i].key.op == op &&
 		    in_class(t->e[i].key.bits, class))
 			add_stats(out, &t->e[i].s, 1);
 }
@@ -111,8 +120,8 @@ static void figures(const struct ts_flags_stats *s, struct class_figures *c)
 	ts_hist_pct(s->total, &c->pct[2]);
 }
 
-/* Each class with completions of device @qid, op by op, through @fn. */
-static void walk(const struct ts_flags_table *t, unsigned int qid,
+/* Each class with completions of disk @d, op by op, through @fn. */
+static void walk(const struct ts_flags_table *t, struct ts_flags_disk d,
 		 void (*fn)(void *ctx, int op, int class,
 			    const struct class_figures *c),
 		 void *ctx)
@@ -123,7 +132,7 @@ static void walk(const struct ts_flags_table *t, unsigned int qid,
 
 	for (op = 0; op < TS_NR_OPS; op++)
 		for (class = 0; class <= CLASS_ALL; class++) {
-			ts_flags_class(t, qid, op, class, &s);
+			ts_flags_class(t, d, op, class, &s);
 			if (!s.ios)
 				continue;
 			figures(&s, &c);
@@ -179,17 +188,23 @@ static void put_class(void *ctx, int op, int class,
 }
 
 void ts_flags_print(FILE *f, const struct ts_flags_table *t,
-		    enum ts_unit units, unsigned int qid, const char *name)
+		    enum ts_unit units, struct ts_flags_disk d,
+		    const char *name, unsigned long long not_counted)
 {
 	struct table p = { .name = name, .min_ms = INFINITY };
 
-	walk(t, qid, put_class, &p);
+	walk(t, d, put_class, &p);
 	p.t = ts_tfmt_pick(p.min_ms, units);
 	p.f = f;
-	walk(t, qid, put_class, &p);
-	if (!p.rows)
-		fprintf(f, "\n%s: request flags: no request counted (a bio-based device has none; see flags_full)\n",
+	walk(t, d, put_class, &p);
+	if (!p.rows && !not_counted)
+		fprintf(f, "\n%s: request flags: no request counted (a bio-based device has none)\n",
 			name);
+	else if (!p.rows)
+		fprintf(f, "\n%s: request flags: no request counted\n", name);
+	if (not_counted)
+		fprintf(f, "  INCOMPLETE: %llu completions not counted in these classes: the table of %d flag combinations was full (flags_full)\n",
+			not_counted, TS_FLAGS_ENTRIES);
 }
 
 struct json_walk {
@@ -225,12 +240,12 @@ static void json_class(void *ctx, int op, int class,
 }
 
 void ts_flags_json(struct tj *j, const struct ts_flags_table *t,
-		   unsigned int qid)
+		   struct ts_flags_disk d)
 {
 	struct json_walk w = { .j = j, .op = -1 };
 
 	tj_obj(j, "flags");
-	walk(t, qid, json_class, &w);
+	walk(t, d, json_class, &w);
 	if (w.op >= 0)
 		tj_end_obj(j);
 	tj_end_obj(j);
