@@ -347,7 +347,7 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 	}
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
 	who_missed(qid, at, s->op);
-	part_missed(st, qid, s);
+	part_missed(qid, s);
 }
 
 /*

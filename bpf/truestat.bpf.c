@@ -196,7 +196,7 @@ static __always_inline int on_complete(struct request *rq, int error,
 	flags_complete(st, qid, rq, &rec, direct, now);
 	slow_report(st, qid, &rec, &x, now);
 	who_account(qid, &rec, &x, now);
-	part_done(st, qid, &rec, now);
+	part_done(qid, &rec, now);
 	return 0;
 }
 
@@ -305,7 +305,7 @@ static __always_inline int on_bio_merge(struct bio *bio,
 		return 0;
 	LOAD(direct, opf, bio->bi_opf);
 	count_merge(qid, op_of(opf));
-	part_merge(st, qid, op_of(opf), rq, bio, direct);
+	part_merge(qid, op_of(opf), rq, bio, direct);
 	bio_leave(qid, (u64)bio, bpf_ktime_get_ns(), NULL);
 	return 0;
 }
@@ -329,7 +329,7 @@ static __always_inline int on_rq_merge(struct request *next, bool direct)
 		return 0;
 	LOAD(direct, cmd_flags, next->cmd_flags);
 	count_merge(qid, op_of(cmd_flags));
-	part_merge(st, qid, op_of(cmd_flags), next, NULL, direct);
+	part_merge(qid, op_of(cmd_flags), next, NULL, direct);
 	LOAD(direct, bio, next->bio);
 	if (bio)
 		bios_leave(qid, bio, false, direct, bpf_ktime_get_ns(), NULL);
