@@ -346,7 +346,7 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 		repair_seq_set(r, n + 1);
 	}
 	count_missed(qid, TS_EV_MISSED_C, s->op, s->bytes);
-	who_missed(qid, at, s->op);
+	who_missed(st, qid, at, s->op);
 	part_missed(st, qid, s);
 }
 
