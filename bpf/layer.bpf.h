@@ -237,11 +237,11 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 		device_down_later(st, qid, now);
 	else
 		device_down(st, qid, now);
+	who_account(qid, at, &rec, now); /* held: rq_extra its own */
 	record_free(s);
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
 		      layer_time(&rec, &mem, qid, now), rec.depth_class);
 	slow_report(st, qid, &rec, &x, now);
-	who_account(qid, &rec, &x, now);
 }
 
 /*

@@ -158,6 +158,7 @@ struct {
 } by_who SEC(".maps");
 
 struct ts_who_stats who_zero; /* never written */
+struct ts_submitter who_zero_submitter; /* never written: not known */
 
 static __always_inline struct ts_who_stats *
 who_entry(const struct ts_who_key *key, const struct ts_submitter *w)
@@ -177,72 +178,120 @@ who_entry(const struct ts_who_key *key, const struct ts_submitter *w)
 	return s;
 }
 
-/* --by: the submitter's key of a request of device @qid, direction @op. */
-static __always_inline struct ts_who_key who_key(u32 qid, u8 op,
-						 const struct ts_submitter *w)
+/*
+ * --by: a request of slot @at, disk @dev of slot @qid under claim
+ * @claimed_ns, direction @op: its submitter's entry (captured at Q, in
+ * rq_extra), made if new, or NULL when the table is full.
+ */
+static __always_inline struct ts_who_stats *
+who_entry_of(u32 at, u32 dev, u32 qid, u8 op, u64 claimed_ns,
+	     struct ts_who_key *key)
 {
-	struct ts_who_key key = { .qid = qid, .op = op };
+	struct ts_rq_extra *x = keep_who ? bpf_map_lookup_elem(&rq_extra, &at) :
+					   NULL;
 
-	if (w->tgid)
-		key.id = by == TS_BY_CGROUP ? w->cgroup : w->tgid;
-	return key;
+	*key = (struct ts_who_key){ .claimed_ns = claimed_ns, .dev = dev,
+				    .qid = qid, .op = op };
+	if (!x)
+		return who_entry(key, &who_zero_submitter);
+	if (x->who.tgid)
+		key->id = by == TS_BY_CGROUP ? x->who.cgroup : x->who.tgid;
+	return who_entry(key, &x->who);
 }
 
 /*
- * --by: the request of record slot @at, direction @op, of device @qid,
- * ended unseen (repaired): missed in its submitter's row, as in the
- * device's.
+ * --by: request of record slot @at (held: rq_extra's copy is its own),
+ * with @where = at << 12 | slot << 4 | op, of the disk that holds the
+ * slot now (its number and claim looked up here: a device entry passed
+ * down stays live in the callers, on 5.10's 512 bytes of stack): counted
+ * in its submitter's row; @bytes ~0, it ended
+ * unseen (repaired): in its missed. @queued: 1 + its queue time, 0 when
+ * its Q was not seen. Returns 0, or WHO_FULL or WHO_RACED for the caller
+ * to count. A global function of scalars: the key in its own frame, off
+ * the completion programs' stack (5.10: 512 bytes over a chain of calls,
+ * this frame at the end of one), checked once (5.13's instruction limit).
  */
-static __always_inline void who_missed(u32 qid, u32 at, u8 op)
+#define WHO_FULL 1
+#define WHO_RACED 2
+__noinline int who_count(u64 where, u64 service_ns, u64 queued, u64 bytes)
 {
-	struct ts_rq_extra x = {};
+	u32 qid = (where >> 4) & (TS_MAX_DEVS - 1);
+	struct ts_dev_state *st;
 	struct ts_who_key key;
 	struct ts_who_stats *s;
+	u64 total, b;
 
-	if (by == TS_BY_NONE)
-		return;
-	rq_extra_get(at, &x);
-	key = who_key(qid, op, &x.who);
-	s = who_entry(&key, &x.who);
-	if (s)
+	st = bpf_map_lookup_elem(&dev_state, &qid);
+	if (!st)
+		return 0;
+	s = who_entry_of((where >> 12) & (TS_RQ_SLOTS_MAX - 1), st->dev, qid,
+			 where & 7, st->claimed_ns, &key);
+	if (!s)
+		return WHO_FULL;
+	if (bytes == ~0ULL) {
 		__sync_fetch_and_add(&s->missed, 1);
-	else
-		count_event(qid, TS_EV_WHO_FULL);
-}
-
-/* --by: request @rec, submitted by x->who, completed at @now. */
-static __always_inline void who_account(u32 qid, const struct ts_rq_slot *rec,
-					const struct ts_rq_extra *x, u64 now)
-{
-	u64 start = rec->queued_ns ? rec->queued_ns : rec->issue_ns;
-	struct ts_who_key key;
-	struct ts_who_stats *s;
-	u64 b;
-
-	if (by == TS_BY_NONE)
-		return;
-	key = who_key(qid, rec->op, &x->who);
-	s = who_entry(&key, &x->who);
-	if (!s) {
-		count_event(qid, TS_EV_WHO_FULL);
-		return;
+		return 0;
 	}
+	total = service_ns + (queued ? queued - 1 : 0);
 	__sync_fetch_and_add(&s->ios, 1);
-	__sync_fetch_and_add(&s->bytes, rec->bytes);
-	__sync_fetch_and_add(&s->service_ns, now - rec->issue_ns);
-	__sync_fetch_and_add(&s->total_ns, now - start);
-	if (rec->queued_ns) {
+	__sync_fetch_and_add(&s->bytes, bytes);
+	__sync_fetch_and_add(&s->service_ns, service_ns);
+	__sync_fetch_and_add(&s->total_ns, total);
+	if (queued) {
 		__sync_fetch_and_add(&s->queued_ios, 1);
-		__sync_fetch_and_add(&s->queue_ns, rec->issue_ns - rec->queued_ns);
+		__sync_fetch_and_add(&s->queue_ns, queued - 1);
 	}
-	b = ts_who_bucket(now - start);
+	b = ts_who_bucket(total);
 	barrier_var(b); /* see hist_count */
 	if (b < TS_WHO_SLOTS)
 		__sync_fetch_and_add(&s->total[b], 1);
 	/* userspace folded and deleted the entry meanwhile (its last copy
 	 * may miss these adds; a new entry may have taken its memory) */
-	if (bpf_map_lookup_elem(&by_who, &key) != s)
-		count_event(qid, TS_EV_WHO_RACED);
+	return bpf_map_lookup_elem(&by_who, &key) != s ? WHO_RACED : 0;
+}
+
+/* who_count's answer counted in slot @qid's events. */
+static __always_inline void who_counted(u32 qid, int rc)
+{
+	if (rc)
+		count_event(qid, rc == WHO_FULL ? TS_EV_WHO_FULL :
+						  TS_EV_WHO_RACED);
+}
+
+/* who_count's @where: record slot @at, device slot @qid, direction @op. */
+static __always_inline u64 who_where(u32 qid, u32 at, u8 op)
+{
+	return (u64)(at & (TS_RQ_SLOTS_MAX - 1)) << 12 |
+	       (qid & (TS_MAX_DEVS - 1)) << 4 | (op & 7);
+}
+
+/*
+ * --by: the request of record slot @at (held), direction @op, of device
+ * slot @qid, ended unseen (repaired): missed in its submitter's row, as in
+ * the device's.
+ */
+static __always_inline void who_missed(u32 qid, u32 at, u8 op)
+{
+	if (by == TS_BY_NONE)
+		return;
+	who_counted(qid, who_count(who_where(qid, at, op), 0, 0, ~0ULL));
+}
+
+/*
+ * --by: request @rec of device slot @qid, record slot @at (still held:
+ * its rq_extra not yet another's), completed at @now.
+ */
+static __always_inline void who_account(u32 qid, u32 at,
+					const struct ts_rq_slot *rec, u64 now)
+{
+	if (by == TS_BY_NONE)
+		return;
+	who_counted(qid, who_count(who_where(qid, at, rec->op),
+				   now - rec->issue_ns,
+				   rec->queued_ns ?
+					   rec->issue_ns - rec->queued_ns + 1 :
+					   0,
+				   rec->bytes));
 }
 
 #endif

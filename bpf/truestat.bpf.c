@@ -185,6 +185,9 @@ static __always_inline int on_complete(struct request *rq, int error,
 		return 0;
 	}
 	device_down(st, qid, now);
+	/* while the record is held: its rq_extra is still its own */
+	if (!filtering || (x.who.flags & TS_WHO_MATCH))
+		who_account(qid, at, &rec, now);
 	record_free(s);
 	if (st->has_uppers)
 		members_done(rq, direct, now);
@@ -195,7 +198,6 @@ static __always_inline int on_complete(struct request *rq, int error,
 	request_account(st, qid, &rec, now);
 	flags_complete(st, qid, rq, &rec, direct, now);
 	slow_report(st, qid, &rec, &x, now);
-	who_account(qid, &rec, &x, now);
 	part_done(qid, &rec, now);
 	return 0;
 }

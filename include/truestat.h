@@ -246,6 +246,8 @@ struct ts_slow_event {
  * counted in TS_EV_WHO_FULL instead. Userspace keeps room: past 3/4 full
  * it folds the entries least recently used (idle since its last read) into
  * one of id TS_WHO_FOLDED per device and direction, and deletes them.
+ * Each claim of a slot has entries of its own: a disk that takes a gone
+ * disk's slot starts from none, and the gone disk keeps its own.
  */
 #define TS_WHO_ENTRIES 1024
 #define TS_WHO_FOLDED (~0ULL)
@@ -255,8 +257,13 @@ enum ts_by { TS_BY_NONE, TS_BY_CGROUP, TS_BY_PROCESS };
 
 struct ts_who_key {
 	__u64 id;
-	__u32 qid;
-	__u32 op;
+	__u64 claimed_ns; /* the slot's claim (ts_dev_state): which disk */
+	__u32 dev;	  /* the disk's number (ts_dev_state): its gone
+			   * lives are one row in the totals */
+	__u16 qid;	  /* below TS_MAX_DEVS; 24 bytes in all: who_count's
+			   * frame ends a chain of calls at 5.10's 512 */
+	__u8 op;
+	__u8 pad;
 };
 
 struct ts_who_stats {

@@ -145,6 +145,64 @@ slot_said() {
 	sed -n "s/^truestat: tracing loop$2 (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1:\2/p" "$1" | sed -n "${3:-1}p"
 }
 
+# reuse_lives OUT INTERVAL PORT: truestat started into OUT (ts_start, -v,
+# --prometheus=PORT, reports every INTERVAL s) after slot_reuse 3: loop A
+# ($N_OLD) read 2,000 times, scraped (a read of the maps: the disk is
+# seen, as a report would), removed; B ($N_NEW), made then on the queue id
+# A gave back, read 100 times, scraped; A made again (another queue id: B
+# holds A's first), read 300 times, scraped, removed; C ($N_THIRD) on that
+# queue id, read 50 times, scraped. Then the first report and SIGINT.
+# Checks the exit, that all lives were inside the first interval, and
+# that the cases happened (-v names each disk's queue id and slot when a
+# read first sees it): B on A's first, C on A's second. Sets each disk's
+# diskstats reads: LIVES_OLD (A's two lives), LIVES_NEW (B's, at its life),
+# LIVES_NEW_AT_REPORT, LIVES_THIRD (C's, at the end)
+reuse_lives() {
+	local out=$1 interval=$2 port=$3
+	local a1 a2 early s1 s2 sb sc
+	_scrape() { curl -sf "http://127.0.0.1:$port/metrics" >/dev/null || true; }
+	loop_life "$a" 2000 >/dev/null
+	_scrape
+	a1=$(loop_end "$a")
+	LIVES_NEW=$(loop_life "$b" 100)
+	_scrape
+	loop_life "$a" 300 >/dev/null
+	_scrape
+	a2=$(loop_end "$a")
+	loop_life "$c" 50 >/dev/null
+	_scrape
+	# all lives inside the first interval: no report written yet
+	early=$(wc -l <"$out")
+	wait_for "$TS_PID" $((interval + 15)) _lines_at_least "$out" 1 || true
+	LIVES_OLD=$((a1 + a2))
+	LIVES_NEW_AT_REPORT=$(diskstats "loop$b" | cut -d' ' -f1)
+	LIVES_THIRD=$(diskstats "loop$c" | cut -d' ' -f1)
+	ts_stop INT
+	check exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
+	check one_interval "$early" \
+		"reports written before the lives were over: $early (0: they are all in the first interval)"
+	s1=$(slot_said "$out.err" "$a") s2=$(slot_said "$out.err" "$a" 2)
+	sb=$(slot_said "$out.err" "$b") sc=$(slot_said "$out.err" "$c")
+	check same_slot "$([[ -n $s1 && $s1 == "$sb" ]]; echo $?)" \
+		"loop$a and loop$b, queue id:slot as -v named them: ${s1:-none} and ${sb:-none} (the same: the case happened)"
+	check same_slot_again "$([[ -n $s2 && $s2 == "$sc" ]]; echo $?)" \
+		"loop$a made again and loop$c: ${s2:-none} and ${sc:-none} (the same: A's two lives are one gone row)"
+}
+
+# reuse_run OPTS...: truestat OPTS -v --prometheus, a report every 20 s,
+# into $out (in a new $tmp), through reuse_lives; sets $a $b $c, the loop
+# numbers of disks A, B and C
+reuse_run() {
+	make_tmp
+	out=$tmp/ts.json
+	slot_reuse 3
+	a=$N_OLD b=$N_NEW c=$N_THIRD
+	local port
+	port=$(free_port)
+	ts_start "$out" "$@" --prometheus="$port" 20
+	reuse_lives "$out" 20 "$port"
+}
+
 # shellcheck disable=SC2034 # used by the tests
 COUNTS_PY='
 OPS = ("read", "write", "discard", "flush", "other")

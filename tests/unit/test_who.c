@@ -142,6 +142,55 @@ static void test_rows_by_direction(void **state)
 	assert_int_equal(span.e[2].key.op, 1);
 }
 
+/* Disk @d's section of @span, printed into @buf. */
+static void print_disk(struct ts_flags_disk d, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	assert_non_null(f);
+	ts_who_print(f, &span, TS_UNIT_AUTO, d, "x", 0);
+	fclose(f);
+}
+
+/*
+ * A slot's claims: the disk that took the slot has its own claim's rows
+ * only; a gone disk's totals row sums its number's gone lives (claims 10
+ * and 20 of disk 5, in slots 0 and 1), one submitter's entries as one row.
+ */
+static void test_claims_of_a_slot(void **state)
+{
+	static const struct ts_who_key keys[] = {
+		{ .id = 7, .qid = 0, .claimed_ns = 10, .dev = 5 },
+		{ .id = 7, .qid = 1, .claimed_ns = 20, .dev = 5 },
+		{ .id = 7, .qid = 0, .claimed_ns = 30, .dev = 9 },
+	};
+	struct ts_flags_disk gone = { 0, 10, 5, 20 }, now = { 0, 30, 9, 0 };
+	static char buf[4096];
+	int i;
+
+	memset(&a, 0, sizeof(a));
+	for (i = 0; i < 3; i++) {
+		a.e[i].key = keys[i];
+		a.e[i].s.ios = 2 + i; /* 2, 3 and 4 */
+		a.e[i].s.total_ns = 1000 * a.e[i].s.ios;
+		memcpy(a.e[i].s.comm, "dd", 3);
+	}
+	a.n = 3;
+	ts_who_delta(NULL, &a, 1.0, &span);
+	span.by = TS_BY_PROCESS;
+	span.top = 10;
+	assert_true(ts_who_of(&keys[2], now));
+	assert_false(ts_who_of(&keys[0], now));
+	assert_true(ts_who_of(&keys[1], gone));
+	assert_false(ts_who_of(&keys[2], gone));
+	print_disk(now, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "  read           4 "));
+	assert_null(strstr(buf, "  read           5 "));
+	print_disk(gone, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "  read           5 "));
+	assert_null(strstr(strstr(buf, "pid 7") + 1, "pid 7")); /* one row */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -150,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_span_across_fold),
 		cmocka_unit_test(test_made_again),
 		cmocka_unit_test(test_rows_by_direction),
+		cmocka_unit_test(test_claims_of_a_slot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

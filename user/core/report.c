@@ -403,6 +403,13 @@ void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 	}
 }
 
+struct ts_flags_disk ts_report_disk(const struct ts_dev_report *d)
+{
+	return (struct ts_flags_disk){ d->qid, d->claimed_ns,
+				       d->major << 20 | d->minor,
+				       d->last_claim_ns };
+}
+
 const struct ts_dev_report *ts_report_dev(const struct ts_report *r,
 					  unsigned int qid)
 {

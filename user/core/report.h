@@ -179,6 +179,9 @@ void ts_op_figures_of(const struct ts_op_stats *a, const struct ts_op_stats *b,
 /* @sum += @x, field by field. */
 void ts_op_stats_add(struct ts_op_stats *sum, const struct ts_op_stats *x);
 
+/* Disk @d as -F's and --by's tables know it: slot, claim, number. */
+struct ts_flags_disk ts_report_disk(const struct ts_dev_report *d);
+
 /* The device of slot @qid in report @r, or NULL. */
 const struct ts_dev_report *ts_report_dev(const struct ts_report *r,
 					  unsigned int qid);

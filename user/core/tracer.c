@@ -1625,7 +1625,7 @@ void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
 {
 	int fd = bpf_map__fd(t->skel->maps.by_who);
 	/* no device has queue id ~0: its next key is the first */
-	struct ts_who_key key = { .qid = ~0U }, next;
+	struct ts_who_key key = { .qid = 0xffff }, next;
 	static int pick[TS_WHO_ENTRIES];
 	int i, n, taken, rc;
 

@@ -58,6 +58,8 @@ static int by_device_then_time(const void *x, const void *y)
 
 	if (a->key.qid != b->key.qid)
 		return a->key.qid < b->key.qid ? -1 : 1;
+	if (a->key.claimed_ns != b->key.claimed_ns)
+		return a->key.claimed_ns < b->key.claimed_ns ? -1 : 1;
 	if (a->key.op != b->key.op)
 		return a->key.op < b->key.op ? -1 : 1;
 	if (is_folded(a) != is_folded(b))
@@ -67,6 +69,13 @@ static int by_device_then_time(const void *x, const void *y)
 	return a->key.id < b->key.id ? -1 : a->key.id > b->key.id;
 }
 
+/* Whether @a and @b are of one disk's claim and direction. */
+static bool same_place(const struct ts_who_key *a, const struct ts_who_key *b)
+{
+	return a->qid == b->qid && a->claimed_ns == b->claimed_ns &&
+	       a->dev == b->dev && a->op == b->op;
+}
+
 /* The folded entry of @e's device and direction in @w, or NULL. */
 static struct ts_who_entry *folded_of(struct ts_who_span *w,
 				      const struct ts_who_entry *e)
@@ -74,8 +83,7 @@ static struct ts_who_entry *folded_of(struct ts_who_span *w,
 	int i;
 
 	for (i = 0; i < w->n; i++)
-		if (is_folded(&w->e[i]) && w->e[i].key.qid == e->key.qid &&
-		    w->e[i].key.op == e->key.op)
+		if (is_folded(&w->e[i]) && same_place(&w->e[i].key, &e->key))
 			return &w->e[i];
 	return NULL;
 }
@@ -128,14 +136,14 @@ static struct ts_who_entry *fold_slot(struct ts_who_ledger *l,
 	int i;
 
 	for (i = 0; i < l->nfolded; i++)
-		if (l->folded[i].key.qid == k->qid &&
-		    l->folded[i].key.op == k->op)
+		if (same_place(&l->folded[i].key, k))
 			return &l->folded[i];
 	if (!make || l->nfolded == TS_WHO_FOLDS)
 		return NULL;
 	f = &l->folded[l->nfolded++];
 	memset(f, 0, sizeof(*f));
-	f->key = (struct ts_who_key){ TS_WHO_FOLDED, k->qid, k->op };
+	f->key = *k;
+	f->key.id = TS_WHO_FOLDED;
 	return f;
 }
 
@@ -189,17 +197,24 @@ int ts_who_pick(struct ts_who_ledger *l, struct ts_who_table *t, int *pick)
 	return picked;
 }
 
+/* @e's counts and histogram added to @sum's. */
+static void add_entry(struct ts_who_entry *sum, const struct ts_who_entry *e)
+{
+	int i;
+
+	add(&sum->s, &e->s);
+	for (i = 0; i < TS_WHO_SLOTS; i++)
+		sum->s.total[i] += e->s.total[i];
+}
+
 void ts_who_fold(struct ts_who_ledger *l, const struct ts_who_entry *e)
 {
 	struct ts_who_entry *f = fold_slot(l, &e->key, true);
 	struct ts_who_seen *was;
-	int i;
 
 	if (!f)
 		return;
-	add(&f->s, &e->s);
-	for (i = 0; i < TS_WHO_SLOTS; i++)
-		f->s.total[i] += e->s.total[i];
+	add_entry(f, e);
 	f->folded++;
 	/* gone from the table: made again, it is a new entry */
 	was = bsearch(&e->key, l->seen, l->nseen, sizeof(l->seen[0]), by_key);
@@ -266,20 +281,42 @@ const char *ts_who_name(const struct ts_who_span *w,
 	return buf;
 }
 
-/* Device @qid's rows of direction @op: [*first, *first + return). */
-static int rows_of(const struct ts_who_span *w, unsigned int qid, int op,
-		   int *first)
+bool ts_who_of(const struct ts_who_key *k, struct ts_flags_disk d)
 {
-	int i, n = 0;
+	if (k->qid == d.qid && k->claimed_ns == d.claimed_ns)
+		return true;
+	return k->dev == d.dev && k->claimed_ns > d.claimed_ns &&
+	       k->claimed_ns <= d.last_claim_ns;
+}
 
-	*first = -1;
+/*
+ * Disk @d's rows of direction @op into @out (returns how many): a
+ * submitter's entries of its lives summed into one, by total time, the
+ * folded ones (one row) last.
+ */
+static int rows_of(const struct ts_who_span *w, struct ts_flags_disk d, int op,
+		   struct ts_who_entry *out)
+{
+	int i, j, n = 0;
+
 	for (i = 0; i < w->n; i++) {
-		if (w->e[i].key.qid != qid || (int)w->e[i].key.op != op)
+		const struct ts_who_entry *e = &w->e[i];
+
+		if (!ts_who_of(&e->key, d) || (int)e->key.op != op)
 			continue;
-		if (*first < 0)
-			*first = i;
-		n++;
+		for (j = 0; j < n && out[j].key.id != e->key.id; j++)
+			;
+		if (j < n) {
+			add_entry(&out[j], e);
+			out[j].folded += e->folded;
+			continue;
+		}
+		out[n] = *e;
+		out[n++].key = (struct ts_who_key){
+			.id = e->key.id, .claimed_ns = d.claimed_ns,
+			.dev = d.dev, .qid = d.qid, .op = op };
 	}
+	qsort(out, n, sizeof(out[0]), by_device_then_time);
 	return n;
 }
 
@@ -334,41 +371,44 @@ static void print_row(struct who_table *p, int op,
 }
 
 /*
- * Rows [first, first + n) of a device and direction: how many have rows of
- * their own (the top, never the folded entry); the rest summed in @other,
+ * Rows @e[0, n) of a device and direction: how many have rows of their
+ * own (the top, never the folded entry); the rest summed in @other,
  * returning how many submitters that is (0: no "other" row).
  */
-static int other_of(const struct ts_who_span *w, int first, int n, int *shown,
-		    struct ts_who_stats *other)
+static int other_of(const struct ts_who_span *w, const struct ts_who_entry *e,
+		    int n, int *shown, struct ts_who_stats *other)
 {
 	int i, subs = 0;
 
-	*shown = n && is_folded(&w->e[first + n - 1]) ? n - 1 : n;
+	*shown = n && is_folded(&e[n - 1]) ? n - 1 : n;
 	if (*shown > w->top)
 		*shown = w->top;
 	memset(other, 0, sizeof(*other));
-	for (i = first + *shown; i < first + n; i++) {
-		add(other, &w->e[i].s);
-		subs += is_folded(&w->e[i]) ? (int)w->e[i].folded : 1;
+	for (i = *shown; i < n; i++) {
+		add(other, &e[i].s);
+		subs += is_folded(&e[i]) ? (int)e[i].folded : 1;
 	}
-	return subs ? subs : first + *shown < first + n;
+	return subs ? subs : *shown < n;
 }
 
-/* Each direction's top submitters of device @qid, the rest as "other". */
-static void walk_rows(struct who_table *p, unsigned int qid)
+/* A disk's rows of one direction (rows_of): one at a time, not thread-safe. */
+static struct ts_who_entry rows[TS_WHO_ROWS];
+
+/* Each direction's top submitters of disk @d, the rest as "other". */
+static void walk_rows(struct who_table *p, struct ts_flags_disk d)
 {
 	const struct ts_who_span *w = p->w;
 	const char *kind = w->by == TS_BY_CGROUP ? "cgroup" : "process";
 	struct ts_who_stats other;
-	int op, first, n, i, shown, subs;
+	int op, n, i, shown, subs;
 	char buf[300];
 
 	for (op = 0; op < TS_NR_OPS; op++) {
-		n = rows_of(w, qid, op, &first);
-		subs = other_of(w, first, n, &shown, &other);
-		for (i = first; i < first + shown; i++)
-			print_row(p, op, &w->e[i].s, p99_ms(&w->e[i].s),
-				  ts_who_name(w, &w->e[i], buf, sizeof(buf)));
+		n = rows_of(w, d, op, rows);
+		subs = other_of(w, rows, n, &shown, &other);
+		for (i = 0; i < shown; i++)
+			print_row(p, op, &rows[i].s, p99_ms(&rows[i].s),
+				  ts_who_name(w, &rows[i], buf, sizeof(buf)));
 		if (!subs)
 			continue;
 		snprintf(buf, sizeof(buf), "other (%d %s%s)", subs, kind,
@@ -377,30 +417,30 @@ static void walk_rows(struct who_table *p, unsigned int qid)
 	}
 }
 
-/* Device @qid's requests whose completion was never seen, over its rows. */
+/* Disk @d's requests whose completion was never seen, over its rows. */
 static unsigned long long missed_of(const struct ts_who_span *w,
-				    unsigned int qid)
+				    struct ts_flags_disk d)
 {
 	unsigned long long n = 0;
 	int i;
 
 	for (i = 0; i < w->n; i++)
-		if (w->e[i].key.qid == qid)
+		if (ts_who_of(&w->e[i].key, d))
 			n += w->e[i].s.missed;
 	return n;
 }
 
 void ts_who_print(FILE *f, const struct ts_who_span *w, enum ts_unit units,
-		  unsigned int qid, const char *name,
+		  struct ts_flags_disk d, const char *name,
 		  unsigned long long not_attributed)
 {
 	struct who_table p = { .w = w, .name = name, .min_ms = INFINITY };
-	unsigned long long missed = missed_of(w, qid);
+	unsigned long long missed = missed_of(w, d);
 
-	walk_rows(&p, qid);
+	walk_rows(&p, d);
 	p.t = ts_tfmt_pick(p.min_ms, units);
 	p.f = f;
-	walk_rows(&p, qid);
+	walk_rows(&p, d);
 	if (p.rows && missed)
 		fprintf(f, "  %llu of these requests completed unseen: not in IOS (each row's missed in -j)\n",
 			missed);
@@ -423,21 +463,21 @@ static void json_row(struct tj *j, const struct ts_who_span *w, int op,
 }
 
 static void json_rows(struct tj *j, const struct ts_who_span *w,
-		      unsigned int qid, int op)
+		      struct ts_flags_disk d, int op)
 {
 	struct ts_who_stats other;
-	int first, n, i, shown, subs;
+	int n, i, shown, subs;
 	char buf[300];
 
-	n = rows_of(w, qid, op, &first);
-	subs = other_of(w, first, n, &shown, &other);
-	for (i = first; i < first + shown; i++) {
+	n = rows_of(w, d, op, rows);
+	subs = other_of(w, rows, n, &shown, &other);
+	for (i = 0; i < shown; i++) {
 		tj_obj(j, NULL);
-		json_row(j, w, op, &w->e[i].s);
-		tj_num(j, "total_p99_ms", p99_ms(&w->e[i].s), 6);
-		tj_u64(j, "id", w->e[i].key.id);
-		if (w->e[i].key.id)
-			tj_str(j, "name", ts_who_name(w, &w->e[i], buf, sizeof(buf)));
+		json_row(j, w, op, &rows[i].s);
+		tj_num(j, "total_p99_ms", p99_ms(&rows[i].s), 6);
+		tj_u64(j, "id", rows[i].key.id);
+		if (rows[i].key.id)
+			tj_str(j, "name", ts_who_name(w, &rows[i], buf, sizeof(buf)));
 		else
 			tj_null(j, "name");
 		tj_end_obj(j);
@@ -450,8 +490,8 @@ static void json_rows(struct tj *j, const struct ts_who_span *w,
 	tj_end_obj(j);
 }
 
-void ts_who_json(struct tj *j, const struct ts_who_span *w, unsigned int qid,
-		 unsigned long long not_attributed)
+void ts_who_json(struct tj *j, const struct ts_who_span *w,
+		 struct ts_flags_disk d, unsigned long long not_attributed)
 {
 	int op;
 
@@ -461,7 +501,7 @@ void ts_who_json(struct tj *j, const struct ts_who_span *w, unsigned int qid,
 	tj_u64(j, "not_attributed", not_attributed);
 	tj_arr(j, "rows");
 	for (op = 0; op < TS_NR_OPS; op++)
-		json_rows(j, w, qid, op);
+		json_rows(j, w, d, op);
 	tj_end_arr(j);
 	tj_end_obj(j);
 }

@@ -12,6 +12,7 @@
 #include "lib/json.h"
 #include "truestat.h"
 #include "lib/units.h"
+#include "flags.h"
 
 struct ts_who_entry {
 	struct ts_who_key key;
@@ -85,13 +86,19 @@ void ts_who_delta(const struct ts_who_table *a, const struct ts_who_table *b,
 const char *ts_who_name(const struct ts_who_span *w,
 			const struct ts_who_entry *e, char *buf, size_t len);
 
-/* Device @qid's section (nothing when its requests had no submitter). */
+/*
+ * Whether entry @k is of disk @d (a disk as -F's table knows it too): a
+ * slot's next disk has entries of its own.
+ */
+bool ts_who_of(const struct ts_who_key *k, struct ts_flags_disk d);
+
+/* Disk @d's section (nothing when its requests had no submitter). */
 void ts_who_print(FILE *f, const struct ts_who_span *w, enum ts_unit units,
-		  unsigned int qid, const char *name,
+		  struct ts_flags_disk d, const char *name,
 		  unsigned long long not_attributed);
 
-/* Device @qid's "by" object. */
-void ts_who_json(struct tj *j, const struct ts_who_span *w, unsigned int qid,
-		 unsigned long long not_attributed);
+/* Disk @d's "by" object. */
+void ts_who_json(struct tj *j, const struct ts_who_span *w,
+		 struct ts_flags_disk d, unsigned long long not_attributed);
 
 #endif

@@ -15,8 +15,8 @@ static bool is_one(const struct ts_who_entry *e)
 	return e->key.id && e->key.id != TS_WHO_FOLDED;
 }
 
-/* Submitter @id's device time on @qid, over its directions. */
-static __u64 service_of(const struct ts_who_span *w, unsigned int qid,
+/* Submitter @id's device time on disk @d, over its directions. */
+static __u64 service_of(const struct ts_who_span *w, struct ts_flags_disk d,
 			__u64 id, __u64 *ios)
 {
 	__u64 ns = 0;
@@ -24,7 +24,7 @@ static __u64 service_of(const struct ts_who_span *w, unsigned int qid,
 
 	*ios = 0;
 	for (i = 0; i < w->n; i++)
-		if (w->e[i].key.qid == qid && w->e[i].key.id == id) {
+		if (ts_who_of(&w->e[i].key, d) && w->e[i].key.id == id) {
 			ns += w->e[i].s.service_ns;
 			*ios += w->e[i].s.ios;
 		}
@@ -35,6 +35,7 @@ void ts_rule_one_submitter(const struct ts_finding_ctx *c)
 {
 	const struct ts_who_span *w = c->r->who;
 	const struct ts_who_entry *top = NULL;
+	struct ts_flags_disk d = ts_report_disk(c->d);
 	__u64 total = 0, most = 0, ns, ios, top_ios = 0;
 	struct ts_finding *f;
 	char name[300];
@@ -43,10 +44,10 @@ void ts_rule_one_submitter(const struct ts_finding_ctx *c)
 	if (!w || c->d->device.busy_share < TS_OWNS)
 		return;
 	for (i = 0; i < w->n; i++) {
-		if (w->e[i].key.qid != c->d->qid)
+		if (!ts_who_of(&w->e[i].key, d))
 			continue;
 		total += w->e[i].s.service_ns;
-		ns = service_of(w, c->d->qid, w->e[i].key.id, &ios);
+		ns = service_of(w, d, w->e[i].key.id, &ios);
 		if (is_one(&w->e[i]) && ns > most) {
 			most = ns;
 			top = &w->e[i];

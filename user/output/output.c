@@ -714,14 +714,6 @@ static void put_device_rows(FILE *f, const struct ts_tfmt *t,
 		put_stack(f, t, r, d);
 }
 
-/* Disk @d as -F's table knows it: its slot and claim. */
-static struct ts_flags_disk flags_disk(const struct ts_dev_report *d)
-{
-	return (struct ts_flags_disk){ d->qid, d->claimed_ns,
-				       d->major << 20 | d->minor,
-				       d->last_claim_ns };
-}
-
 /* What follows the table: the options' sections, per device. */
 static void put_sections(FILE *f, const struct ts_report *r)
 {
@@ -740,11 +732,11 @@ static void put_sections(FILE *f, const struct ts_report *r)
 	for (i = 0; r->flags && i < r->ndev; i++)
 		if (r->dev[i].active || r->dev[i].events[TS_EV_FLAGS_FULL])
 			ts_flags_print(f, r->flags, r->units,
-				       flags_disk(&r->dev[i]), r->dev[i].name,
+				       ts_report_disk(&r->dev[i]), r->dev[i].name,
 				       r->dev[i].events[TS_EV_FLAGS_FULL]);
 	for (i = 0; r->who && i < r->ndev; i++)
 		if (r->dev[i].active)
-			ts_who_print(f, r->who, r->units, r->dev[i].qid,
+			ts_who_print(f, r->who, r->units, ts_report_disk(&r->dev[i]),
 				     r->dev[i].name,
 				     r->dev[i].events[TS_EV_WHO_FULL]);
 }
@@ -1081,9 +1073,9 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	if (r->show_pattern)
 		ts_pattern_json(j, &d->pattern);
 	if (r->flags)
-		ts_flags_json(j, r->flags, flags_disk(d));
+		ts_flags_json(j, r->flags, ts_report_disk(d));
 	if (r->who)
-		ts_who_json(j, r->who, d->qid, d->events[TS_EV_WHO_FULL]);
+		ts_who_json(j, r->who, ts_report_disk(d), d->events[TS_EV_WHO_FULL]);
 	if (r->totals && r->slow)
 		ts_slow_json_counts(j, r->slow, d->major, d->minor,
 				    d->events[TS_EV_SLOW_DROPPED], d->all.missed);

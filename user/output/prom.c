@@ -213,7 +213,9 @@ static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
 		const struct ts_who_entry *e = &w->e[i];
 
 		d = ts_report_dev(r, e->key.qid);
-		if (!d || e->key.op >= TS_NR_OPS)
+		/* another claim of the slot: a gone disk's, not this one's */
+		if (!d || e->key.op >= TS_NR_OPS ||
+		    !ts_who_of(&e->key, ts_report_disk(d)))
 			continue;
 		if (!named(p, e, w->top)) {
 			other[e->key.qid][e->key.op] += by_figure(&e->s, k);
