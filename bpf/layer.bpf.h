@@ -214,7 +214,6 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 					   u64 bio, u64 now, bool later)
 {
 	struct ts_layer_rec mem = {};
-	struct ts_rq_extra x = {};
 	struct ts_rq_slot rec, *s;
 	u32 at;
 
@@ -227,7 +226,6 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 	}
 	if (test_drop(st))
 		return;
-	rq_extra_get(at, &x);
 	s = record_end(bio, s, at, &rec, &mem);
 	if (!s) { /* the sweep ended it meanwhile */
 		count_event(qid, TS_EV_UNMATCHED);
@@ -237,11 +235,12 @@ static __always_inline void layer_complete(struct ts_dev_state *st, u32 qid,
 		device_down_later(st, qid, now);
 	else
 		device_down(st, qid, now);
-	who_account(qid, at, &rec, now); /* held: rq_extra its own */
+	/* held: its rq_extra is its own (read in place, not copied) */
+	who_account(qid, at, &rec, now);
+	slow_report(st, qid, &rec, rq_extra_held(at), now);
 	record_free(s);
 	layer_account(st, qid, rec.op, rec.bytes, now - rec.issue_ns,
 		      layer_time(&rec, &mem, qid, now), rec.depth_class);
-	slow_report(st, qid, &rec, &x, now);
 }
 
 /*

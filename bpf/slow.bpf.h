@@ -113,6 +113,22 @@ static __always_inline void rq_extra_get(u32 at, struct ts_rq_extra *out)
 		*out = *x;
 }
 
+struct ts_rq_extra extra_zero; /* never written: not kept */
+
+/*
+ * Record slot @at's extra, in place: its own while the record is held (a
+ * pointer, not a copy, for callers deep in a chain of calls on 5.10's 512
+ * bytes of stack); extra_zero when not kept.
+ */
+static __always_inline const struct ts_rq_extra *rq_extra_held(u32 at)
+{
+	struct ts_rq_extra *x = keep_who ?
+					bpf_map_lookup_elem(&rq_extra, &at) :
+					NULL;
+
+	return x ? x : &extra_zero;
+}
+
 static __always_inline void slow_report(const struct ts_dev_state *st,
 					u32 qid, const struct ts_rq_slot *rec,
 					const struct ts_rq_extra *x, u64 now)
