@@ -28,7 +28,7 @@ dev=$LOOP
 printf 'label: dos\nstart=2048, size=49152, type=83\nstart=53248, size=49152, type=83\n' |
 	sfdisk -q "/dev/$dev" >/dev/null
 partx -u "/dev/$dev" 2>/dev/null || true # sfdisk's re-read does not always add them
-for _ in $(seq 50); do [[ -e /sys/class/block/${dev}p2 ]] && break; sleep 0.1; done
+wait_for "" "$START_GUARD" test -e "/sys/class/block/${dev}p2" || true # checked below
 p1=${dev}p1 p2=${dev}p2
 check_cmd partitions_exist "/sys/class/block/$p1 and $p2 exist" \
 	test -e "/sys/class/block/$p1" -a -e "/sys/class/block/$p2"

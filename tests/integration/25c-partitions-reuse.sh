@@ -40,8 +40,9 @@ made() {
 	loop_ctl add "$1"
 	losetup -P --direct-io=on "/dev/loop$1" "$file"
 	partx -u "/dev/loop$1" 2>/dev/null || true # the re-read does not always add them
-	for _ in $(seq 50); do [[ -b /dev/loop$1p1 ]] && break; sleep 0.1; done
-	udevadm settle 2>/dev/null || sleep 0.5
+	wait_for "" "$START_GUARD" test -b "/dev/loop$1p1" ||
+		die 1 "loop$1p1: no device node $START_GUARD s after losetup -P"
+	settle
 }
 # p1_reads N: the reads in loop N's p1 diskstats line
 p1_reads() { diskstats "loop$1p1" | cut -d' ' -f1; }
@@ -51,15 +52,15 @@ end=$((SECONDS + 5))
 while ((SECONDS < end)); do
 	dd if="/dev/loop${n_old}p1" of=/dev/null bs=4k count=256 iflag=direct status=none
 done
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 old=$(p1_reads "$n_old")
 losetup -d "/dev/loop$n_old"
 loop_gone "loop$n_old" || true
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 loop_ctl remove "$n_old"
 made "$n_new"
 dd if="/dev/loop${n_new}p1" of=/dev/null bs=4k count=300 iflag=direct status=none
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 new=$(p1_reads "$n_new")
 ts_reports_after "$tmp/ts.json"
 ts_stop INT

@@ -52,7 +52,7 @@ devt() { IFS=: read -r maj min <"/sys/block/$1/dev" && echo $(((maj << 20) | min
 
 loop_ctl add "$na" # A's new queue takes the lowest free id
 losetup --direct-io=on "/dev/$a" "$file"
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 mm_a=$(cat "/sys/block/$a/dev")
 ds_a0=$(diskstats "$a") # udev's reads of the new disk, before tracing
 # the report interval must hold all of A's reads to B's writes (setup:
@@ -68,13 +68,13 @@ lines=$(wc -l <"$out")
 io "$a" randread
 losetup -d "/dev/$a"
 loop_gone "$a" || true
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 ds_a=$(diskstats "$a")
 loop_ctl remove "$na" # the id is free once udev let go
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 loop_ctl add "$nb"
 losetup --direct-io=on "/dev/$b" "$file"
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 mm_b=$(cat "/sys/block/$b/dev")
 io "$b" randwrite
 between=$(($(wc -l <"$out") - lines))

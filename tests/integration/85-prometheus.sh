@@ -277,7 +277,7 @@ fcntl.ioctl(fd, 0x4C81, ${renew#loop})	# LOOP_CTL_REMOVE
 fcntl.ioctl(fd, 0x4C80, ${renew#loop})	# LOOP_CTL_ADD
 " || rc=$?
 check renew_readded "$rc" "$renew removed and added again through /dev/loop-control"
-udevadm settle 2>/dev/null || sleep 0.5
+settle
 pre=$(diskstats "$renew")
 newfile 64
 rc=0

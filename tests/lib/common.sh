@@ -95,6 +95,12 @@ need() {
 	done
 }
 
+# settle: udev has handled the events so far (devices made, removed);
+# udevadm's own timeout (120 s) is the guard, and a failure says so
+settle() {
+	udevadm settle || die 1 "udevadm settle failed: udev still busy, or udevadm missing"
+}
+
 loop_new() {
 	local size=$1 dir=${2:-/var/tmp} file dev
 	file=$(mktemp "$dir/truestat-test.XXXXXX")
@@ -103,7 +109,7 @@ loop_new() {
 	# shellcheck disable=SC2086 # LOOP_FLAGS: extra losetup flags, e.g. -P
 	dev=$(losetup -f --show --direct-io=on ${LOOP_FLAGS:-} "$file")
 	on_exit "losetup -d '$dev'"
-	udevadm settle 2>/dev/null || sleep 0.5
+	settle
 	LOOP=${dev#/dev/}
 	# a loop device keeps its queue settings across detach: start from the
 	# defaults (scheduler none, 128 tags), whatever a last user left

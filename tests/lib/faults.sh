@@ -74,7 +74,7 @@ loop_at() {
 	fi
 	LOOP=${dev#/dev/}
 	on_exit "_loop_detach_if $LOOP '$file'"
-	udevadm settle 2>/dev/null || sleep 0.5
+	settle
 }
 
 _loop_free() {
@@ -125,7 +125,7 @@ loop_life() {
 	loop_ctl add "$1"
 	losetup --direct-io=on "/dev/loop$1" "$REUSE_FILE"
 	dd if="/dev/loop$1" of=/dev/null bs=4k count="$2" iflag=direct status=none
-	udevadm settle 2>/dev/null || sleep 0.5
+	settle
 	diskstats "loop$1" | cut -d' ' -f1
 }
 
@@ -134,7 +134,7 @@ loop_life() {
 loop_end() {
 	losetup -d "/dev/loop$1"
 	loop_gone "loop$1" || true
-	udevadm settle 2>/dev/null || sleep 0.5
+	settle
 	diskstats "loop$1" | cut -d' ' -f1
 	loop_ctl remove "$1"
 }
