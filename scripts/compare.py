@@ -127,7 +127,8 @@ rows = [
     ('requests in the device, mean', '-', '-', '-', f(S['conc_mean'], '%.2f')),
     ('requests in the OS and the device, mean (aqu-sz)', f(I['aqu_sz'], '%.2f'), '-',
      f(T['aqu_sz'], '%.2f'), f(S['aqu_sz'], '%.2f')),
-    ('%util: time with a request in the device, %', f(I['util_pct'], '%.1f'), '-',
+    ('%util (iostat, btt) and BUSY% (truestat: time with a request in the device), %',
+     f(I['util_pct'], '%.1f'), '-',
      f(T['util_pct'], '%.1f'), f(S['util_pct'], '%.1f')),
     ('svctm: busy time / I/Os, ms', f(I['svctm_ms']) + ('' if I['svctm_printed'] else ' *'), '-', '-',
      f(S['svctm_ms'])),
@@ -144,7 +145,9 @@ def win(a, b):
 print('- **iostat** (sysstat %s): `iostat -dxy %s %d 1`, one report of /proc/diskstats over '
       '%.2f s. await (r_await, w_await and d_await weighted by r/s, w/s and d/s) runs '
       'from the allocation of the request, aqu-sz counts requests in the OS and in the '
-      'device, %%util is the share of time with one in the device. '
+      'device, %%util is the share of time with at least one request between the start '
+      'of its accounting in the block layer (when it is made from its first bio, before a '
+      'scheduler holds it) and its end: a request waiting in the OS counts. '
       '%s' % (v_iostat, disk, secs, t1 - t0,
               'svctm as printed.' if I['svctm_printed'] else
               '\\* sysstat 12 no longer prints svctm: computed here from its %util and '

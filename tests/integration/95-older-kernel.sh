@@ -5,7 +5,7 @@
 # checks are described), and one real driver: a SATA disk on qemu's AHCI
 # with NCQ, then queue_depth 1 (tests/vm/drivers.py). The whole matrix
 # (6.1, 6.12 and 6.12-rt; device-mapper, NVMe, virtio-blk, null_blk with
-# two queues, scsi_debug) is `make test-kernels`; one older kernel and
+# two queues, scsi_debug) is `make test-kernels`; two older kernels and
 # one real driver run in every `make test` so that CI sees CO-RE at work.
 # Debian bullseye's 5.10 runs the null_blk cases: its BPF has no atomics
 # with a result (5.12), so truestat loads its programs whose atomic

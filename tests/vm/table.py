@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """The tables of a `make test-kernels` log (tests/vm/run.sh's output), in
-markdown, for doc/kernels-and-drivers.md's "The last run".
+markdown, for doc/measurements/kernels.md.
 
 python3 tests/vm/table.py LOG: reads run.sh's "== KVER (PKG)", "-- KVER:
 CASES" (one per guest), "  ok    KVER/NAME: MESSAGE" / "  FAIL  ..." and
