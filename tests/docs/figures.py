@@ -125,6 +125,7 @@ class Statement:
 		self.offset = text.pos[a]
 		self.end = text.pos[b - 1] + 1
 		self.token = m.group(group)
+		self.group = group
 		d = m.groupdict()
 		show = 'cost' if d.get('cost') else 'time' if d.get('time') else 0
 		self.fig = ' '.join(m.group(show).replace('`', '').split())
@@ -304,7 +305,8 @@ def costs(scope, out):
 
 def table_costs(scope, out):
 	col = column(scope, r'\bvs\.?\s+(?:the\s+)?default\b|\bagainst the default\b'
-		     r'|\bover the default\b|\bthan the default\b')
+		     r'|\bover the default\b|\bthan the default\b'
+		     r'|\bof the default(?:\'s)?(?!\w)')
 	if col is None:
 		return
 	opts = options_in(scope.cells[0].s)
@@ -370,23 +372,28 @@ def biolatency(scope, out):
 
 
 def table_biolatency(scope, out):
-	col = column(scope, r'\bvs\.?\s+biolatency\b')
-	if col is None:
+	if scope.kind != 'row' or not scope.header:
 		return
 	first = scope.cells[0].s.replace('`', '')
 	if re.fullmatch(r'truestat(?:\s*\([^)]*\))?', first):
 		mode = 'default'
+	elif first.startswith('truestat') and options_in(first):
+		mode = options_in(first)[0][1]
 	else:
-		opts = options_in(first)
-		if not opts or not first.startswith('truestat'):
-			return
-		mode = opts[0][1]
-	if f'biolatency {mode}' not in KEYS:
-		return
-	m = re.match(r'\s*(?P<r>\d+\.\d+)\b', scope.cells[col].s)
-	if m:
-		out(f'biolatency {mode}', dec(m.group('r')), m, 'r',
-		    text=scope.cells[col])
+		mode = None
+	for col, h in enumerate(scope.header[:len(scope.cells)]):
+		h = h.replace('`', '').strip()
+		if re.search(r'\bvs\.?\s+biolatency\b', h, re.I):
+			key = mode and f'biolatency {mode}'
+		elif re.fullmatch(r'truestat\s*/\s*biolatency', h):
+			key = 'biolatency default'
+		elif re.fullmatch(r'(?:--light|-L)\s*/\s*biolatency', h):
+			key = 'biolatency light'
+		else:
+			continue
+		m = re.match(r'\s*(?P<r>\d+\.\d+)\b', scope.cells[col].s)
+		if key in KEYS and m:
+			out(key, dec(m.group('r')), m, 'r', text=scope.cells[col])
 
 
 # ---- make test's time, in seconds ----
@@ -395,7 +402,8 @@ UNIT = {'s': 1, 'sec': 1, 'second': 1, 'seconds': 1, 'min': 60, 'mins': 60,
 	'minute': 60, 'minutes': 60, 'h': 3600, 'hour': 3600, 'hours': 3600}
 TIME = (r'(?P<time>(?P<t1>\d+(?:\.\d+)?)(?:\s*(?:to|-|\u2013)\s*(?P<t2>\d+(?:\.\d+)?))?'
 	r'\s*(?P<u>seconds?|sec|s|minutes?|mins?|hours?|h)\b)')
-MAKE_TEST = r'`?make test`?(?![\w-])'
+# make test, or the command of CI, which runs make test and nothing else
+MAKE_TEST = r'(?:`?make test`?(?![\w-])|`[^`]*\.ci/run\b[^`]*`)'
 MAKE_TEST_TIME = [
 	re.compile(MAKE_TEST + r'\s+(?:takes|took|ran|runs|lasts|lasted)\b'
 		   r'[^\d;`]{0,60}?' + SOFT + TIME),
@@ -413,7 +421,7 @@ def time_value(m):
 
 
 def make_test(scope, out):
-	if 'make test' not in scope.text.s:
+	if 'make test' not in scope.text.s and '.ci/run' not in scope.text.s:
 		return
 	for pat in MAKE_TEST_TIME:
 		for m in pat.finditer(scope.text.s):
@@ -457,7 +465,7 @@ def table_name(s, m):
 	if name is None:
 		return None
 	gap = s[name.end():m.start()]
-	if re.search(r'\d|slots', gap) or len(gap) > 200:
+	if len(gap) > 300 or re.match(r'\s+(?:from|away)\b', s[m.end():]):
 		return None
 	return 'bio' if name.group('tn') == 'bio' else 'rq'
 
@@ -526,6 +534,12 @@ KERNEL = [
 	('oldest kernel', re.compile(
 		r'\boldest\s+(?:supported\s+)?kernel(?:\s+(?:it|truestat)\s+'
 		r'(?:supports|runs on))?\s+is\s+(?:Linux\s+)?' + V)),
+	('oldest kernel', re.compile(
+		r'\b(?:[Nn]ot supported|[Uu]nsupported|[Rr]efused)\b[^.;]{0,40}?\bkernels?\s+'
+		r'older\s+than\s+(?:Linux\s+)?' + V + r'\b')),
+	('oldest kernel', re.compile(
+		r'\bkernels?\s+older\s+than\s+(?:Linux\s+)?' + V + r'\b[^.;]{0,40}?'
+		r'\b(?:are|is)\s+(?:not supported|unsupported|refused)')),
 	('oldest kernel tested', re.compile(
 		r'\boldest\s+kernel\s+(?:it|truestat)\s+(?:ran|runs|has run|'
 		r'was run|was tested|is tested)\s+on(?:\s+in\s+tests)?\s+is\s+'

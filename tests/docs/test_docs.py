@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""test_docs.py: the figures a user would quote agree across README.md,
+"""test_docs.py [ROOT]: the figures a user would quote agree across README.md,
 doc/, the man page and --help (tests/docs/figures.py), and the check
 works.
 
@@ -23,7 +23,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
+ROOT = sys.argv[1] if len(sys.argv) > 1 else \
+	os.path.normpath(os.path.join(HERE, '..', '..'))
 sys.path.insert(0, HERE)
 import figures  # noqa: E402
 import sources  # noqa: E402
@@ -120,6 +121,16 @@ def twin(path):
 			    'planted-' + os.path.basename(path))
 
 
+def compared(peer, st):
+	"""Whether PEER states the part of ST's figure that a change of its
+	token changes: of a range, the end that token is."""
+	v = st.value
+	if not isinstance(v, figures.Range) or v.lo is v.hi:
+		return True
+	end = 'hi' if st.group == 'hi' else 'lo'
+	return getattr(peer.value, end) is not None
+
+
 def plan(found, texts):
 	"""One figure of each key to change: (statement, new token, peers).
 
@@ -139,7 +150,7 @@ def plan(found, texts):
 
 		def peers(st):
 			return [s for s in group if s is not st and
-				s.value.agrees(st.value)]
+				s.value.agrees(st.value) and compared(s, st)]
 		for st in sorted(group, key=lambda s: (not peers(s), s.path,
 						       s.line)):
 			if any(p == st.path and a < st.end and st.offset < b
