@@ -236,7 +236,7 @@ FRACTION = {'half': Fraction(1, 2), 'third': Fraction(1, 3),
 	    'tenth': Fraction(1, 10)}
 TIMES = {'twice': 2, 'three times': 3, 'four times': 4}
 # after "less"/"more": the end of the phrase, or what it is of
-AFTER = r'(?=\s*(?:$|[,.;:()]|per\b|BPF\b|than\b|in\b|CPU\b|time\b))'
+AFTER = r'(?=\s*(?:$|[,.;:()]|per\b|BPF\b|than\b|in\b|CPU\b|time\b|and\b))'
 COST = (
 	r'(?P<cost>(?P<sp>[+\u2212-]\d+(?:\.\d+)?)\s?%'
 	r'(?=\s*(?:$|[,.;:()]|per\b|BPF\b|than\b|over\b|against\b|of\b|vs\b))'
@@ -524,13 +524,14 @@ def tracepoints(scope, out):
 
 V = r'(?P<v>\d+\.\d+(?:\.\d+)?)'
 KERNEL = [
+	# what truestat needs, or a list's or a line's head: not "on Linux
+	# 5.14 and later, md ..."
 	('oldest kernel', re.compile(
-		r'\b(?:needs|requires|supports|runs on|run on|works on)\s+'
-		r'Linux\s+' + V + r'\s+(?:or|and)\s+(?:later|newer|above)\b')),
+		r'\b(?i:needs|requires|supports|runs on|run on|works on)\b'
+		r'[^.;\d]{0,80}?\bLinux\s+' + V +
+		r'\s+(?:or|and)\s+(?:later|newer|above)\b')),
 	('oldest kernel', re.compile(
-		r'(?<!\bon )(?<!\bOn )(?<!\bbefore )(?<!\bfrom )(?<!\bsince )'
-		r'(?<!\bBefore )(?<!\bFrom )(?<!\bSince )'
-		r'\bLinux\s+' + V + r'\s+(?:or|and)\s+(?:later|newer)\b')),
+		r'(?:^|[:(]\s*)Linux\s+' + V + r'\s+(?:or|and)\s+(?:later|newer)\b')),
 	('oldest kernel', re.compile(
 		r'\boldest\s+(?:supported\s+)?kernel(?:\s+(?:it|truestat)\s+'
 		r'(?:supports|runs on))?\s+is\s+(?:Linux\s+)?' + V)),

@@ -84,6 +84,60 @@ def places(found, texts):
 	      wrong)
 
 
+# Sentences of the kinds the docs hold, each with what must be read in it
+# (key, value as shown): the words listed in README.md, and numbers near
+# them that are about something else.
+WORDS = [
+	('`--light` is about a third cheaper per I/O.', [('cost light', '0.6667')]),
+	('`-F` costs +5% per I/O, `-p` 3% more and `-c` 0.97 of the default.',
+	 [('cost flags', '1.05'), ('cost partitions', '1.03'),
+	  ('cost cgroup', '0.97')]),
+	('`--light` drops the bio programs: 0.57 of biolatency\'s.',
+	 [('biolatency light', '0.57')]),
+	('truestat 1613 ns per I/O, biolatency 1612 (1.00), `--light` 1107 (0.69).',
+	 [('biolatency default', '1.001'), ('biolatency light', '0.69')]),
+	('`make test` takes about 22 minutes on a 2-core VM.',
+	 [('make test time', '1320')]),
+	('The request table: 16384 slots by default, up to 1048576 slots.',
+	 [('rq table default', '16384'), ('rq table range', '? to 1048576')]),
+	('It attaches to ten block tracepoints.', [('tracepoints', '10')]),
+	('truestat needs Linux 5.10 or later with BTF.', [('oldest kernel', '5.10')]),
+	('On Linux 5.14 and later, md counts a discard once.', []),
+	('With `--light`, 20% less QUEUE time is seen where tags are short.', []),
+	('The depth beyond which throughput grows by less than +20% per doubling.', []),
+	('With the request table full, records went up to 5-6 slots from their hash.', []),
+	('`TRUESTAT_TEST_RQ_SLOTS=N` (a power of two, 4 to 1048576) sizes the request table.', []),
+	('One older kernel (6.1: 68 s for its four cases in a fresh clone\'s `make test`) runs.', []),
+	('`make test-kernels` takes about 30 minutes more.', []),
+	('With `--light` 205 ns at issue and 199 ns at completion (biolatency: 354 ns at each).', []),
+	('svctm is S/K, a quarter of the real service time.', []),
+	('Each I/O queued for 536 ns, then 708 ns in the device, per I/O.', []),
+]
+
+
+def words():
+	"""WORDS read as a page of the docs: each sentence gives what it lists,
+	nothing more."""
+	tmp = tempfile.mkdtemp(prefix='truestat-docs-')
+	try:
+		os.makedirs(os.path.join(tmp, 'doc'))
+		with open(os.path.join(tmp, 'doc', 'words.md'), 'w') as f:
+			f.write('\n\n'.join(w for w, _ in WORDS) + '\n')
+		found = figures.extract(tmp, ['doc/words.md'])
+	finally:
+		shutil.rmtree(tmp)
+	wrong = []
+	for n, (sentence, want) in enumerate(WORDS):
+		got = sorted((s.key, str(s.value)) for s in found
+			     if s.line == 2 * n + 1)
+		if got != sorted(want):
+			wrong.append(f'"{sentence}": read {got}, not {sorted(want)}')
+	check('words', 'sentences', not wrong,
+	      f'{len(WORDS)} sentences read as README.md says, unrelated '
+	      'numbers beside the words not read' if not wrong else
+	      f'{len(wrong)} of {len(WORDS)} sentences read otherwise', wrong)
+
+
 WORD_CHANGE = {'half': 'fifth', 'third': 'fifth', 'quarter': 'fifth',
 	       'fifth': 'third', 'tenth': 'third', 'twice': 'three times',
 	       'three times': 'twice', 'four times': 'twice'}
@@ -211,6 +265,7 @@ def main():
 	stated(found)
 	places(found, texts)
 	planted(found, texts)
+	words()
 	failed = [name for name, ok in results if not ok]
 	print(f'[  PASSED  ] {len(results) - len(failed)} test(s).')
 	if failed:
