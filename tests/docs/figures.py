@@ -19,6 +19,7 @@ import re
 import sys
 from fractions import Fraction
 
+sys.dont_write_bytecode = True	# no __pycache__ left in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sources import parse  # noqa: E402
 

@@ -25,6 +25,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = sys.argv[1] if len(sys.argv) > 1 else \
 	os.path.normpath(os.path.join(HERE, '..', '..'))
+sys.dont_write_bytecode = True	# no __pycache__ left in the tree
 sys.path.insert(0, HERE)
 import figures  # noqa: E402
 import sources  # noqa: E402
