@@ -4,15 +4,19 @@
 doc/, the man page and --help (tests/docs/figures.py), and the check
 works.
 
-Three kinds of check, each an "ok"/"FAIL" line as the integration tests
+Five kinds of check, each an "ok"/"FAIL" line as the integration tests
 print them:
 - agree: for each key, every figure of the same run (or of none) agrees;
   a FAIL names each place and what it says.
 - found: each key the docs must state is found at least once, so that a
   rewording cannot leave the check comparing nothing.
+- places: each figure's file:line holds the text read there.
 - planted: in a copy of the docs, one figure of each key found is changed
-  (where no other place states it, the unchanged file is copied beside it
-  first); the check must then name the changed place.
+  (where no other place states it alike, the unchanged file is copied
+  beside it first); the check must name the changed place against one
+  that still says the old figure.
+- words: sentences like the docs' give the figures listed with them, and
+  numbers beside the words that are about something else give none.
 Ends with cmocka's summary lines and exits with the number of failures,
 as tests/run-unit.sh reads a unit test (make unit-test, make test).
 """
@@ -50,13 +54,14 @@ def agree(found):
 		if not sts:
 			continue
 		runs = {s.run for s in sts if s.run}
-		msg = f'{what}: {len(sts)} figures'
+		msg = f'{what}: {len(sts)} figure{"s" if len(sts) > 1 else ""}'
 		if runs:
-			msg += f' ({len(runs)} of them in named runs, each run apart)'
+			msg += f' ({len(runs)} named run{"s" if len(runs) > 1 else ""}' \
+				', each compared apart)'
 		if key in bad:
-			check('agree', key, False, msg + ' disagree', bad[key])
+			check('agree', key, False, msg + ': they disagree', bad[key])
 		else:
-			check('agree', key, True, msg + ' agree')
+			check('agree', key, True, msg + ': no two disagree')
 
 
 def stated(found):
