@@ -45,12 +45,6 @@ KEYS = {
 	'oldest kernel': ('the oldest kernel truestat runs on', True),
 	'oldest kernel tested': ('the oldest kernel truestat ran on in tests', False),
 }
-OPTION_NAMES = {
-	'light': '-L/--light', 'slow': '--slow', 'by': '--by',
-	'pattern': '--pattern', 'flags': '-F/--flags',
-	'partitions': '-p/--partitions', 'cgroup': '-c/--cgroup',
-	'raw-tp': '--raw-tp',
-}
 
 
 # ---- values: a figure with the precision it was stated at ----

@@ -25,9 +25,6 @@ class Text:
 	def __getitem__(self, sl):
 		return Text(self.s[sl], self.pos[sl])
 
-	def __len__(self):
-		return len(self.s)
-
 	def strip(self):
 		a, b = 0, len(self.s)
 		while a < b and self.s[a].isspace():
@@ -305,7 +302,7 @@ BREAKS = {'PP', 'P', 'LP', 'TP', 'IP', 'HP', 'SH', 'SS', 'TQ', 'SY', 'YS',
 
 
 def roff(src, path):
-	out, para, tag, subject = [], [], None, None
+	out, para, subject = [], [], None
 	nofill = False
 	state = {'tp': False}
 
