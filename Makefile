@@ -58,6 +58,9 @@ vpath %.c $(addprefix user/,$(USER_DIRS))
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS))) $(OUTPUT)/metrics.pb-c.o
 APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
+# The docs' figures (costs, make test's time, table sizes...) stated alike
+# everywhere (tests/docs): Python, run and counted with the unit tests.
+DOC_TESTS := tests/docs/test_docs.py
 # The simulated disk the integration tests measure truestat against.
 SIMDISK := $(OUTPUT)/simdisk
 # The exporter's --web.config.file: TLS (OpenSSL), its YAML (libyaml) and
@@ -246,7 +249,7 @@ demo:
 	$(Q)SIMDISK=$(SIMDISK) scripts/demo.sh $(DEMO_ARGS)
 
 unit-test: $(UNIT_TESTS)
-	$(Q)tests/run-unit.sh $(UNIT_TESTS)
+	$(Q)tests/run-unit.sh $(UNIT_TESTS) $(DOC_TESTS)
 
 integration-test: truestat $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 	$(Q)tests/run-integration.sh
@@ -254,7 +257,7 @@ integration-test: truestat $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
 # (built on every CPU: a fresh clone's build is part of make test's time)
 test: deps deps-test
 	$(Q)$(MAKE) -j$(NPROC) truestat $(UNIT_TESTS) $(TEST_TOOLS) $(SIMDISK) $(FUZZERS)
-	$(Q)tests/run-all.sh $(UNIT_TESTS)
+	$(Q)tests/run-all.sh $(UNIT_TESTS) $(DOC_TESTS)
 
 # The investigations of doc/investigations.md on the software they were
 # about, each judged against the disk's, the kernel's and the application's
