@@ -145,11 +145,19 @@ descendants() {
 	echo "$1"
 	for c in $(pgrep -P "$1"); do descendants "$c"; done
 }
+# threads PID...: every thread of each process (a nice value is a
+# thread's: renice -p PID leaves the others, qemu's vCPU among them, as
+# they were)
+threads() {
+	local p
+	for p; do ls "/proc/$p/task" 2>/dev/null; done
+}
 # the host tests are done: what still runs beside them gets the CPU back
 # (nice 0, inherited by what it starts next), or other load on the host
 # (two busy loops) would starve it at nice 10 for the rest of its run
 for i in "${!side_pid[@]}"; do
-	renice -n 0 -p $(descendants "${side_pid[i]}") >/dev/null 2>&1 || true
+	# shellcheck disable=SC2046 # one pid per word
+	renice -n 0 -p $(threads $(descendants "${side_pid[i]}")) >/dev/null 2>&1 || true
 done
 for i in "${!side[@]}"; do
 	echo "== ${side[i]##*/}"

@@ -18,11 +18,11 @@
 # sees only when they are on): a change that its verifier refuses fails here,
 # not first in make test-kernels, which boots 5.13 and 5.15 for every case.
 # 5.10 is fetched through a private sources list (tests/vm/run.sh).
-# timeout: 3600 s: a guard against a hang, which tests/vm/run.sh ends first
-# (a guest with no tick of its clock for 300 s); the three guests took
-# 446 s alone and 540 s beside the host tests on one 2-core VM, 718-769 s
-# on a slower one (the per-kernel times are printed): three times the
-# slowest stays below
+# timeout: 5400 s: CI's whole budget, a last guard; tests/vm/run.sh ends a
+# guest that makes no progress first (no tick of its clock while qemu used
+# 300 s of CPU). The three guests took 446 s alone and 540 s beside the
+# host tests on one 2-core VM, 718-769 s on a slower one (the per-kernel
+# times are printed)
 # concurrent: yes: tests/run-integration.sh runs it beside the other tests,
 # which it would otherwise add its whole time to. Its guests run under
 # -icount, whose clock counts instructions: what they measure, and when
