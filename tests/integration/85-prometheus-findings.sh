@@ -56,7 +56,13 @@ fio --name=deep --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 	--ioengine=libaio --iodepth=8 --runtime=7 --time_based \
 	--output=/dev/null &
 fio_pid=$!
-wait_for "$TS_PID" 20 at_least 2 && cp "$tmp/w" "$tmp/w_load"
+# two windows counted from fio's first I/O, not from truestat's start: on
+# a busy host fio may take a window or more to begin
+reads0=$(diskstats "$dev" | cut -d' ' -f1)
+reads_grew() { [[ $(diskstats "$dev" | cut -d' ' -f1) -gt $reads0 ]]; }
+wait_for "$fio_pid" "$START_GUARD" reads_grew || true
+begun=$(windows)
+wait_for "$TS_PID" 20 at_least $((begun + 2)) && cp "$tmp/w" "$tmp/w_load"
 wait "$fio_pid"
 after=$(windows)
 wait_for "$TS_PID" 20 at_least $((after + 2)) && cp "$tmp/w" "$tmp/w_idle"
