@@ -363,11 +363,14 @@ def ask(q, **kw):
     u = 'http://127.0.0.1:%s/api/v1/query?%s' % (port, urllib.parse.urlencode(dict(query=q, **kw)))
     return json.load(urllib.request.urlopen(u))['data']['result']
 v = ask(r + '[1h]')[0]['values']
-(t0, v0), (t1, v1) = (float(v[0][0]), float(v[0][1])), (float(v[-1][0]), float(v[-1][1]))
+# Prometheus keeps whole milliseconds: t1 - t0 of the floats it prints
+# would carry their rounding (1e-8 of 4 s at 1.8e9 s)
+ms = lambda t: round(float(t) * 1000)
+(t0, v0), (t1, v1) = (ms(v[0][0]), float(v[0][1])), (ms(v[-1][0]), float(v[-1][1]))
 m = ask('truestat_missed_completions_total{device=%s,op="read"}[1h]' % r.split('device=')[1].split(',')[0])
-m = [x for x in m[0]['values'] if t0 <= float(x[0]) <= t1] if m else []
+m = [x for x in m[0]['values'] if t0 <= ms(x[0]) <= t1] if m else []
 dm = float(m[-1][1]) - float(m[0][1]) if m else 0
-rate = float(ask('rate(%s[%dms])' % (r, round((t1 - t0) * 1000)), time='%.3f' % t1)[0]['value'][1])
+rate = float(ask('rate(%s[%dms])' % (r, t1 - t0), time='%d.%03d' % divmod(t1, 1000))[0]['value'][1])
 open(out, 'w').write('%r %r %r %r %r %r\n' % (t0, t1, v0, v1, dm, rate))
 PYEOF
 ts_stop INT
@@ -392,11 +395,12 @@ try:
     t0, t1, v0, v1, dm, rate = [float(x) for x in open('$tmp/rate').read().split()]
 except (OSError, ValueError):
     t0 = t1 = v0 = v1 = dm = rate = float('nan')
-ds = (a[0] - int('$idle'.split()[0])) / (t1 - t0) if t1 > t0 else float('nan')
-print('prometheus_rate', int(not abs(rate - (v1 - v0) / (t1 - t0)) <= 1e-9 * max(rate, 1) or
-                             not abs(rate + dm / (t1 - t0) - ds) <= 1e-9 * max(ds, 1)),
+w = (t1 - t0) / 1000 if t1 > t0 else float('nan')
+ds = (a[0] - int('$idle'.split()[0])) / w
+print('prometheus_rate', int(not abs(rate - (v1 - v0) / w) <= 1e-9 * max(rate, 1) or
+                             not abs(rate + dm / w - ds) <= 1e-9 * max(ds, 1)),
       'rate() over the samples %.3f..%.3f s: %.3f reads/s, + %d missed: %.3f; diskstats over the same window (idle at both ends): %.3f'
-      % (t0, t1, rate, dm, rate + dm / (t1 - t0) if t1 > t0 else float('nan'), ds))
+      % (t0 / 1000, t1 / 1000, rate, dm, rate + dm / w, ds))
 print('native_count', int(f('$ncount') != $reads), 'the native histogram counts %s reads, truestat_requests_total $reads' % '$ncount')
 print('prometheus_series', int(not 0 < f('$nseries') <= $RW_CEILING),
       'the classic Prometheus holds %s series of $dev (ceiling $RW_CEILING)' % '$nseries')
