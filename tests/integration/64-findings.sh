@@ -11,6 +11,11 @@
 #    its knee the class holding K or the next, its IOPS there at most K/S,
 #    its service at least the disk's mean A..R; not busy-not-full, not
 #    waiting-in-os (the OS queue held nothing: scheduler none, 128 tags);
+#  - deep_start (the same disk; 8 at once from the start, a 9th from 1 s):
+#    the waiting-in-device note, since the disk's log shows it never
+#    held fewer than 5 long enough to measure a wait against; the
+#    parallelism it gives as an upper bound at least K, its IOPS there
+#    at most K/S; not busy-not-full;
 #  - light (the same disk at a tenth of K/S): no finding at all, and the
 #    disk's log says it was busy less than a fifth of the time (also the
 #    control of slow-not-busy: every request takes S);
@@ -129,6 +134,25 @@ print(name + '_service', int(not f.get('service_ms', 0) * 1e6 >= sum(ra) / len(r
 hasnt('busy-not-full')
 hasnt('waiting-in-os')
 hasnt('capped-volume')
+"
+# 8 at once from the first request (one submitter, libaio), then a 9th
+run deep_start '' --name=deep --ioengine=libaio --iodepth=8 --runtime=2 \
+	--name=ninth --startdelay=1000ms --runtime=1
+judge deep_start "
+f = has('waiting-in-device', 'cannot_tell')
+# requests that reached the disk with fewer than 4 others in it: the
+# depths the note says were never seen long enough (the curve: 50)
+import bisect
+A, R = sorted(x[0] for x in reqs), sorted(x[3] for x in reqs)
+shallow = sum(1 for x in reqs if t0 <= x[0] <= t1 and
+              bisect.bisect_left(A, x[0]) - bisect.bisect_right(R, x[0]) < 4)
+print(name + '_shallow', int(not shallow < 50),
+      'the disk\'s log: %d requests arrived with fewer than 4 others in it (< 50)' % shallow)
+par = f.get('parallelism_at_most', 0)
+print(name + '_at_most', int(not K <= par), 'parallelism at most %d: at least the disk\'s %d unit' % (par, K))
+print(name + '_knee_iops', int(not f.get('iops_at_knee', 1e99) <= iops_cap()),
+      'IOPS at the knee %.1f <= K/S %.1f (+1/32)' % (f.get('iops_at_knee', -1), iops_cap()))
+hasnt('busy-not-full')
 "
 run light '' --name=light --rate_iops=50 --runtime=2
 judge light "

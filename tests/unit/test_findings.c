@@ -93,6 +93,17 @@ static const struct ts_finding *find(const char *id)
 	return NULL;
 }
 
+/* The report's one finding: the note of rule @id. */
+static const struct ts_finding *only_note(const char *id)
+{
+	const struct ts_finding *f = find(id);
+
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_NOTE);
+	assert_int_equal(fs.n, 1);
+	return f;
+}
+
 static double fig(const struct ts_finding *f, const char *name)
 {
 	int k;
@@ -154,11 +165,8 @@ static void test_busy_cannot_tell(void **state)
 	reset(10);
 	phase(1, 9.5, 2, 0);
 	build();
-	f = find("busy-not-full");
-	assert_non_null(f);
-	assert_int_equal(f->severity, TS_SEV_NOTE);
+	f = only_note("busy-not-full");
 	assert_non_null(strstr(f->sentence, "scripts/knee.sh vda"));
-	assert_int_equal(fs.n, 1);
 }
 
 /*
@@ -170,18 +178,13 @@ static void test_busy_cannot_tell(void **state)
  */
 static void test_busy_cannot_tell_brief_two(void **state)
 {
-	const struct ts_finding *f;
-
 	reset(10);
 	phase(1, 8.9, 8, 0);
 	phase(2, 0.6, 8, 0);
 	build();
 	assert_true(r.dev[0].curve.row[1].evidence);
 	assert_int_equal(r.dev[0].curve.now_row, 1);
-	f = find("busy-not-full");
-	assert_non_null(f);
-	assert_int_equal(f->severity, TS_SEV_NOTE);
-	assert_int_equal(fs.n, 1);
+	only_note("busy-not-full");
 }
 
 /* K = 1 under 8 readers: waiting inside the device, not busy-not-full. */
@@ -218,6 +221,50 @@ static void test_waiting_in_device_none(void **state)
 	eight_units_at_two();
 	build();
 	assert_null(find("waiting-in-device"));
+}
+
+/*
+ * K = 1 of 2 ms under 8 readers from the start: seen at 5-8 and briefly
+ * deeper, never shallower. The knee is the shallowest depth seen, so how
+ * much of each request's time is a wait in the device is not known: a
+ * note, not silence; at the knee's depths and past them alike.
+ */
+static void test_waiting_in_device_cannot_tell(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(7, 3, 14, 0);
+	phase(8, 6.5, 16, 0);
+	phase(12, 0.5, 24, 0);
+	build();
+	assert_int_equal(r.dev[0].curve.parallelism_row, 3);
+	assert_int_equal(r.dev[0].curve.now_row, 3);
+	f = only_note("waiting-in-device");
+	assert_float_equal(fig(f, "parallelism_at_most"), 8, 1e-9);
+	assert_float_equal(fig(f, "concurrency"), 7.9, 1e-6);
+	assert_non_null(strstr(f->sentence, "never seen at fewer than 5"));
+	assert_non_null(strstr(f->sentence, "scripts/knee.sh vda"));
+	reset(10);
+	phase(8, 8, 16, 0);
+	phase(12, 2, 24, 0);
+	build();
+	only_note("waiting-in-device");
+}
+
+/* Seen from 5-8 up only, each request twice as long deeper: a wait seen. */
+static void test_waiting_in_device_from_five(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(8, 5, 16, 0);
+	phase(16, 5, 32, 0);
+	build();
+	f = find("waiting-in-device");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_HIGH);
+	assert_float_equal(fig(f, "service_base_ms"), 16, 16 / 16.0);
 }
 
 /* 3 ms in the OS for 1 ms in the device, one class of depth only. */
@@ -607,6 +654,8 @@ int main(void)
 		cmocka_unit_test(test_busy_cannot_tell_brief_two),
 		cmocka_unit_test(test_waiting_in_device),
 		cmocka_unit_test(test_waiting_in_device_none),
+		cmocka_unit_test(test_waiting_in_device_cannot_tell),
+		cmocka_unit_test(test_waiting_in_device_from_five),
 		cmocka_unit_test(test_waiting_in_os),
 		cmocka_unit_test(test_waiting_in_os_none),
 		cmocka_unit_test(test_flush_wait),

@@ -6,6 +6,35 @@
  */
 #include "findings.h"
 
+/*
+ * The knee is the shallowest depth seen, and that is not 1: the device may
+ * be past its true knee already, its requests waiting in it, by how much
+ * the run cannot say (no depth-1 service to measure against).
+ */
+static void cannot_tell(const struct ts_finding_ctx *c, const char *op,
+			int knee)
+{
+	const struct ts_dev_report *d = c->d;
+	const struct ts_curve *k = &d->curve;
+	struct ts_finding *f;
+	char kd[24], svc[32];
+
+	f = ts_finding_add(c, "waiting-in-device", op, TS_SEV_NOTE,
+			   TS_RESTS_DEPTH,
+			   "%s %s: the device held %.1f requests at once and completes no more beyond depth %s (%.0f IOPS there), but it was never seen at fewer than %u long enough to conclude: its parallelism may be lower, and how much of each request's %s in it was waiting is not known; offer fewer at once (a load step) or run scripts/knee.sh %s",
+			   d->name, ts_finding_op_words(op), d->device.mean,
+			   ts_finding_depths(k, knee, kd, sizeof(kd)),
+			   k->row[knee].iops, k->row[knee].lo,
+			   ts_time_str(svc, sizeof(svc), d->all.service_ms,
+				       TS_UNIT_AUTO),
+			   d->name);
+	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+	ts_finding_figure(f, "parallelism_at_most", k->row[knee].hi,
+			  "requests");
+	ts_finding_figure(f, "iops_at_knee", k->row[knee].iops, "iops");
+	ts_finding_figure(f, "service_ms", d->all.service_ms, "ms");
+}
+
 void ts_rule_waiting_in_device(const struct ts_finding_ctx *c)
 {
 	const struct ts_dev_report *d = c->d;
@@ -19,11 +48,14 @@ void ts_rule_waiting_in_device(const struct ts_finding_ctx *c)
 	if (knee < 0 || ts_finding_capped(d, c->r->light, NULL, NULL))
 		return;
 	base = ts_finding_base_row(k);
-	if (d->device.mean < k->row[knee].hi)
-		return;
 	/* the curve's +20%: well above a histogram bucket's 6.25% */
-	if (!(d->all.service_ms > TS_CURVE_GROWTH * k->row[base].service_ms))
+	if (d->device.mean < k->row[knee].hi ||
+	    !(d->all.service_ms > TS_CURVE_GROWTH * k->row[base].service_ms)) {
+		/* at the knee's depths or past them, never seen below */
+		if (knee == base && base > 0 && k->now_row >= knee)
+			cannot_tell(c, op, knee);
 		return;
+	}
 	f = ts_finding_add(c, "waiting-in-device", op, TS_SEV_HIGH,
 			   TS_RESTS_DEPTH,
 			   "%s %s: the device held %.1f requests at once, past depth %s beyond which it completes no more (%.0f IOPS there): each request spent %s in it against %s at depth %s; more load only queues inside the device",
