@@ -21,8 +21,9 @@
 #				failed check ends the test
 #	witness_start OUT DEV	the witness on DEV in the background, its JSON
 #				to OUT; returns once it counts (W_PID: its pid)
-#	spans_start OUT DEV	tests/tools/spans on DEV, its lines to OUT,
-#				until spans_stop (sets S_RC)
+#	spans_start OUT DEV [ends]	tests/tools/spans on DEV (ends: C and
+#				E only), its lines to OUT, until spans_stop
+#				(sets S_RC)
 #	check NAME RC MSG	record one assertion (RC 0 passes): "ok"/"FAIL" + MSG
 #	check_cmd NAME MSG CMD	the same, passing when CMD succeeds
 #	check_lines		"NAME RC MSG" lines on stdin, each a check; a
@@ -267,12 +268,12 @@ print(len(ids), sum(l.get('prog_id') in ids for l in run('link', 'list')))")
 	echo "$n"
 }
 
-# spans_start OUT DEVICE: tests/tools/spans on the disk, its lines into OUT,
-# until spans_stop
+# spans_start OUT DEVICE [ends]: tests/tools/spans on the disk, its lines
+# into OUT, until spans_stop
 SPANS=$TS_ROOT/.output/spans
 
 spans_start() {
-	exec {S_FD}< <(exec "$SPANS" "$(cat "/sys/block/$2/dev")" 2>&1 >"$1")
+	exec {S_FD}< <(exec "$SPANS" "$(cat "/sys/block/$2/dev")" ${3:+"$3"} 2>&1 >"$1")
 	S_PID=$!
 	on_exit "kill -9 $S_PID"
 	read -r -t 10 -u "$S_FD" S_SAID && [[ $S_SAID == "spans: tracing"* ]] ||

@@ -174,3 +174,20 @@ def depth_at_low(path, repairs, hi_for_unseen):
             low[d - 1] += found - t
         out.append(low)
     return out
+
+
+def end_gaps(path):
+    """(sorted us, dropped): for each request's ending completion (C) the
+    time to its block_io_done (E), where the kernel takes the end that
+    /proc/diskstats' ms fields add (taken a little before E). A C whose E
+    never came, or an E without its C, gives none."""
+    events, dropped = read(path)
+    at_c, gaps = {}, []
+    for ns, kind, rq in events:
+        if kind == 'C':
+            at_c[rq] = ns
+        elif kind == 'E' and rq in at_c:
+            gaps.append((ns - at_c.pop(rq)) / 1e3)
+        elif kind in ('S', 'I'):
+            at_c.pop(rq, None)
+    return sorted(gaps), dropped

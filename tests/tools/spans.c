@@ -19,12 +19,13 @@
 #include "spans.skel.h"
 
 static const char usage[] =
-	"Usage: spans MAJOR:MINOR\n"
+	"Usage: spans MAJOR:MINOR [ends]\n"
 	"Prints each block_io_start (S), block_rq_issue (I), block_rq_requeue (Q),\n"
 	"ending block_rq_complete (C) and block_io_done (E) of the disk\n"
 	"MAJOR:MINOR (/sys/block/NAME/dev) as \"KIND NS REQUEST CPU\", until SIGINT\n"
 	"or SIGTERM, then \"# dropped N\". Says \"spans: tracing\" on stderr once\n"
-	"attached. Kernels before 6.5 have no block_io_start/done: S and E absent.\n";
+	"attached. Kernels before 6.5 have no block_io_start/done: S and E absent.\n"
+	"ends: C and E only, nothing attached where requests are submitted.\n";
 
 static const char kind_letters[] = "SIQCE";
 
@@ -80,11 +81,13 @@ int main(int argc, char **argv)
 {
 	bool io_tps = libbpf_find_vmlinux_btf_id("block_io_start",
 						 BPF_TRACE_RAW_TP) > 0;
+	bool ends = argc == 3 && !strcmp(argv[2], "ends");
 	struct spans_bpf *skel;
 	unsigned int major, minor;
 	int rc;
 
-	if (argc != 2 || sscanf(argv[1], "%u:%u", &major, &minor) != 2) {
+	if (argc != 2 + ends ||
+	    sscanf(argv[1], "%u:%u", &major, &minor) != 2) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -93,7 +96,9 @@ int main(int argc, char **argv)
 	if (!skel)
 		return fprintf(stderr, "spans: cannot open\n"), 1;
 	skel->rodata->target_dev = major << 20 | minor;
-	bpf_program__set_autoload(skel->progs.s_io_start, io_tps);
+	bpf_program__set_autoload(skel->progs.s_io_start, io_tps && !ends);
+	bpf_program__set_autoload(skel->progs.s_issue, !ends);
+	bpf_program__set_autoload(skel->progs.s_requeue, !ends);
 	bpf_program__set_autoload(skel->progs.s_io_done, io_tps);
 	rc = spans_bpf__load(skel);
 	if (!rc)
