@@ -302,9 +302,14 @@ static __always_inline void repair_levels(struct ts_dev_state *st, u32 qid,
 
 	if (idle)
 		level_add(st->device_level, 1, -idle);
-	if (now - end > idle)
-		level_add(st->device_level, was > 1 ? was : 2,
-			  -(now - end - idle));
+	if (now - end <= idle)
+		return;
+	/* beyond level 64 the mean is the area's (TS_LEVEL_ABOVE), not the
+	 * levels', and most depths there have no level of their own */
+	if (was > TS_LEVEL_EXACT)
+		__sync_fetch_and_add(&st->device_level[TS_LEVEL_ABOVE],
+				     -(now - end - idle));
+	level_add(st->device_level, was > 1 ? was : 2, -(now - end - idle));
 }
 
 /*
