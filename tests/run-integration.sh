@@ -4,8 +4,10 @@
 # tests/integration/*.sh) as root, each in its own bash with a time limit.
 # Counts their checks ("ok"/"FAIL" lines); a script that fails without a
 # FAIL line counts as one failure, exit 77 as skipped. After each script it
-# checks that nothing was left behind (loop devices on test files, truestat
-# programs, the blk tracer). A failed test's files are kept in
+# removes what it left behind, saying what, and counts a failure if it
+# left anything (tests/lib/leftovers.sh: cgroups, mounts, loop devices and
+# their files, zram0, the blk tracer, truestat programs; at the end, the
+# loop device numbers the run made). A failed test's files are kept in
 # .output/failed-tests (TS_KEEP_FAILED). Ends with "N passed, N failed,
 # N skipped".
 #
@@ -19,9 +21,11 @@
 # that the host tests, whose timing is the host's, get the CPU first, and
 # at nice 0 once they are done.
 # SIGINT, SIGTERM or SIGHUP ends every test still running (TERM to its
-# process group, which cleans up) and waits for it before the runner dies.
+# process group, which cleans up) and waits for it, removes what it left
+# and says what, before the runner dies.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+. tests/lib/leftovers.sh
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "integration tests need root (they load BPF programs)"
@@ -46,13 +50,19 @@ stop() {
 # A Ctrl-C may have ended the tee reading this output too (make test):
 # writing to it must not end the runner before its tests.
 interrupted() {
+	local left
 	trap '' PIPE
 	stop
 	echo "== interrupted ($1): the tests still running were ended"
-	trap - "$1"
+	left=$(leftovers_sweep)
+	echo "${left:-nothing left behind}" | sed 's/^/  /'
+	leftovers_end
+	trap - EXIT "$1"
+	rm -rf "$logs"
 	kill -"$1" $$
 }
-trap 'stop; rm -rf "$logs"' EXIT
+leftovers_begin
+trap 'stop; leftovers_end; rm -rf "$logs"' EXIT
 for sig in INT TERM HUP; do
 	trap "interrupted $sig" "$sig"
 done
@@ -61,11 +71,6 @@ export TS_KEEP_FAILED=${TS_KEEP_FAILED:-$PWD/.output/failed-tests}
 rm -rf "$TS_KEEP_FAILED"
 
 passed=0 failed=0 skipped=0
-leftovers() {
-	losetup -a 2>/dev/null | grep truestat-test
-	command -v bpftool >/dev/null && bpftool prog show 2>/dev/null | grep ' name ts_'
-	grep -qs '^blk$' /sys/kernel/tracing/current_tracer && echo "blk tracer still on"
-}
 
 concurrent() {
 	sed -n '1,30p' "$1" | grep -q '^# concurrent: yes'
@@ -111,9 +116,10 @@ report() {
 		echo "== ${t##*/}: exit status $rc without a failed check: counted as 1 failure"
 		bad=1
 	fi
-	if left=$(leftovers) && [[ -n $left ]]; then
-		echo "== ${t##*/}: left behind:"
-		echo "$left"
+	left=$(leftovers_sweep)
+	if [[ -n $left ]]; then
+		echo "== ${t##*/}: left behind, now removed:"
+		echo "$left" | sed 's/^/  /'
 		bad=$((bad + 1))
 	fi
 	passed=$((passed + ok))

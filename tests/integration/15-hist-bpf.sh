@@ -9,9 +9,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
 tool=$TS_ROOT/.output/hist-check
-if [[ ! -x $tool ]]; then
-	check hist_check_built 1 "$tool missing (make test builds it)"
-else
-	check_lines < <("$tool" || true)
-fi
+tool_need "$tool"
+check_lines < <("$tool" || true)
 finish

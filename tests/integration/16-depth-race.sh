@@ -11,9 +11,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
 tool=$TS_ROOT/.output/depth-race
-if [[ ! -x $tool ]]; then
-	check depth_race_built 1 "$tool missing (make test builds it)"
-else
-	check_lines < <("$tool" || true)
-fi
+tool_need "$tool"
+check_lines < <("$tool" || true)
 finish

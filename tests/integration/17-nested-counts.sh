@@ -12,10 +12,7 @@ set -euo pipefail
 need fio
 
 tool=$TS_ROOT/.output/nest-check
-if [[ ! -x $tool ]]; then
-	check nest_check_built 1 "$tool missing (make test builds it)"
-	finish
-fi
+tool_need "$tool"
 file=$(mktemp /var/tmp/truestat-nest.XXXXXX)
 on_exit "rm -f $file"
 fio --name=fill --filename="$file" --size=64M --rw=write --bs=1M \

@@ -30,6 +30,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/blktrace.sh"
 need fio python3 blkparse btt bpftool
+tool_need "$SPANS"
 
 loop_filled 256
 dev=$LOOP

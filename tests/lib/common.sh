@@ -61,8 +61,12 @@ on_exit() {
 	_CLEANUP+=("$1")
 }
 
+# cleanup: every on_exit command, whatever fails on the way: errexit is
+# off here (a copy that fails, a command substitution's status, must not
+# end the shell before the loop device is detached)
 cleanup() {
 	local rc=$? i
+	set +e
 	((rc == 0 || rc == 77)) && ((_FAILED == 0)) || _keep_failed
 	for ((i = ${#_CLEANUP[@]} - 1; i >= 0; i--)); do
 		eval "${_CLEANUP[i]}" >/dev/null 2>&1 || true
@@ -79,7 +83,7 @@ _keep_failed() {
 		for path in ${BASH_REMATCH[1]//\'/}; do
 			mkdir -p "$dest" || return 0
 			(cd "${path%/*}" && find "${path##*/}" -type f -size -8M \
-				-exec cp -p --parents {} "$dest" \;) 2>/dev/null
+				-exec cp -p --parents {} "$dest" \;) 2>/dev/null || true
 		done
 	done
 	echo "  # the failed test's files are in $dest"
@@ -225,14 +229,16 @@ tp_links() {
 WITNESS=$TS_ROOT/.output/witness
 
 # tool_need PATH: a test tool (tests/tools) is built, or a failed check
+# naming the make target that builds it
 tool_need() {
 	[[ -x $1 ]] && return 0
-	check "${1##*/}_built" 1 "$1 missing (make test builds it)"
+	check "${1##*/}_built" 1 "$1 missing: make ${1#"$TS_ROOT"/} builds it (make test does)"
 	finish
 	exit 1
 }
 
 witness_start() {
+	tool_need "$WITNESS"
 	exec {W_FD}< <(exec "$WITNESS" "$2" 2>&1 >"$1")
 	W_PID=$!
 	on_exit "kill -9 $W_PID"
@@ -273,6 +279,7 @@ print(len(ids), sum(l.get('prog_id') in ids for l in run('link', 'list')))")
 SPANS=$TS_ROOT/.output/spans
 
 spans_start() {
+	tool_need "$SPANS"
 	exec {S_FD}< <(exec "$SPANS" "$(cat "/sys/block/$2/dev")" ${3:+"$3"} 2>&1 >"$1")
 	S_PID=$!
 	on_exit "kill -9 $S_PID"
