@@ -32,6 +32,15 @@ if [[ $(id -u) -ne 0 ]]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
+# One run at a time on a host: the tests share its tracer, zram0 and loop
+# devices, and what a test leaves is found by name (leftovers.sh). A second
+# run waits for the first; its tests do not inherit the lock.
+exec {lock}<>/run/truestat-tests.lock
+if ! flock -n "$lock"; then
+	echo "== waiting for the test run already under way here (pid $(cat /run/truestat-tests.lock))"
+	flock "$lock"
+fi
+echo $$ >/run/truestat-tests.lock
 limit=${TS_TEST_TIMEOUT:-600}
 tests=("$@")
 ((${#tests[@]})) || tests=(tests/integration/*.sh)
@@ -85,7 +94,7 @@ start() {
 	local tl
 	tl=$(sed -n '1,30s/^# timeout: \([0-9][0-9]*\) s.*/\1/p' "$1" | head -1)
 	nice -n "${2:-0}" timeout -k 10 "${TS_TEST_TIMEOUT:-${tl:-$limit}}" \
-		bash "$1" >"$logs/${1##*/}" 2>&1 &
+		bash "$1" >"$logs/${1##*/}" 2>&1 {lock}>&- &
 	started+=($!)
 }
 
