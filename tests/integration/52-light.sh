@@ -70,7 +70,7 @@ run() {
 	# C and E only, nothing on the way in to move the queue times
 	spans_start "$bttdir/spans" "$dev" ends
 	# --slow=0: every request printed, joined to the blk tracer's (50-btt;
-	# its ring of 2^27 bytes too)
+	# its ring of 2^27 bytes too, and at most 1,000,000 requests in all)
 	if ((every)); then
 		TRUESTAT_TEST_SLOW_RING=$((1 << 27)) TRUESTAT_TEST_MISS_EVERY=$every \
 			ts_start "$out" -L --slow=0 -d "$dev"
@@ -84,6 +84,7 @@ run() {
 	fio --name="$name" --filename="/dev/$dev" --direct=1 --rw=randread \
 		--bs=4k --ioengine=libaio --iodepth="$qd" --numjobs="$jobs" \
 		--size=16M --offset_increment=16M --runtime=4 --time_based \
+		--number_ios=$((1000000 / jobs)) \
 		--output=/dev/null
 	sleep 0.3
 	after=$(diskstats "$dev")
