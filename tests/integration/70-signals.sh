@@ -112,8 +112,9 @@ int_after() {
 # that slipped in between the check and the wait would wait the whole day,
 # in the exporter too (its ppoll sleeps to the report's deadline when no
 # client is connected); a caught one ends after a snapshot, the totals and
-# the detach (about 15 ms). 1 s only has to tell those apart: it is kept
-# as the line between them, not as a measure of the exit.
+# the detach (about 15 ms here). A try is late when SIGINT did not end it
+# at all: killed at the 10 s guard, which only has to tell a day from an
+# exit, however slow the host; the slowest exit is printed, not judged.
 worst=0 late=0 bad=0
 for ((try = 0; try < 20; try++)); do
 	args=(-j -v -d "$dev" 86400)
@@ -127,11 +128,11 @@ for ((try = 0; try < 20; try++)); do
 	on_exit "kill -9 $pid"
 	int_after "attached with" 10
 	((MS > worst)) && worst=$MS
-	((MS > 1000)) && late=$((late + 1))
-	[[ $RC == 0 && $(printed "$tmp/out") == totals ]] || bad=$((bad + 1))
+	((RC == 137)) && late=$((late + 1))
+	((RC == 137)) || [[ $RC == 0 && $(printed "$tmp/out") == totals ]] || bad=$((bad + 1))
 done
 check sigint_at_attach "$((late + bad))" \
-	"20 tries: $late ended later than 1 s after SIGINT (the slowest $worst ms), $bad without status 0 and the totals"
+	"20 tries: $late not ended by SIGINT (killed at 10 s; the slowest exit $worst ms), $bad without status 0 and the totals"
 
 # The same, made certain: a preloaded library holds every long wait back
 # by 0.5 s, and SIGINT comes in those 0.5 s, after truestat last looked
