@@ -11,12 +11,14 @@
 # completion in 2 of A's ignored on purpose (TRUESTAT_TEST_MISS_EVERY with
 # TRUESTAT_TEST_MISS_DEV), detached and removed; disk B (the next free
 # number) is added, taking A's queue id, and written at depth 16 with every
-# completion seen. All of it between two reports (A read once before the
-# first, so that it names A's queue id and slot), so that the sweep finds
-# A's last unseen requests only after B took the slot. Checked against
-# /proc/diskstats:
+# completion seen. truestat reports once a day (as 84-scrape-reuse.sh): no
+# report can fall in between, and only two scrapes of /metrics read its
+# maps before the totals at SIGINT: one after A's first read (A seen, -v
+# names its queue id and slot), one after B's writes (its sweep finds A's
+# last unseen requests only after B took the slot; -v names B). Checked
+# against /proc/diskstats:
 #  - setup: B took A's queue id and slot (truestat -v's lines), and no
-#    report fell between A's reads and B's writes;
+#    report was written before SIGINT (a day's interval: by construction);
 #  - B named: B's writes are in B's row only. The allocator often gives B
 #    A's request queue back at the same address (about one run in three
 #    here): then only the device number tells B from A;
@@ -24,15 +26,15 @@
 #  - B's depth: never below 0 (depth_below_zero 0) and 0 at the end, in
 #    the device and in the OS: none of A's records came off B's depth (the
 #    row's exact flag cannot tell: it holds A's missed completions too);
-#  - counts: over the rows of both numbers (a disk that came and went
-#    between two reports is counted in the next one's row, see
+#  - counts: over the totals' rows of both numbers (a disk that came and
+#    went between two reports is counted in the next one's row, see
 #    doc/building.md), reads + missed + stale_records equal A's and B's
 #    reads in diskstats, writes + missed B's writes, exactly: each record
 #    dropped was one of A's requests, counted once.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 . "$(dirname "$0")/../lib/faults.sh"
-need fio python3 losetup
+need fio python3 losetup curl
 
 make_tmp
 out=$tmp/ts.json
@@ -55,16 +57,17 @@ losetup --direct-io=on "/dev/$a" "$file"
 settle
 mm_a=$(cat "/sys/block/$a/dev")
 ds_a0=$(diskstats "$a") # udev's reads of the new disk, before tracing
-# the report interval must hold all of A's reads to B's writes (setup:
-# between == 0): 2 s of fio, a detach, a removal, an add, an attach and 3
-# udevadm settle, 3.3 s here and 5-7 s on a host 3x slower or busy, which
-# 30 s holds 4x over; the waits for a report allow 15 s past it
-interval=30
-TRUESTAT_TEST_MISS_EVERY=2 TRUESTAT_TEST_MISS_DEV=$(devt "$a") ts_start "$out" "$interval"
-# one read, so that the first report sees A (-v names its queue id and slot)
+# a report a day: none falls between A's reads and B's writes, whatever
+# the host's speed; the scrapes below are the only reads of the maps
+port=$(free_port)
+TRUESTAT_TEST_MISS_EVERY=2 TRUESTAT_TEST_MISS_DEV=$(devt "$a") \
+	ts_start "$out" --prometheus="$port" 86400
+wait_serving "http://127.0.0.1:$port" || true
+scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"$1" || true; }
+# one read and a scrape, so that truestat sees A (-v names its queue id
+# and slot) before its records are left behind
 dd if="/dev/$a" of=/dev/null bs=4k count=1 iflag=direct status=none
-wait_for "$TS_PID" $((interval + 15)) _lines_at_least "$out" 1
-lines=$(wc -l <"$out")
+scrape "$tmp/a.prom"
 io "$a" randread
 losetup -d "/dev/$a"
 loop_gone "$a" || true
@@ -77,17 +80,17 @@ losetup --direct-io=on "/dev/$b" "$file"
 settle
 mm_b=$(cat "/sys/block/$b/dev")
 io "$b" randwrite
-between=$(($(wc -l <"$out") - lines))
-# the next report (its sweep finds A's records with B in the slot)
-wait_for "$TS_PID" $((interval + 15)) _lines_at_least "$out" $((lines + 1))
+# the next read of the maps (its sweep finds A's records with B in the slot)
+scrape "$tmp/b.prom"
 ds_b=$(diskstats "$b")
+early=$(wc -l <"$out") # reports before SIGINT: none, the interval is a day
 ts_stop INT
 check exit "$TS_RC" "exit status $TS_RC at SIGINT"
 
 said() { sed -n "s/^truestat: tracing $1 (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1 \2/p" "$out.err" | head -1; }
 sa=$(said "$a") sb=$(said "$b")
-check setup "$([[ -n $sa && $sa == "$sb" && $between == 0 ]]; echo $?)" \
-	"A ($a) queue id and slot '${sa:-none said}', B ($b) '${sb:-none said}' (the same); reports between A's reads and B's writes: $between (0)"
+check setup "$([[ -n $sa && $sa == "$sb" && $early == 0 ]]; echo $?)" \
+	"A ($a) queue id and slot '${sa:-none said}', B ($b) '${sb:-none said}' (the same, as -v named them at the scrapes); reports before SIGINT: $early (0: a report a day, none between A's reads and B's writes by construction)"
 
 check_lines < <(py "$COUNTS_PY
 rows = [x for x in totals('$out')['devices'] if '%d:%d' % (x['major'], x['minor']) in ('$mm_a', '$mm_b')]

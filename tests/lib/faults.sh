@@ -145,42 +145,53 @@ slot_said() {
 	sed -n "s/^truestat: tracing loop$2 (queue id \([0-9]*\)) in slot \([0-9]*\)$/\1:\2/p" "$1" | sed -n "${3:-1}p"
 }
 
-# reuse_lives OUT INTERVAL PORT: truestat started into OUT (ts_start, -v,
-# --prometheus=PORT, reports every INTERVAL s) after slot_reuse 3: loop A
-# ($N_OLD) read 2,000 times, scraped (a read of the maps: the disk is
-# seen, as a report would), removed; B ($N_NEW), made then on the queue id
-# A gave back, read 100 times, scraped; A made again (another queue id: B
-# holds A's first), read 300 times, scraped, removed; C ($N_THIRD) on that
-# queue id, read 50 times, scraped. Then the first report and SIGINT.
-# Checks the exit, that all lives were inside the first interval, and
-# that the cases happened (-v names each disk's queue id and slot when a
-# read first sees it): B on A's first, C on A's second. Sets each disk's
-# diskstats reads: LIVES_OLD (A's two lives), LIVES_NEW (B's, at its life),
-# LIVES_NEW_AT_REPORT, LIVES_THIRD (C's, at the end)
+# reuse_lives OUT PORT: truestat started into OUT (ts_start, -v,
+# --prometheus=PORT, a report a day) after slot_reuse 3: loop A ($N_OLD)
+# read 2,000 times, scraped (a read of the maps: the disk is seen, as a
+# report would), removed; B ($N_NEW), made then on the queue id A gave
+# back, read 100 times, scraped (into OUT.new.prom); A made again (another
+# queue id: B holds A's first), read 300 times, scraped, removed; C
+# ($N_THIRD) on that queue id, read 50 times, scraped. Then SIGINT and its
+# totals. Checks the exit, that no report fell among the lives (none can:
+# the interval is a day), B's reads in its scrape, and that the cases
+# happened (-v names each disk's queue id and slot when a read first sees
+# it): B on A's first, C on A's second. Sets each disk's diskstats reads:
+# LIVES_OLD (A's two lives), LIVES_NEW (B's, at its life), LIVES_NEW_AT_END
+# (at SIGINT), LIVES_THIRD (C's, at SIGINT)
 reuse_lives() {
-	local out=$1 interval=$2 port=$3
+	local out=$1 port=$2
 	local a1 a2 early s1 s2 sb sc
-	_scrape() { curl -sf "http://127.0.0.1:$port/metrics" >/dev/null || true; }
+	_scrape() { curl -sf "http://127.0.0.1:$port/metrics" >"${1:-/dev/null}" || true; }
 	loop_life "$a" 2000 >/dev/null
 	_scrape
 	a1=$(loop_end "$a")
 	LIVES_NEW=$(loop_life "$b" 100)
-	_scrape
+	_scrape "$out.new.prom"
 	loop_life "$a" 300 >/dev/null
 	_scrape
 	a2=$(loop_end "$a")
 	loop_life "$c" 50 >/dev/null
 	_scrape
-	# all lives inside the first interval: no report written yet
+	# a report a day: none before SIGINT, so all lives share one span
 	early=$(wc -l <"$out")
-	wait_for "$TS_PID" $((interval + 15)) _lines_at_least "$out" 1 || true
 	LIVES_OLD=$((a1 + a2))
-	LIVES_NEW_AT_REPORT=$(diskstats "loop$b" | cut -d' ' -f1)
+	LIVES_NEW_AT_END=$(diskstats "loop$b" | cut -d' ' -f1)
 	LIVES_THIRD=$(diskstats "loop$c" | cut -d' ' -f1)
 	ts_stop INT
 	check exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
 	check one_interval "$early" \
-		"reports written before the lives were over: $early (0: they are all in the first interval)"
+		"reports written before SIGINT: $early (0: a report a day, so all lives are in one span by construction; the scrapes and SIGINT's totals read them)"
+	check_lines < <(py "
+got = {}
+for l in open('$out.new.prom'):
+    for k in ('requests', 'missed_completions'):
+        if l.startswith('truestat_%s_total{device=\"loop$b\",layer=\"request\",op=\"read\"} ' % k):
+            got[k] = float(l.split()[-1])
+n = int(got.get('requests', 0) + got.get('missed_completions', 0))
+print('scrape_new', int(not got or n != $LIVES_NEW),
+      'loop$b in the scrape after its life (the slot just handed over): requests + missed %d, its diskstats %d (exact)%s'
+      % (n, $LIVES_NEW, '' if got else '; no series of it'))
+")
 	s1=$(slot_said "$out.err" "$a") s2=$(slot_said "$out.err" "$a" 2)
 	sb=$(slot_said "$out.err" "$b") sc=$(slot_said "$out.err" "$c")
 	check same_slot "$([[ -n $s1 && $s1 == "$sb" ]]; echo $?)" \
@@ -189,9 +200,10 @@ reuse_lives() {
 		"loop$a made again and loop$c: ${s2:-none} and ${sc:-none} (the same: A's two lives are one gone row)"
 }
 
-# reuse_run OPTS...: truestat OPTS -v --prometheus, a report every 20 s,
-# into $out (in a new $tmp), through reuse_lives; sets $a $b $c, the loop
-# numbers of disks A, B and C
+# reuse_run OPTS...: truestat OPTS -v --prometheus, a report a day (none
+# falls among the lives, whatever the host's speed), into $out (in a new
+# $tmp), through reuse_lives; sets $a $b $c, the loop numbers of disks A,
+# B and C
 reuse_run() {
 	make_tmp
 	out=$tmp/ts.json
@@ -199,8 +211,10 @@ reuse_run() {
 	a=$N_OLD b=$N_NEW c=$N_THIRD
 	local port
 	port=$(free_port)
-	ts_start "$out" "$@" --prometheus="$port" 20
-	reuse_lives "$out" 20 "$port"
+	ts_start "$out" "$@" --prometheus="$port" 86400
+	# the exporter listens once attached: the first scrape must see A
+	wait_serving "http://127.0.0.1:$port" || true
+	reuse_lives "$out" "$port"
 }
 
 # shellcheck disable=SC2034 # used by the tests
