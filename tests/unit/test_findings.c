@@ -596,6 +596,45 @@ static void test_idle(void **state)
 	assert_int_equal(fs.nskipped, 0);
 }
 
+/*
+ * More findings than a report keeps: 70 disks each with a note, and one
+ * more with a high finding, last. The high one is kept, ranked first; the
+ * table says how many were not shown.
+ */
+static void test_cap_keeps_most_important(void **state)
+{
+	static struct ts_report many;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int i;
+
+	reset(10);
+	phase(1, 9.5, 2, 0); /* busy-not-full's note */
+	build();
+	many = r;
+	for (i = 0; i < 70; i++) {
+		many.dev[i] = r.dev[0];
+		snprintf(many.dev[i].name, sizeof(many.dev[i].name), "d%d", i);
+	}
+	one_unit_eight_readers();
+	build();
+	many.dev[70] = r.dev[0];
+	many.ndev = 71;
+	ts_findings_build(&many, &fs);
+	assert_int_equal(fs.n, TS_FINDINGS_MAX);
+	assert_int_equal(fs.not_kept, 71 - TS_FINDINGS_MAX);
+	assert_string_equal(fs.f[0].id, "waiting-in-device");
+	assert_int_equal(fs.f[0].rank, 1);
+	assert_string_equal(fs.f[1].device, "d0"); /* then the notes, as found */
+	assert_string_equal(fs.f[TS_FINDINGS_MAX - 1].device, "d62");
+	f = open_memstream(&buf, &len);
+	ts_findings_print(f, &fs);
+	fclose(f);
+	assert_non_null(strstr(buf, "  (7 less important findings not shown: 64 at most a report)\n"));
+	free(buf);
+}
+
 /* The table's block and the JSON of one report. */
 static void test_output(void **state)
 {
@@ -672,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_one_submitter_none),
 		cmocka_unit_test(test_not_exact),
 		cmocka_unit_test(test_too_few),
+		cmocka_unit_test(test_cap_keeps_most_important),
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_output),
 		cmocka_unit_test(test_output_quiet),

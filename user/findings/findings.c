@@ -101,20 +101,43 @@ static const char *inexact_clause(const struct ts_dev_report *d,
 	return buf;
 }
 
+/*
+ * Where a new finding of @sev goes: a free entry, else the place of the
+ * least important kept if it ranks below @sev, else nowhere (NULL).
+ */
+static struct ts_finding *finding_slot(struct ts_findings *out,
+				       enum ts_severity sev)
+{
+	struct ts_finding *low = NULL, *x;
+	int i;
+
+	if (out->n < TS_FINDINGS_MAX)
+		return &out->f[out->n++];
+	out->not_kept++;
+	for (i = 0; i < out->n; i++) {
+		x = &out->f[i];
+		if (!low || x->severity < low->severity ||
+		    (x->severity == low->severity && x->rank > low->rank))
+			low = x;
+	}
+	return low->severity < sev ? low : NULL;
+}
+
 struct ts_finding *ts_finding_add(const struct ts_finding_ctx *c,
 				  const char *id, const char *op,
 				  enum ts_severity sev, unsigned int rests,
 				  const char *fmt, ...)
 {
-	struct ts_finding *f;
+	struct ts_finding *f = finding_slot(c->out, sev);
 	char caveat[160];
 	va_list ap;
 	size_t n;
 
-	if (c->out->n >= TS_FINDINGS_MAX)
+	c->out->found++;
+	if (!f)
 		return NULL;
-	f = &c->out->f[c->out->n++];
 	memset(f, 0, sizeof(*f));
+	f->rank = c->out->found; /* the order found, until ranked */
 	f->id = id;
 	f->device = c->d->name;
 	f->op = op;
@@ -170,6 +193,8 @@ void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
 
 	out->span_s = r->span_s;
 	out->n = 0;
+	out->found = 0;
+	out->not_kept = 0;
 	out->nskipped = 0;
 	for (i = 0; i < r->ndev; i++) {
 		c.d = &r->dev[i];
@@ -178,8 +203,6 @@ void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
 		for (k = 0; k < ts_nrules; k++)
 			ts_rules[k].fn(&c);
 	}
-	for (i = 0; i < out->n; i++)
-		out->f[i].rank = i;
 	qsort(out->f, out->n, sizeof(out->f[0]), by_severity);
 	for (i = 0; i < out->n; i++)
 		out->f[i].rank = i + 1;

@@ -55,7 +55,7 @@ struct ts_finding {
 	const char *op;	      /* read, write, all, sync */
 	enum ts_severity severity;
 	bool exact;	      /* every figure it rests on is exact */
-	int rank;	      /* 1: the most important of the report */
+	int rank;	      /* 1: the most important; while built, the order found */
 	char sentence[TS_SENTENCE_MAX];
 	int nfigures;
 	struct ts_figure figure[TS_FIGURES_MAX];
@@ -68,9 +68,17 @@ struct ts_findings_skip {
 	char reason[160];
 };
 
+/*
+ * At most TS_FINDINGS_MAX of a report's findings are kept, the most
+ * important: past it a finding takes the place of the least important kept
+ * (the last found of the lowest severity) when it ranks above it; each one
+ * not kept is counted in @not_kept and the table says so.
+ */
 struct ts_findings {
 	double span_s; /* of the report they were drawn from */
 	int n;
+	int found;    /* drawn so far, kept or not */
+	int not_kept; /* drawn but not among the TS_FINDINGS_MAX kept */
 	struct ts_finding f[TS_FINDINGS_MAX];
 	int nskipped;
 	struct ts_findings_skip skipped[TS_MAX_DEVS];
@@ -108,7 +116,7 @@ void ts_findings_json(struct tj *j, const struct ts_findings *fs);
 
 /*
  * A new finding of rule @id about @c's device and @op, its sentence from
- * @fmt; NULL when the list is full. @rests: enum ts_rests bits, checked
+ * @fmt; NULL when the list is full of findings as important. @rests: enum ts_rests bits, checked
  * against the report's exactness; the sentence says what is not exact.
  */
 struct ts_finding *ts_finding_add(const struct ts_finding_ctx *c,

@@ -31,6 +31,9 @@ void ts_findings_print(FILE *f, const struct ts_findings *fs)
 			fprintf(f, "  %d. %s [%s]: %s\n", x->rank, x->id,
 				ts_severity_name(x->severity), x->sentence);
 	}
+	if (fs->not_kept)
+		fprintf(f, "  (%d less important findings not shown: %d at most a report)\n",
+			fs->not_kept, TS_FINDINGS_MAX);
 }
 
 static void json_finding(struct tj *j, const struct ts_finding *x)
