@@ -145,6 +145,28 @@ static void test_busy_not_full(void **state)
 	assert_int_equal(fs.n, 1);
 }
 
+/*
+ * The same disk under -c: the filtered submitter made a third of the
+ * requests, the others are counted apart (FILTER_OTHER). The headroom is
+ * the device's, as without the filter, not inflated by the share.
+ */
+static void test_busy_not_full_filtered(void **state)
+{
+	struct ts_op_stats *o;
+	__u64 others;
+
+	eight_units_at_two();
+	o = &disk->stats.op[TS_OP_READ];
+	others = o->ios - o->ios / 3;
+	o->ios -= others;
+	o->queued_ios -= others;
+	o->bytes = o->ios * 4096;
+	disk->stats.events[TS_EV_FILTER_OTHER] = others;
+	build();
+	assert_float_equal(fig(find("busy-not-full"), "headroom"), 4000 / 1361.0,
+			   0.2);
+}
+
 /* The same disk at 10% load: nothing to say. */
 static void test_light_load_none(void **state)
 {
@@ -687,6 +709,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busy_not_full),
+		cmocka_unit_test(test_busy_not_full_filtered),
 		cmocka_unit_test(test_light_load_none),
 		cmocka_unit_test(test_help_lists_rules),
 		cmocka_unit_test(test_busy_cannot_tell),

@@ -108,6 +108,7 @@ static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 		      __u64 span_ns, struct ts_report *r, struct ts_dev_report *d)
 {
 	__s64 dt[TS_LEVEL_SLOTS];
+	double iops;
 	int i;
 
 	if (!b->hist_slot || b->hist_slot > TS_HIST_DEVS)
@@ -119,10 +120,14 @@ static void dev_curve(const struct ts_snapshot *sa, const struct ts_dev_snap *a,
 	ts_depth_repair(dt, span_ns);
 	ts_depth_counts_delta(a ? &sa->depth[a->hist_slot - 1] : NULL,
 			      &sb->depth[b->hist_slot - 1], &r->depth_delta);
-	/* now: throughput while busy, as the curve's rows are */
+	/*
+	 * now: throughput while busy, as the curve's rows are: the device's,
+	 * of every submitter (under -c/--pid the rows count one submitter's
+	 * requests, the others are FILTER_OTHER)
+	 */
+	iops = d->all.iops + d->events[TS_EV_FILTER_OTHER] / (span_ns / 1e9);
 	ts_curve_build(&r->depth_delta, dt, d->device.max, span_ns,
-		       d->device.busy_share > 0 ?
-			       d->all.iops / d->device.busy_share : 0,
+		       d->device.busy_share > 0 ? iops / d->device.busy_share : 0,
 		       d->device.mean, &d->curve);
 	d->has_curve = true;
 }
