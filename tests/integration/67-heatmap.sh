@@ -5,9 +5,19 @@
 # device, direction and kind, its cells add up per interval to truestat's
 # own per-interval ios in the JSON, and the rows with I/O move up in the
 # second phase. Without an interval, --heatmap is a one-line usage error.
+# The phases run on the simulated disk with one unit (SD_K) of SD_S_US
+# each: at iodepth 1 a request's service is S and what FUSE and loop add;
+# at iodepth 32 the daemon serves one at a time, so a request waits behind
+# the others in it (Little: 32 in the device at 1/S at most take 32 x S
+# on average), inside truestat's issue to completion. The second phase's
+# median is then some 16 times the first's, whatever the host: not a
+# property of the disk under a loop file.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
+. "$(dirname "$0")/../lib/simdisk.sh"
 need fio python3 xmllint rsvg-convert
+SD_K=1
+SD_S_US=1000
 
 make_tmp
 
@@ -19,8 +29,9 @@ check usage_needs_interval "$([[ $rc == 2 && $(wc -l <"$tmp/usage.err") == 1 ]] 
 	"without an interval: exit $rc, '$(cat "$tmp/usage.err")'"
 
 # --- a real run --------------------------------------------------------------
-loop_filled 64
-dev=$LOOP
+simdisk_up "$SD_K" "$SD_S_US" 64
+dev=$SIMDISK_LOOP
+simdisk_mark
 out=$tmp/ts.json
 svg=$tmp/h.svg
 ts_start "$out" --heatmap="$svg" -d "$dev" 0.5
@@ -34,9 +45,13 @@ fio_phase 1
 # I/O and the second holds it at the latest: the third's interval is
 # wholly idle. 10 s, 6x the 1.5 s they take, is a guard
 wait_for "$TS_PID" 10 _lines_at_least "$out" $(($(wc -l <"$out") + 3))
+# the daemon's requests of the first phase: those logged by now
+simdisk_sync
+n1=$(($(simdisk_lines) - _SIMDISK_MARK))
 fio_phase 32
 # idle at the end: the sums over the run must then agree exactly
 ts_reports_after "$out"
+simdisk_save "$tmp/sd"
 ts_stop TERM
 check ts_exit "$TS_RC" "SIGTERM ends truestat with status $TS_RC, SVG of $(stat -c %s "$svg" 2>/dev/null || echo 0) bytes"
 
@@ -125,8 +140,16 @@ def median_lo(cells):
 if len(phases) == 2:
     a, b = median_lo(phases[0]), median_lo(phases[1])
     print('phase_moves_up', int(not b[0] >= a[1]),
-          'median service row: iodepth 1 [%d, %d) ns, iodepth 32 [%d, %d) ns (%.1fx)' % (a + b + (b[0] / a[0],)))
+          'median service row: iodepth 32 [%d, %d) ns at or above the upper edge of iodepth 1 [%d, %d) ns (%.1fx; simulated disk of $SD_K unit(s) of $SD_S_US us: at depth 32 each waits behind the others, 32/$SD_K x S on average)'
+          % (b + a + (b[0] / a[0],)))
 else:
     print('phase_moves_up 1 expected two runs of intervals with reads, found %d' % len(phases))
+")
+# the daemon's own account of the phases (arrival to reply), for the reader
+check_lines < <(simdisk_py "
+r = sd_read('$tmp/sd.log')
+med = lambda x: sorted(v[3] - v[0] for v in x)[len(x) // 2] / 1e3 if x else float('nan')
+print('# simulated disk: iodepth 1 %d requests, median A..R %.0f us; iodepth 32 %d, median %.0f us'
+      % (len(r[:$n1]), med(r[:$n1]), len(r[$n1:]), med(r[$n1:])))
 ")
 finish

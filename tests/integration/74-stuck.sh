@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stuck I/O: the simulated disk's daemon is stopped (SIGSTOP), so requests
 # never complete. truestat keeps reporting, shows them in the device with
-# their age (the oldest's age grows with the clock), does not grow in
+# their age (the oldest's age grows with the clock, counted from its issue
+# on CLOCK_MONOTONIC, as the reports' end_mono_ns), does not grow in
 # memory, and when the FUSE connection is aborted the requests fail and
 # leave the depth; SIGINT then ends it cleanly.
 set -euo pipefail
@@ -30,7 +31,11 @@ stuck8() {
 	local r w
 	read -r r w <"/sys/block/$dev/inflight" && ((r + w == 8))
 }
+# CLOCK_MONOTONIC in ns (truestat's clock, and its reports' end_mono_ns)
+mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 kill -STOP "$SIMDISK_PID"
+# no request of fio's was issued before this
+t_fio0=$(mono_ns)
 fio --name=stuck --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 	--ioengine=io_uring --iodepth=8 --runtime=60 --time_based \
 	--output="$tmp/fio.txt" &
@@ -38,6 +43,8 @@ fio_pid=$!
 on_exit "kill -9 $fio_pid"
 # the ages count from here: fio's start-up, however slow, is not in them
 wait_for "$fio_pid" "$START_GUARD" stuck8 || true
+# all 8 had been issued by this (read after the inflight that showed them)
+t_in=$(mono_ns)
 sleep 2
 rss1=$(rss)
 sleep 3
@@ -73,12 +80,19 @@ print('stuck_in_device', int(not stuck or stuck[-1][1]['concurrency']['now'] != 
 # age printed to 3 decimals, the span to 6)
 steps = [(ages[i + 1] - ages[i], stuck[i + 1][0]['span_s']) for i in range(len(ages) - 1)]
 off = [abs(g - sp) for g, sp in steps]
-# and it reaches 3 s: the count comes 5 s after all 8 were in the device
-# (sleep 2 + 3), of which the report period before the count (0.5 s) and
-# the lateness of that report take the rest
-print('age_grows', int(len(ages) < 4 or ages[0] <= 0 or ages[-1] < 3 or max(off) > 0.001 + 1e-6),
-      'oldest in the device: %s s; each step = the report span within %.4f s (0.001: rounding)'
-      % (' '.join('%.3f' % a for a in ages[-4:]), max(off) if off else 0))
+# and it counts from the oldest's issue, on the run's own clock: that was
+# after t_fio0 (before fio started), and by t_in (all 8 seen in the
+# device) or the end of the first report that had it in the device, if
+# earlier; so the last stuck report's age lies within its own end_mono_ns
+# less those, but for the age's rounding to 3 decimals
+end = stuck[-1][0]['end_mono_ns'] if stuck else 0
+by = min($t_in, stuck[0][0]['end_mono_ns']) if stuck else $t_in
+lo, hi = (end - by) / 1e9 - 0.0005, (end - $t_fio0) / 1e9 + 0.0005
+inside = bool(stuck) and end > by and lo <= ages[-1] <= hi
+print('age_grows', int(len(ages) < 4 or ages[0] <= 0 or not inside or max(off) > 0.001 + 1e-6),
+      'oldest in the device: %s s, the last %s within [%.4f, %.4f] s (its end_mono_ns less when the oldest was in the device at the latest (%s), and less fio start; 0.0005: rounding); each step = the report span within %.4f s (0.001: rounding)'
+      % (' '.join('%.3f' % a for a in ages[-4:]), '%.3f' % ages[-1] if ages else 'none', lo, hi,
+         'the first stuck report' if by < $t_in else 'all 8 seen', max(off) if off else 0))
 last = rows[-1][1]
 print('aborted_leave', int(last['concurrency']['now'] != 0 or last['oldest_in_device_s'] != 0),
       'after the abort: %d in the device, oldest %.1f s' % (last['concurrency']['now'], last['oldest_in_device_s']))

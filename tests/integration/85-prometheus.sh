@@ -260,7 +260,9 @@ print('sync_histogram_sum', int(abs(hs - s) > 2e-9), 'its sum rose %.6f s, sync 
 # start, and equal its diskstats (from zero on a new gendisk; reads: requests
 # + missed, as above), the depth classes with them. The exporter counts a
 # disk that took over a queue id from its own start at its once-a-second
-# snapshot: the scrape waits for the next.
+# snapshot: /metrics is scraped until the figures are the new disk's (one
+# series, requests and depth classes at its diskstats), START_GUARD s at
+# most, and the last scrape judged: a held old count never gets there.
 reads() { # DEV SIZE: SIZE of 4 KiB random reads
 	fio --name=renew --filename="/dev/$1" --direct=1 --rw=randread --bs=4k \
 		--io_size="$2" --ioengine=libaio --iodepth=4 --output=/dev/null
@@ -285,18 +287,19 @@ loop_at "$FILE" "$renew" || rc=$?
 check renew_attached "$rc" "a new file attached on the new $renew"
 reads "$renew" 1M
 post=$(diskstats "$renew")
-sleep 1.5
-curl -sf "$url/metrics" >"$tmp/r1"
-check_lines < <(py "
+# the three figures of a scrape against the new disk's diskstats: "NAME RC
+# MESSAGE" lines (RC 0: holds; a script that dies prints py_script 1)
+renew_figures() { # SCRAPE
+	py "
 import re
-m0, m = scrape('$tmp/r0'), scrape('$tmp/r1')
+m0, m = scrape('$tmp/r0'), scrape('$1')
 b = [int(x) for x in '$pre'.split()] or [0] * 17
 a = [int(x) for x in '$post'.split()]
 lab = '{device=\"$renew\",layer=\"request\",op=\"read\"}'
-def done(m): return m['truestat_requests_total' + lab] + m['truestat_missed_completions_total' + lab]
+def done(m): return m.get('truestat_requests_total' + lab, 0) + m.get('truestat_missed_completions_total' + lab, 0)
 # the old disk's slot stays until its queue id is taken: not a second series
-n = sum(l.startswith('truestat_requests_total' + lab + ' ') for l in open('$tmp/r1'))
-print('renew_one_series', int(n != 1), '%d series of $renew reads in the scrape' % n)
+n = sum(l.startswith('truestat_requests_total' + lab + ' ') for l in open('$1'))
+print('renew_one_series', int(n != 1), '%d series of $renew reads in the scrape (want 1)' % n)
 print('renew_requests', int(done(m) != a[0] - b[0]),
       'new $renew: requests + missed %d, its diskstats reads %d (the old disk printed %d)' % (done(m), a[0] - b[0], done(m0)))
 n = sum(v for k, v in m.items()
@@ -304,7 +307,20 @@ n = sum(v for k, v in m.items()
 missed = sum(v for k, v in m.items() if k.startswith('truestat_missed_completions_total{device=\"$renew\",'))
 print('renew_depth', int(n + missed != a[0] - b[0]),
       'new $renew: issued_at_depth over its classes %d + missed %d, its diskstats reads %d' % (n, missed, a[0] - b[0]))
-")
+"
+}
+renew_scrapes=0
+renew_held() {
+	renew_scrapes=$((renew_scrapes + 1))
+	curl -sf "$url/metrics" >"$tmp/r1" || return 1
+	[[ $renew_scrapes != 1 ]] || renew_figures "$tmp/r1" >"$tmp/r1.first"
+	! renew_figures "$tmp/r1" | awk '$2 != 0 { bad = 1 } END { exit !bad }'
+}
+t0=$EPOCHREALTIME
+wait_for "$TS_PID" "$START_GUARD" renew_held || true
+echo "  # the scrape judged: scrape $renew_scrapes after the reads, $(python3 -c "print('%.2f' % ($EPOCHREALTIME - $t0))") s after them (guard: $START_GUARD s)$(
+	((renew_scrapes == 1)) || echo "; the first's: $(cut -d' ' -f3- "$tmp/r1.first" | paste -sd';')")"
+check_lines < <(renew_figures "$tmp/r1")
 
 ts_stop INT
 check ts_exit "$TS_RC" "SIGINT ends truestat with status $TS_RC"
