@@ -3,7 +3,10 @@
 # short dd readers, one after another, each 3 direct reads of 4 KiB, and two
 # dd writers of 8 KiB blocks (50 and 1), under reports every 0.5 s and the
 # exporter. Past 3/4 full, the table's reader folds the submitters idle
-# since its last read into "other" and deletes them, so:
+# since its last read into "other" and deletes them, down to half: each
+# read leaves room for 256 new ones at the least. The readers go in batches
+# of 200, a report between two, so that no more than those start between
+# two reads of the table, on a host of any speed; and:
 #  - no request goes unattributed (a table that never gives room back
 #    leaves 276 of these submitters out: not_attributed);
 #  - every request is in a row: per direction, the rows' I/Os + the unseen
@@ -26,6 +29,7 @@ loop_new 64
 dev=$LOOP
 port=$(free_port)
 readers=1300
+batch=200	# readers between two reports: fewer than the 256 a fold leaves room for
 
 ts_start "$tmp/by.json" --by=process --top=10 --prometheus="$port" -d "$dev" 0.5
 ds0=$(diskstats "$dev")
@@ -37,6 +41,8 @@ for i in $(seq "$readers"); do
 	# the exporter's figures are the last report's: one whole report
 	# after the 100th reader
 	((i != 100)) || { ts_reports_after "$tmp/by.json"; curl -sf "http://127.0.0.1:$port/metrics" >"$tmp/metrics.100" || true; }
+	# a read of the table after the batch, before the next one starts
+	((i % batch)) || ts_reports_after "$tmp/by.json"
 done
 ds1=$(diskstats "$dev")
 ts_reports_after "$tmp/by.json" # a report after the last dd: its entries idle once more
@@ -51,8 +57,8 @@ b0, b1 = [int(x) for x in '$ds0'.split()], [int(x) for x in '$ds1'.split()]
 ds = {'read': b1[0] - b0[0], 'write': b1[4] - b0[4]}
 races = ev.get('who_fold_races', 0)
 print('by_attributed', int(by['not_attributed'] or ev['who_table_full']),
-      '$readers readers and 2 writers through a table of 1024: %d not attributed (who_table_full %d)'
-      % (by['not_attributed'], ev['who_table_full']))
+      '$readers readers (in batches of $batch, a report between two) and 2 writers through a table of 1024: '
+      '%d not attributed, who_table_full %d (both must be 0)' % (by['not_attributed'], ev['who_table_full']))
 sums = {}
 for op, size in (('read', 4096), ('write', 8192)):
     rows = [r for r in by['rows'] if r['op'] == op]
