@@ -433,6 +433,30 @@ static void test_capped(void **state)
 }
 
 /*
+ * The rows of a fresh clone's 63-investigate-004 (MariaDB on a volume
+ * capped at 1000 IOPS), their times and rates: beyond the knee at depth 1
+ * the class of 3-4 does 853 a second, short of the cap, 9-16 987 and
+ * 33-64 972. The rate stated is the deepest class's, not the plateau's
+ * mean weighted by time (926).
+ */
+static void test_capped_short_beyond_knee(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(6);
+	phase(1, 1.86, 1.2, 0);
+	phase(4, 1.93, 4 / 0.853, 0);
+	phase(16, 1.98, 16 / 0.9875, 0);
+	phase(64, 0.36, 64 / 0.9717, 0);
+	build();
+	f = find("capped-volume");
+	assert_non_null(f);
+	assert_float_equal(fig(f, "from_depth"), 1, 1e-9);
+	assert_float_equal(fig(f, "to_depth"), 64, 1e-9);
+	assert_float_equal(fig(f, "rate_iops"), 971.7, 971.7 / 32);
+}
+
+/*
  * The same volume, with 400 flushes a cache answered in 10 us among the
  * depth-1 reads: that row does 1400 a second, above the cap; the rows
  * beyond it are the plateau all the same.
@@ -726,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_random_reads_none),
 		cmocka_unit_test(test_capped),
 		cmocka_unit_test(test_capped_cheap_at_knee),
+		cmocka_unit_test(test_capped_short_beyond_knee),
 		cmocka_unit_test(test_capped_none),
 		cmocka_unit_test(test_slow_not_busy),
 		cmocka_unit_test(test_slow_not_busy_none),

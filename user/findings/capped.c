@@ -82,7 +82,12 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 
 	if (!d->has_curve || !ts_finding_capped(d, c->r->light, &first, &last))
 		return;
-	rate = plateau_rate(k, first, last);
+	/*
+	 * A limit is a ceiling: its rate is the deepest class's, where every
+	 * request waits for it; a shallower class may not reach it yet, and
+	 * the plateau's mean (flatness's measure) then reads low
+	 */
+	rate = k->row[last].iops;
 	f = ts_finding_add(c, "capped-volume", op, TS_SEV_HIGH, TS_RESTS_DEPTH,
 			   "%s %s: a rate limit at about %.0f IOPS: beyond depth %s the device completed as many (within 20%%) at every depth up to %s, each request longer the deeper (%s at depth %s, %s at %s), with the OS queue empty; a volume's provisioned rate and a device with all its units busy look alike here; more depth only adds latency",
 			   d->name, ts_finding_op_words(op), rate,
