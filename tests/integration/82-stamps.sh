@@ -38,8 +38,9 @@ ages() {
 	wait_for "$TS_PID" 10 test ! -e "$age"
 }
 
-# checks NAME DEV EXTRA_MS: counts and Little's law (the device's area
-# EXTRA_MS more than the service summed) of run NAME
+# checks NAME DEV EXTRA_NS: counts and Little's law (the device's area
+# EXTRA_NS more than the service summed, to the ns: a whole ms would
+# cut up to 1 ms off, more than the JSON's rounding) of run NAME
 checks() {
 	check_lines < <(py "
 n = '$1'
@@ -52,8 +53,9 @@ print(n + '_counts', int(al['ios'] + al['missed'] != reads),
       'reads: diskstats %d, truestat %d timed + %d unseen' % (reads, al['ios'], al['missed']))
 pm = al['percentiles_ms']
 span = totals('$out')['span_s'] * 1000
-little(n + '_little', c, span, al['ios'] * al['service_ms'] + $3,
-       al['ios'], al['missed'], pm['service']['max'], 'D..C (+ $3 ms passed above 64)')
+extra = $3 / 1e6
+little(n + '_little', c, span, al['ios'] * al['service_ms'] + extra,
+       al['ios'], al['missed'], pm['service']['max'], 'D..C (+ %.6f ms passed above 64)' % extra)
 little(n + '_little_os', o, span, al['queued_ios'] * (al['queue_ms'] or 0),
        al['queued_ios'], al['missed'], pm['queue']['max'], 'Q..D')
 print(n + '_reordered', int(c['reordered_ms'] + o['reordered_ms'] >= ${4:-1e18}),
@@ -109,5 +111,5 @@ ts_stop INT
 check held_ts_exit "$TS_RC" "truestat ended at SIGINT, status $TS_RC"
 # the time that passed for the device's word, as the knob made it
 aged=$(grep -o 'stamps aged, device [0-9]*' "$out.err" | tail -1 | grep -o '[0-9]*$')
-checks held "$dev" "$(((QD - 64) * aged / 1000000))"
+checks held "$dev" "$(((QD - 64) * aged))"
 finish
