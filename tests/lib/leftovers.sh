@@ -33,17 +33,20 @@ _lo_loop_numbers() {
 	done
 }
 
-# cgroups, deepest first: their processes killed, then the directory
+# cgroups, deepest first: their processes killed (again while the
+# directory stays: one may have forked, or not yet left it), the
+# directory removed; a process that outlives the kills for a minute (D
+# state) is said
 _lo_cgroups() {
-	local cg i
+	local cg end
 	while read -r cg; do
-		xargs -r kill -9 <"$cg/cgroup.procs" 2>/dev/null
-		for ((i = 0; i < 100; i++)); do
-			rmdir "$cg" 2>/dev/null && break
+		end=$((SECONDS + 60))
+		until rmdir "$cg" 2>/dev/null || ((SECONDS >= end)); do
+			xargs -r kill -9 <"$cg/cgroup.procs" 2>/dev/null
 			sleep 0.05
 		done
-		[[ -d $cg ]] && echo "cgroup $cg: could not remove it" ||
-			echo "cgroup $cg: removed"
+		[[ ! -d $cg ]] && echo "cgroup $cg: removed" ||
+			echo "cgroup $cg: could not remove it ($(wc -l <"$cg/cgroup.procs") processes left)"
 	done < <(find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -depth -type d \
 		-name 'truestat-test.*' 2>/dev/null)
 }
