@@ -411,17 +411,22 @@ static void test_random_reads_none(void **state)
 }
 
 /* A volume capped at 1000 IOPS over 1 ms units: depth 1, 2, ... 64. */
-static void test_capped(void **state)
+static void capped_at_thousand(void)
 {
-	static const unsigned int depth[] = { 1, 2, 4, 8, 16, 32, 64 };
-	const struct ts_finding *f;
-	int i;
+	unsigned int depth;
 
 	reset(7);
 	phase(1, 1, 1.1, 0);
-	for (i = 1; i < 7; i++)
-		phase(depth[i], 1, depth[i], 0);
+	for (depth = 2; depth <= 64; depth *= 2)
+		phase(depth, 1, depth, 0);
 	build();
+}
+
+static void test_capped(void **state)
+{
+	const struct ts_finding *f;
+
+	capped_at_thousand();
 	f = find("capped-volume");
 	assert_non_null(f);
 	assert_float_equal(fig(f, "rate_iops"), 1000, 1000 / 16.0);
@@ -604,6 +609,68 @@ static void test_one_submitter_none(void **state)
 	assert_null(find("one-submitter"));
 }
 
+/*
+ * --light does not follow the OS queue: a finding resting on it says so,
+ * is not marked exact and states no OS queue depth.
+ */
+static void test_light_os_unknown(void **state)
+{
+	const struct ts_finding *f;
+	int i;
+
+	reset(5);
+	phase(4, 5, 1, 3);
+	build();
+	r.light = true;
+	ts_findings_build(&r, &fs);
+	f = find("waiting-in-os");
+	assert_non_null(f);
+	assert_false(f->exact);
+	assert_non_null(strstr(f->sentence, "--light does not follow the OS queue"));
+	assert_null(strstr(f->sentence, "the OS queue 1.0"));
+	for (i = 0; i < f->nfigures; i++)
+		assert_string_not_equal(f->figure[i].name, "os_queue");
+	capped_at_thousand();
+	r.light = true;
+	ts_findings_build(&r, &fs);
+	f = find("capped-volume");
+	assert_non_null(f);
+	assert_false(f->exact);
+	assert_null(strstr(f->sentence, "with the OS queue empty"));
+	assert_non_null(strstr(f->sentence, "the OS queue not followed"));
+}
+
+/* The rules that gate on BUSY% carry the depth's inexactness. */
+static void test_busy_gates_not_exact(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(10);
+	phase(1, 9.2, 13, 0);
+	reads_pattern(4389, 0.062, 12, 12);
+	disk->device_span = (struct ts_depth_range){ .lo = 1, .hi = 3,
+						     .excess = 2 };
+	build();
+	r.show_pattern = true;
+	ts_findings_build(&r, &fs);
+	f = find("random-reads");
+	assert_non_null(f);
+	assert_false(f->exact);
+	assert_non_null(strstr(f->sentence, "estimates: the depth was not exact"));
+	memset(&who, 0, sizeof(who));
+	who.by = TS_BY_PROCESS;
+	submitter(4242, "backup", 4000, 2);
+	submitter(17, "mysqld", 1000, 2);
+	reset(10);
+	phase(1, 9, 2, 0);
+	disk->device_span = (struct ts_depth_range){ .lo = 1, .hi = 3,
+						     .excess = 2 };
+	with_who();
+	f = find("one-submitter");
+	assert_non_null(f);
+	assert_false(f->exact);
+}
+
 /* The depth not exact: the finding says so and is not marked exact. */
 static void test_not_exact(void **state)
 {
@@ -758,6 +825,8 @@ int main(void)
 		cmocka_unit_test(test_one_submitter),
 		cmocka_unit_test(test_one_submitter_none),
 		cmocka_unit_test(test_not_exact),
+		cmocka_unit_test(test_light_os_unknown),
+		cmocka_unit_test(test_busy_gates_not_exact),
 		cmocka_unit_test(test_too_few),
 		cmocka_unit_test(test_cap_keeps_most_important),
 		cmocka_unit_test(test_idle),

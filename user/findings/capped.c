@@ -45,8 +45,11 @@ bool ts_finding_capped(const struct ts_dev_report *d, bool light, int *first,
 
 	if (knee < 0)
 		return false;
-	/* requests waited at the OS's door: the curve's "OS queue" rule */
-	if (!d->bio_layer &&
+	/*
+	 * requests waited at the OS's door: the curve's "OS queue" rule
+	 * (--light does not follow that queue: the sentence says so)
+	 */
+	if (!d->bio_layer && !light &&
 	    d->os.busy_share >= TS_CURVE_OS_WAIT * d->device.busy_share)
 		return false;
 	for (i = knee + 1; i < k->nrows; i++) {
@@ -88,8 +91,9 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 	 * the plateau's mean (flatness's measure) then reads low
 	 */
 	rate = k->row[last].iops;
-	f = ts_finding_add(c, "capped-volume", op, TS_SEV_HIGH, TS_RESTS_DEPTH,
-			   "%s %s: a rate limit at about %.0f IOPS: beyond depth %s the device completed as many (within 20%%) at every depth up to %s, each request longer the deeper (%s at depth %s, %s at %s), with the OS queue empty; a volume's provisioned rate and a device with all its units busy look alike here; more depth only adds latency",
+	f = ts_finding_add(c, "capped-volume", op, TS_SEV_HIGH,
+			   TS_RESTS_DEPTH | TS_RESTS_OS_DEPTH,
+			   "%s %s: a rate limit at about %.0f IOPS: beyond depth %s the device completed as many (within 20%%) at every depth up to %s, each request longer the deeper (%s at depth %s, %s at %s), %s; a volume's provisioned rate and a device with all its units busy look alike here; more depth only adds latency",
 			   d->name, ts_finding_op_words(op), rate,
 			   ts_finding_depths(k, first, a, sizeof(a)),
 			   ts_finding_depths(k, last, b, sizeof(b)),
@@ -98,7 +102,10 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 			   a,
 			   ts_time_str(s2, sizeof(s2), k->row[last].service_ms,
 				       TS_UNIT_AUTO),
-			   b);
+			   b,
+			   c->r->light && !d->bio_layer ?
+				   "the OS queue not followed" :
+				   "with the OS queue empty");
 	ts_finding_figure(f, "rate_iops", rate, "iops");
 	ts_finding_figure(f, "from_depth", k->row[first].hi, "requests");
 	ts_finding_figure(f, "to_depth", k->row[last].hi, "requests");

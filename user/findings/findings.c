@@ -81,10 +81,13 @@ int ts_finding_base_row(const struct ts_curve *c)
 	return -1;
 }
 
-/* What of @rests is not exact in @d, as a clause for the sentence. */
-static const char *inexact_clause(const struct ts_dev_report *d,
+/* What of @rests is not exact in @c's device, as a clause for the sentence. */
+static const char *inexact_clause(const struct ts_finding_ctx *c,
 				  unsigned int rests, char *buf, size_t len)
 {
+	const struct ts_dev_report *d = c->d;
+	bool os_unknown = c->r->light && !d->bio_layer;
+
 	buf[0] = 0;
 	if ((rests & TS_RESTS_DEPTH) && !d->device.exact &&
 	    d->device.max_min < d->device.max)
@@ -93,6 +96,8 @@ static const char *inexact_clause(const struct ts_dev_report *d,
 	else if ((rests & TS_RESTS_DEPTH) && !d->device.exact)
 		snprintf(buf, len, " (estimates: the depth was not exact, though its maximum, %u, was)",
 			 d->device.max);
+	else if ((rests & TS_RESTS_OS_DEPTH) && os_unknown)
+		snprintf(buf, len, " (estimates: --light does not follow the OS queue: its depth is unknown, its time counted from allocation)");
 	else if ((rests & TS_RESTS_OS_DEPTH) && !d->os.exact)
 		snprintf(buf, len, " (estimates: the OS queue's depth was not exact)");
 	else if (d->all.missed)
@@ -145,7 +150,7 @@ struct ts_finding *ts_finding_add(const struct ts_finding_ctx *c,
 	va_start(ap, fmt);
 	vsnprintf(f->sentence, sizeof(f->sentence), fmt, ap);
 	va_end(ap);
-	inexact_clause(c->d, rests, caveat, sizeof(caveat));
+	inexact_clause(c, rests, caveat, sizeof(caveat));
 	f->exact = !caveat[0];
 	n = strlen(f->sentence);
 	snprintf(f->sentence + n, sizeof(f->sentence) - n, "%s", caveat);

@@ -63,7 +63,8 @@ void ts_rule_one_submitter(const struct ts_finding_ctx *c)
 	if (!top || most == total ||
 	    !(most > TS_CURVE_GROWTH * (double)(total - most)))
 		return;
-	f = ts_finding_add(c, "one-submitter", "all", TS_SEV_LOW, 0,
+	f = ts_finding_add(c, "one-submitter", "all", TS_SEV_LOW,
+			   TS_RESTS_DEPTH,
 			   "%s: %s had %.0f%% of the device's time (%llu requests) on a device busy %.0f%% of the time; the others shared the rest",
 			   c->d->name, ts_who_name(w, top, name, sizeof(name)),
 			   100.0 * most / total, (unsigned long long)top_ios,

@@ -49,7 +49,8 @@ void ts_rule_random_reads(const struct ts_finding_ctx *c)
 	/* most not sequential, small, and the median jump beyond a request */
 	if (seq >= 0.5 || size > TS_READAHEAD_BYTES || p.seek_p50_lt <= size)
 		return;
-	f = ts_finding_add(c, "random-reads", "read", TS_SEV_MEDIUM, 0,
+	f = ts_finding_add(c, "random-reads", "read", TS_SEV_MEDIUM,
+			   TS_RESTS_DEPTH,
 			   "%s reads: %.0f%% began where the one before ended, half jumped up to %.0f KiB away and most bytes came in reads below %.0f KiB, each %s in the device while it was %.0f%% busy: the device spends its time moving between small reads; if this is a scan, the data is fragmented or a query lacks an index",
 			   d->name, 100 * seq, kib(p.seek_p50_lt), kib(size),
 			   ts_time_str(svc, sizeof(svc),

@@ -11,25 +11,29 @@ static void check_op(const struct ts_finding_ctx *c, int op)
 	const struct ts_dev_report *d = c->d;
 	const struct ts_op_figures *o = &d->op[op];
 	double share = o->queue_ms / o->total_ms;
-	char q[32], t[32];
+	char q[32], t[32], os[48] = "";
 	struct ts_finding *f;
 
 	/* more than half: the OS queue, not the device, holds most of it */
 	if (o->queued_ios < TS_FIND_MIN_IOS || !(share >= TS_CURVE_OS_WAIT))
 		return;
+	/* --light does not follow the OS queue: its depth is not stated */
+	if (!c->r->light)
+		snprintf(os, sizeof(os), " and the OS queue %.1f", d->os.mean);
 	f = ts_finding_add(c, "waiting-in-os", ts_op_names[op], TS_SEV_HIGH,
 			   TS_RESTS_DEPTH | TS_RESTS_OS_DEPTH,
-			   "%s %s: %.0f%% of each request's time passed in the OS before the device saw it (%s of %s), while the device held %.1f at once and the OS queue %.1f: the device is not the limit; an I/O scheduler, an I/O controller (a throttled cgroup) or the device's queue depth holds requests back",
+			   "%s %s: %.0f%% of each request's time passed in the OS before the device saw it (%s of %s), while the device held %.1f at once%s: the device is not the limit; an I/O scheduler, an I/O controller (a throttled cgroup) or the device's queue depth holds requests back",
 			   d->name, ts_finding_op_words(ts_op_names[op]),
 			   100 * share,
 			   ts_time_str(q, sizeof(q), o->queue_ms, TS_UNIT_AUTO),
 			   ts_time_str(t, sizeof(t), o->total_ms, TS_UNIT_AUTO),
-			   d->device.mean, d->os.mean);
+			   d->device.mean, os);
 	ts_finding_figure(f, "queue_share", share, "share");
 	ts_finding_figure(f, "queue_ms", o->queue_ms, "ms");
 	ts_finding_figure(f, "total_ms", o->total_ms, "ms");
 	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
-	ts_finding_figure(f, "os_queue", d->os.mean, "requests");
+	if (!c->r->light)
+		ts_finding_figure(f, "os_queue", d->os.mean, "requests");
 }
 
 void ts_rule_waiting_in_os(const struct ts_finding_ctx *c)
