@@ -438,6 +438,98 @@ static void test_capped(void **state)
 }
 
 /*
+ * One verdict per device: a serial disk of 4 ms (250 IOPS alone, 500 from
+ * depth 2 on: two classes of request), busy at depth 1 to 2 most of the
+ * span, briefly deeper. The plateau from depth 2 is capped-volume's;
+ * busy-not-full would say 1.9x is left at depth 17-32 while the verdict
+ * says more depth only adds latency beyond 2. The verdict states the
+ * throughput now, short of the limit, and no second finding is drawn.
+ */
+static void test_capped_or_busy_one_verdict(void **state)
+{
+	const struct ts_finding *f;
+	unsigned int depth;
+
+	reset(20);
+	phase(1, 17, 4, 0);
+	phase(2, 0.25, 4, 0);
+	for (depth = 4; depth <= 32; depth *= 2)
+		phase(depth, 0.25, 2 * depth, 0);
+	build();
+	if (getenv("TS_SHOW"))
+		ts_findings_print(stderr, &fs, NULL, false);
+	f = find("capped-volume");
+	assert_non_null(f);
+	assert_null(find("busy-not-full"));
+	assert_float_equal(fig(f, "rate_iops"), 500, 500 / 16.0);
+	assert_float_equal(fig(f, "iops_now"), 267, 1);
+	assert_non_null(strstr(f->sentence, "short of it: more at once reaches it (depths beyond 2 did)"));
+	/* at the limit now: no clause on the throughput now */
+	capped_at_thousand();
+	assert_non_null(strstr(find("capped-volume")->sentence, "; more depth only adds latency"));
+}
+
+/* Whether the report says more depth gets more (busy-not-full) and not. */
+static bool contradicts(void)
+{
+	static const char *const full[] = { "capped-volume",
+					     "waiting-in-device" };
+	const struct ts_finding *room = find("busy-not-full"), *f;
+	size_t i;
+
+	if (!room || room->severity == TS_SEV_NOTE)
+		return false;
+	for (i = 0; i < sizeof(full) / sizeof(full[0]); i++) {
+		f = find(full[i]);
+		if (f && f->severity != TS_SEV_NOTE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Service at @depth of model @m: 0, two classes on a serial disk (4 ms
+ * alone, 500 IOPS from depth 2); 1, a volume capped at 1000 IOPS over 1 ms
+ * units; 2, eight units of 2 ms; 3, a serial disk of 4 ms.
+ */
+static double model_ms(unsigned int m, unsigned int depth)
+{
+	switch (m) {
+	case 0:
+		return depth == 1 ? 4 : depth == 2 ? 4 : 2 * depth;
+	case 1:
+		return depth == 1 ? 1.1 : depth;
+	case 2:
+		return depth <= 8 ? 2 : depth / 4.0;
+	default:
+		return 4.0 * depth;
+	}
+}
+
+/*
+ * No report holds two findings that contradict: each model busy at depth
+ * 1 from 5 to 19 s of 20, and briefly at each depth from 2 to 64.
+ */
+static void test_no_contradiction(void **state)
+{
+	unsigned int depth, m;
+	double shallow;
+
+	for (m = 0; m < 4; m++) {
+		for (shallow = 5; shallow <= 19; shallow += 2) {
+			reset(20);
+			phase(1, shallow, model_ms(m, 1), 0);
+			for (depth = 2; depth <= 64; depth *= 2)
+				phase(depth, 0.25, model_ms(m, depth), 0);
+			build();
+			if (contradicts())
+				fail_msg("model %u, %.0f s shallow: %s and busy-not-full",
+					 m, shallow, fs.f[0].id);
+		}
+	}
+}
+
+/*
  * The rows of a fresh clone's 63-investigate-004 (MariaDB on a volume
  * capped at 1000 IOPS), their times and rates: beyond the knee at depth 1
  * the class of 3-4 does 853 a second, short of the cap, 9-16 987 and
@@ -742,9 +834,65 @@ static void test_cap_keeps_most_important(void **state)
 	assert_string_equal(fs.f[1].device, "d0"); /* then the notes, as found */
 	assert_string_equal(fs.f[TS_FINDINGS_MAX - 1].device, "d62");
 	f = open_memstream(&buf, &len);
-	ts_findings_print(f, &fs);
+	ts_findings_print(f, &fs, NULL, false);
 	fclose(f);
 	assert_non_null(strstr(buf, "  (7 less important findings not shown: 64 at most a report)\n"));
+	free(buf);
+}
+
+/* The table's findings of the report built, @said and @totals as given. */
+static char *printed(struct ts_notes_said *said, bool totals)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ts_findings_print(f, &fs, said, totals);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * A note is said once a device in the table: in the first report that has
+ * it and in the totals; a finding in every report (JSON, which keeps no
+ * such memory, has every note in every report).
+ */
+static void test_note_once(void **state)
+{
+	static struct ts_notes_said said;
+	char *buf;
+
+	reset(10);
+	phase(1, 9.5, 2, 0); /* busy-not-full's note */
+	build();
+	buf = printed(&said, false);
+	assert_non_null(strstr(buf, "cannot tell (busy-not-full): vda"));
+	free(buf);
+	buf = printed(&said, false);
+	assert_string_equal(buf, "");
+	free(buf);
+	buf = printed(&said, true);
+	assert_non_null(strstr(buf, "cannot tell (busy-not-full): vda"));
+	free(buf);
+	/* another device's note is its own */
+	snprintf(r.dev[0].name, sizeof(r.dev[0].name), "vdb");
+	ts_findings_build(&r, &fs);
+	buf = printed(&said, false);
+	assert_non_null(strstr(buf, "cannot tell (busy-not-full): vdb"));
+	free(buf);
+	/* a finding, every time */
+	one_unit_eight_readers();
+	build();
+	free(printed(&said, false));
+	buf = printed(&said, false);
+	assert_non_null(strstr(buf, "1. waiting-in-device [high]"));
+	free(buf);
+	/* without the memory, every note */
+	reset(10);
+	phase(1, 9.5, 2, 0);
+	build();
+	buf = printed(NULL, false);
+	assert_non_null(strstr(buf, "cannot tell (busy-not-full)"));
 	free(buf);
 }
 
@@ -819,6 +967,8 @@ int main(void)
 		cmocka_unit_test(test_capped_cheap_at_knee),
 		cmocka_unit_test(test_capped_short_beyond_knee),
 		cmocka_unit_test(test_capped_none),
+		cmocka_unit_test(test_capped_or_busy_one_verdict),
+		cmocka_unit_test(test_no_contradiction),
 		cmocka_unit_test(test_slow_not_busy),
 		cmocka_unit_test(test_slow_not_busy_none),
 		cmocka_unit_test(test_slow_not_busy_floor),
@@ -831,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_cap_keeps_most_important),
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_output),
+		cmocka_unit_test(test_note_once),
 		cmocka_unit_test(test_output_quiet),
 	};
 

@@ -50,6 +50,13 @@ void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
 	/* at or past the knee: the device is full, not merely busy */
 	if (knee >= 0 && d->device.mean >= k->row[knee].hi)
 		return;
+	/*
+	 * a plateau beyond the knee: capped-volume's verdict, which rests on
+	 * two depth classes or more where this rests on one, and says the
+	 * throughput now when it is short of the limit
+	 */
+	if (ts_finding_capped(d, c->r->light, NULL, NULL))
+		return;
 	/* whether it does more at once was never seen */
 	if (k->parallelism_row < 0 || !seen_deeper(k)) {
 		cannot_tell(c, op);

@@ -73,12 +73,29 @@ bool ts_finding_capped(const struct ts_dev_report *d, bool light, int *first,
 	return true;
 }
 
+/*
+ * What more depth does, as the sentence's end. When the throughput now is
+ * short of the limit (below the plateau's 20% band), more at once reaches
+ * it: what busy-not-full would state as throughput left, said in this
+ * verdict.
+ */
+static void more_depth(const struct ts_curve *k, double rate,
+		       double depth_now, const char *knee, char *buf,
+		       size_t len)
+{
+	if (k->now_iops < rate / TS_CURVE_GROWTH)
+		snprintf(buf, len, "now %.0f IOPS at %.1f at once, short of it: more at once reaches it (depths beyond %s did), and more still only adds latency",
+			 k->now_iops, depth_now, knee);
+	else
+		snprintf(buf, len, "more depth only adds latency");
+}
+
 void ts_rule_capped(const struct ts_finding_ctx *c)
 {
 	const struct ts_dev_report *d = c->d;
 	const struct ts_curve *k = &d->curve;
 	const char *op = ts_finding_dev_op(d);
-	char a[24], b[24], s1[32], s2[32];
+	char a[24], b[24], s1[32], s2[32], more[160];
 	struct ts_finding *f;
 	int first, last;
 	double rate;
@@ -91,11 +108,12 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 	 * the plateau's mean (flatness's measure) then reads low
 	 */
 	rate = k->row[last].iops;
+	ts_finding_depths(k, first, a, sizeof(a));
+	more_depth(k, rate, d->device.mean, a, more, sizeof(more));
 	f = ts_finding_add(c, "capped-volume", op, TS_SEV_HIGH,
 			   TS_RESTS_DEPTH | TS_RESTS_OS_DEPTH,
-			   "%s %s: a rate limit at about %.0f IOPS: beyond depth %s the device completed as many (within 20%%) at every depth up to %s, each request longer the deeper (%s at depth %s, %s at %s), %s; a volume's provisioned rate and a device with all its units busy look alike here; more depth only adds latency",
-			   d->name, ts_finding_op_words(op), rate,
-			   ts_finding_depths(k, first, a, sizeof(a)),
+			   "%s %s: a rate limit at about %.0f IOPS: beyond depth %s the device completed as many (within 20%%) at every depth up to %s, each request longer the deeper (%s at depth %s, %s at %s), %s; a volume's provisioned rate and a device with all its units busy look alike here; %s",
+			   d->name, ts_finding_op_words(op), rate, a,
 			   ts_finding_depths(k, last, b, sizeof(b)),
 			   ts_time_str(s1, sizeof(s1), k->row[first].service_ms,
 				       TS_UNIT_AUTO),
@@ -105,11 +123,13 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 			   b,
 			   c->r->light && !d->bio_layer ?
 				   "the OS queue not followed" :
-				   "with the OS queue empty");
+				   "with the OS queue empty",
+			   more);
 	ts_finding_figure(f, "rate_iops", rate, "iops");
 	ts_finding_figure(f, "from_depth", k->row[first].hi, "requests");
 	ts_finding_figure(f, "to_depth", k->row[last].hi, "requests");
 	ts_finding_figure(f, "service_first_ms", k->row[first].service_ms, "ms");
 	ts_finding_figure(f, "service_last_ms", k->row[last].service_ms, "ms");
 	ts_finding_figure(f, "avg_kib", d->all.avg_kb, "KiB");
+	ts_finding_figure(f, "iops_now", k->now_iops, "iops");
 }

@@ -106,8 +106,27 @@ void ts_findings_build(const struct ts_report *r, struct ts_findings *out);
 /* "high", "medium", "low", "cannot_tell": JSON's and the exporter's. */
 const char *ts_severity_name(enum ts_severity s);
 
-/* The table's block: nothing when there is nothing to say. */
-void ts_findings_print(FILE *f, const struct ts_findings *fs);
+/*
+ * The "cannot tell" notes a run's table has said: each at most once per
+ * device, in the first report that has it (the totals say it again; JSON
+ * keeps it in every report). Past TS_MAX_DEVS devices a note is said
+ * every time.
+ */
+struct ts_notes_said {
+	int n;
+	struct {
+		char device[64];
+		unsigned int rules; /* bit k: ts_rules[k]'s note */
+	} dev[TS_MAX_DEVS];
+};
+
+/*
+ * The table's block: nothing when there is nothing to say. @said: the
+ * notes said so far, updated; NULL says every note. @totals: the run's
+ * totals, which say every note.
+ */
+void ts_findings_print(FILE *f, const struct ts_findings *fs,
+		       struct ts_notes_said *said, bool totals);
 
 /* The report's "findings" and "findings_skipped" arrays. */
 void ts_findings_json(struct tj *j, const struct ts_findings *fs);

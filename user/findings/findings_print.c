@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The findings in the table and in JSON. */
+#include <string.h>
+
 #include "findings.h"
 
 const char *ts_severity_name(enum ts_severity s)
@@ -14,16 +16,57 @@ const char *ts_severity_name(enum ts_severity s)
 	return names[s];
 }
 
-void ts_findings_print(FILE *f, const struct ts_findings *fs)
+/* The bit of @id's rule in ts_notes_said. */
+static unsigned int rule_bit(const char *id)
 {
-	const struct ts_finding *x;
+	int k;
+
+	for (k = 0; k < ts_nrules; k++)
+		if (!strcmp(ts_rules[k].id, id))
+			return 1U << k;
+	return 0;
+}
+
+/* Whether note @x is said now: not said before for its device, or @totals. */
+static bool say_note(const struct ts_finding *x, struct ts_notes_said *said,
+		     bool totals)
+{
+	unsigned int bit = rule_bit(x->id);
 	int i;
 
-	if (!fs->n)
-		return;
-	fprintf(f, "\nfindings, most important first:\n");
+	if (!said)
+		return true;
+	for (i = 0; i < said->n; i++)
+		if (!strcmp(said->dev[i].device, x->device))
+			break;
+	if (i == said->n) {
+		if (said->n == TS_MAX_DEVS)
+			return true;
+		snprintf(said->dev[i].device, sizeof(said->dev[i].device),
+			 "%s", x->device);
+		said->dev[i].rules = 0;
+		said->n++;
+	}
+	if (said->dev[i].rules & bit)
+		return totals;
+	said->dev[i].rules |= bit;
+	return true;
+}
+
+void ts_findings_print(FILE *f, const struct ts_findings *fs,
+		       struct ts_notes_said *said, bool totals)
+{
+	const struct ts_finding *x;
+	bool head = false;
+	int i;
+
 	for (i = 0; i < fs->n; i++) {
 		x = &fs->f[i];
+		if (x->severity == TS_SEV_NOTE && !say_note(x, said, totals))
+			continue;
+		if (!head)
+			fprintf(f, "\nfindings, most important first:\n");
+		head = true;
 		if (x->severity == TS_SEV_NOTE)
 			fprintf(f, "  cannot tell (%s): %s\n", x->id,
 				x->sentence);
@@ -31,6 +74,8 @@ void ts_findings_print(FILE *f, const struct ts_findings *fs)
 			fprintf(f, "  %d. %s [%s]: %s\n", x->rank, x->id,
 				ts_severity_name(x->severity), x->sentence);
 	}
+	if (fs->not_kept && !head)
+		fprintf(f, "\nfindings, most important first:\n");
 	if (fs->not_kept)
 		fprintf(f, "  (%d less important findings not shown: %d at most a report)\n",
 			fs->not_kept, TS_FINDINGS_MAX);

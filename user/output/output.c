@@ -741,13 +741,17 @@ static void put_sections(FILE *f, const struct ts_report *r)
 				     r->dev[i].events[TS_EV_WHO_FULL]);
 }
 
-/* What the figures mean, ranked: nothing when nothing is found. */
+/*
+ * What the figures mean, ranked: nothing when nothing is found. A note
+ * is said once a device, and again in the totals (ts_notes_said).
+ */
 static void put_findings(FILE *f, const struct ts_report *r)
 {
 	static struct ts_findings fs;
+	static struct ts_notes_said said;
 
 	ts_findings_build(r, &fs);
-	ts_findings_print(f, &fs);
+	ts_findings_print(f, &fs, &said, r->totals);
 }
 
 void ts_print_table(FILE *f, const struct ts_report *r, time_t when)
