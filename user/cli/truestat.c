@@ -303,8 +303,9 @@ struct exporter {
 	struct ts_report *report;
 	struct ts_prom *printed; /* keeps the counters from going down */
 	struct ts_findings *findings; /* of the last window */
-	bool light; /* --light */
-	int by, top; /* --by, --top */
+	bool light;   /* --light */
+	bool pattern; /* --pattern: random-reads is drawn */
+	int by, top;  /* --by, --top */
 	struct ts_who_table who_table;
 	struct ts_who_span who;
 	struct utsname uts; /* the kernel truestat_build_info names */
@@ -638,6 +639,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.tracer = tracer;
 	exporter.run = run;
 	exporter.light = o->light;
+	exporter.pattern = o->pattern;
 	exporter.by = o->by;
 	exporter.top = o->top;
 	exporter.now = calloc(1, sizeof(*exporter.now));
@@ -819,6 +821,7 @@ static void window_findings(struct run *r, long n)
 		return;
 	ts_report_build(r->window, r->cur, sys_name, r->report);
 	r->report->light = exporter.light;
+	r->report->show_pattern = exporter.pattern;
 	export_findings(r->report);
 	ts_snapshot_copy(r->window, r->cur);
 }
