@@ -90,11 +90,21 @@ win = re.search(r'totals from ([0-9.]+) to ([0-9.]+) s', open(s + '.json.err').r
 t0, t1 = float(win.group(1)) * 1e9, float(win.group(2)) * 1e9
 n = len([x for x in sd_read(s + '.log') if x[4] == 'R' and t0 <= x[0] and x[3] <= t1])
 most = K / (S / 1e9) * 1.03125 / (n / ((t1 - t0) / 1e9))
-bnf = fs.get('busy-not-full')
-head = dict((x['name'], x['value']) for x in bnf['figures'])['headroom'] if bnf else -1
-print('burst_busy_not_full', int(not (bnf and bnf['severity'] == 'medium' and 1.2 <= head <= most)),
-      'load step: busy-not-full %s, headroom %.2f: >= 1.2, <= the model\'s %.2f (K/S over %d reads in %.2f s)'
-      % ('stated' if bnf else 'not stated (%s)' % sorted(fs), head, most, n, (t1 - t0) / 1e9))
+# (or capped-volume, the one verdict when the steps beyond the knee are
+# flat: then the throughput left is its rate over the IOPS now, stated
+# when short of it)
+def figs(f):
+    return dict((x['name'], x['value']) for x in f['figures'])
+bnf, capped = fs.get('busy-not-full'), fs.get('capped-volume')
+if bnf:
+    said, head = 'busy-not-full', figs(bnf)['headroom'] if bnf['severity'] == 'medium' else -1
+elif capped and 'short of it' in capped['sentence']:
+    said, head = 'capped-volume', figs(capped)['rate_iops'] / figs(capped)['iops_now']
+else:
+    said, head = 'neither (%s)' % sorted(fs), -1
+print('burst_busy_not_full', int(not 1.2 <= head <= most),
+      'load step: %s, headroom %.2f: >= 1.2, <= the model\'s %.2f (K/S over %d reads in %.2f s)'
+      % (said, head, most, n, (t1 - t0) / 1e9))
 # over the four steps: the K units all busy from K clients on, which the
 # block layer cannot tell from a rate cap (capped-volume, its rate) or, with
 # fewer evidenced depths beyond the knee, waiting-in-device (its IOPS at the
