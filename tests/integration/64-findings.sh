@@ -23,7 +23,9 @@
 #    disk's log says it was busy less than a fifth of the time (also the
 #    control of slow-not-busy: every request takes S);
 #  - headroom (K = 4, S = 4 ms; 1 reader, then short steps to 4 and 16):
-#    busy-not-full, its best IOPS at most K/S, its IOPS now between the
+#    busy-not-full (or capped-volume short of its limit, the one verdict
+#    when a class between the load's gets evidence), its best IOPS (the
+#    rate) at most K/S, its IOPS now between the
 #    disk's completions over truestat's span and over the disk's own busy
 #    time, its headroom within the bounds those give; not
 #    waiting-in-device;
@@ -183,7 +185,18 @@ simdisk_up 4 4000
 # shellcheck disable=SC2046
 run headroom '' $(steps 4000 1@0 3@3600 12@3800)
 judge headroom "
-f = has('busy-not-full', 'medium')
+# busy-not-full, or capped-volume short of its limit: the one verdict when
+# two depth classes beyond the knee have evidence (the 12 readers' 9-16
+# and, when a dropped completion counts the depth one high for long
+# enough, 5-8), the throughput left its rate over the IOPS now
+b, c = F.get('busy-not-full'), F.get('capped-volume')
+short = c and 'short of it' in c['sentence']
+print(name + '_throughput_left', int(not (b and b['severity'] == 'medium' or short) or bool(b and c)),
+      'throughput left: %s' % ((b or c)['sentence'] if b or short else
+                               'not stated (findings: %s)' % [x['id'] for x in t['findings']]))
+f = fig(b) if b else fig(c) if short else {}
+if short:
+    f = dict(iops_now=f['iops_now'], iops_best=f['rate_iops'], headroom=f['rate_iops'] / f['iops_now'])
 inner = [x for x in reqs if t0 <= x[0] and x[3] <= t1]
 L = Sd(inner)
 n = len(reqs)
