@@ -5,6 +5,7 @@
  * decimals, the lines counted per device.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "features/slow.h"
@@ -106,12 +109,74 @@ static void test_json_line(void **state)
 	assert_non_null(strstr(line, "\"mono_ns\":123456789,\"device\":\"7:3\",\"op\":\"read\",\"layer\":\"request\",\"sector\":2048,\"bytes\":4096"));
 }
 
+/*
+ * ts_cgroup_path from two threads at once, as the --slow reader and the
+ * main thread (the exporter's labels, the findings) call it: a tree of
+ * more directories than the cache holds (it starts over while the other
+ * thread reads), each looked up by its inode number, each answer its own.
+ */
+#define DIRS 600
+#define LOOKUPS 700
+
+static char tree[64];
+static __u64 ino[DIRS];
+
+struct looker {
+	unsigned int seed;
+	int wrong;
+};
+
+static void *look_up(void *arg)
+{
+	struct looker *l = arg;
+	char buf[64], want[16];
+	const char *got;
+	int k, i;
+
+	for (k = 0; k < LOOKUPS; k++) {
+		i = (k * 7 + l->seed) % DIRS;
+		snprintf(want, sizeof(want), "/d%d", i);
+		got = ts_cgroup_path(tree, ino[i], buf, sizeof(buf));
+		l->wrong += !got || strcmp(got, want);
+	}
+	return NULL;
+}
+
+static void test_cgroup_path_two_threads(void **state)
+{
+	struct looker a = { .seed = 0 }, b = { .seed = 301 };
+	char path[96];
+	struct stat st;
+	pthread_t t;
+	int i;
+
+	(void)state;
+	snprintf(tree, sizeof(tree), "/tmp/truestat-test.XXXXXX");
+	assert_non_null(mkdtemp(tree));
+	for (i = 0; i < DIRS; i++) {
+		snprintf(path, sizeof(path), "%s/d%d", tree, i);
+		assert_int_equal(mkdir(path, 0700), 0);
+		assert_int_equal(stat(path, &st), 0);
+		ino[i] = st.st_ino;
+	}
+	assert_int_equal(pthread_create(&t, NULL, look_up, &a), 0);
+	look_up(&b);
+	pthread_join(t, NULL);
+	for (i = 0; i < DIRS; i++) {
+		snprintf(path, sizeof(path), "%s/d%d", tree, i);
+		rmdir(path);
+	}
+	rmdir(tree);
+	assert_int_equal(a.wrong + b.wrong, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_times_as_ts_time_str),
 		cmocka_unit_test(test_text_line),
 		cmocka_unit_test(test_json_line),
+		cmocka_unit_test(test_cgroup_path_two_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

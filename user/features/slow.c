@@ -2,7 +2,9 @@
 #define _GNU_SOURCE /* nftw's FTW_ACTIONRETVAL */
 #include <ftw.h>
 #include <math.h>
+#include <limits.h>
 #include <mntent.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,25 +15,42 @@
 #include "lib/names.h"
 #include "slow.h"
 
-const char *ts_cgroup2_root(void)
+static char cgroup2_root[256];
+
+static void find_cgroup2_root(void)
 {
-	static char root[256];
 	struct mntent *m;
 	FILE *f = setmntent("/proc/self/mounts", "r");
 
 	if (!f)
-		return NULL;
+		return;
 	while ((m = getmntent(f)))
 		if (!strcmp(m->mnt_type, "cgroup2")) {
-			snprintf(root, sizeof(root), "%s", m->mnt_dir);
+			snprintf(cgroup2_root, sizeof(cgroup2_root), "%s",
+				 m->mnt_dir);
 			break;
 		}
 	endmntent(f);
-	return m ? root : NULL;
+}
+
+const char *ts_cgroup2_root(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, find_cgroup2_root);
+	return cgroup2_root[0] ? cgroup2_root : NULL;
 }
 
 #define CGROUP_CACHE 512
 
+/*
+ * The paths found, misses too, and the search nftw's callback serves
+ * (it takes no argument): one owner, cache_lock, held by
+ * ts_cgroup_path from the lookup to the copy out, so that the --slow
+ * reader and the main thread (the exporter's labels, the findings) never
+ * see each other's search or a path freed by the other's reset.
+ */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	__u64 id;
 	char *path; /* NULL: looked for, not found */
@@ -51,7 +70,8 @@ static int visit(const char *path, const struct stat *st, int type,
 	return FTW_STOP;
 }
 
-const char *ts_cgroup_path(const char *root, __u64 id)
+/* @id's path, from the cache or a search remembered; cache_lock held. */
+static const char *cgroup_path_locked(const char *root, __u64 id)
 {
 	int i;
 
@@ -70,6 +90,18 @@ const char *ts_cgroup_path(const char *root, __u64 id)
 	cache[ncache].id = id;
 	cache[ncache++].path = found;
 	return found;
+}
+
+const char *ts_cgroup_path(const char *root, __u64 id, char *buf, size_t len)
+{
+	const char *path;
+
+	pthread_mutex_lock(&cache_lock);
+	path = cgroup_path_locked(root, id);
+	if (path)
+		snprintf(buf, len, "%s", path);
+	pthread_mutex_unlock(&cache_lock);
+	return path ? buf : NULL;
 }
 
 /* A device's name, from the cache; looked up again each second. */
@@ -419,9 +451,11 @@ int ts_slow_print(void *ctx, const struct ts_slow_event *e)
 	const char *cgroup = NULL;
 	const char *dev = dev_name(p, e->dev);
 	struct line l = { .at = l.buf };
+	char path[PATH_MAX];
 
 	if (e->who.tgid && p->cgroup_root)
-		cgroup = ts_cgroup_path(p->cgroup_root, e->who.cgroup);
+		cgroup = ts_cgroup_path(p->cgroup_root, e->who.cgroup, path,
+					sizeof(path));
 	if (p->json)
 		json_line(p, e, dev, cgroup, &l);
 	else

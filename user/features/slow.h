@@ -47,10 +47,11 @@ const char *ts_cgroup2_root(void);
 
 /*
  * The path of cgroup v2 id @id under @root ("/system.slice/x.service"),
- * found by the inode numbers of its directories; NULL when there is none
- * (removed since). Remembered, misses too.
+ * found by the inode numbers of its directories, copied into @buf (@len
+ * bytes, cut to fit): @buf, or NULL when there is none (removed since).
+ * Remembered, misses too. Safe from any thread.
  */
-const char *ts_cgroup_path(const char *root, __u64 id);
+const char *ts_cgroup_path(const char *root, __u64 id, char *buf, size_t len);
 
 /* Prints @e; the ring buffer callback (ctx: a struct ts_slow_printer). */
 int ts_slow_print(void *ctx, const struct ts_slow_event *e);

@@ -264,8 +264,7 @@ static double p99_ms(const struct ts_who_stats *s)
 const char *ts_who_name(const struct ts_who_span *w,
 			const struct ts_who_entry *e, char *buf, size_t len)
 {
-	static const char *root;
-	const char *path;
+	const char *root, *path;
 
 	if (!e->key.id)
 		return "not known";
@@ -274,10 +273,10 @@ const char *ts_who_name(const struct ts_who_span *w,
 			 (unsigned long long)e->key.id, e->s.comm);
 		return buf;
 	}
-	if (!root)
-		root = ts_cgroup2_root();
-	path = root ? ts_cgroup_path(root, e->key.id) : NULL;
-	snprintf(buf, len, "%s", path ? path : "(removed)");
+	root = ts_cgroup2_root();
+	path = root ? ts_cgroup_path(root, e->key.id, buf, len) : NULL;
+	if (!path)
+		snprintf(buf, len, "(removed)");
 	return buf;
 }
 
