@@ -234,8 +234,9 @@ print('scrape_base', int(any(s != 200 for s, _ in base)), 'before the attack: %d
 lag = float(f['lag_s'][0])
 print('# the longest a 10 ms sleep overran on this host during the attack: %.1f ms' % (lag * 1e3))
 # A scrape waits for the work the one thread does for others: its
-# slowest without attack, plus at most two bcrypts (the budget's burst for
-# wrong passwords, all addresses together) and one more, and for this
+# slowest without attack, plus at most two bcrypts (the burst of the
+# shared budget the attacker draws on: one address, failing since its
+# first try, among the peers that failed lately) and one more, and for this
 # host's scheduling among the attackers: the lag measured beside them,
 # once for each of the three wake-ups a scrape needs (the exporter's for
 # the request, the scraper's for each half of the reply).

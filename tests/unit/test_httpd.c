@@ -146,6 +146,7 @@ static void test_fail_budget(void **state)
 {
 	static struct ts_fail_budget b;
 	struct ts_peer x = peer4("10.0.0.2"), y = peer4("10.0.0.3");
+	struct ts_peer z = peer4("10.0.0.4");
 	long long t = 1000 * MS;
 	int i;
 
@@ -156,14 +157,19 @@ static void test_fail_budget(void **state)
 	}
 	assert_false(ts_fail_budget_allows(&b, &x, t));
 	assert_false(ts_fail_budget_allows(&b, &x, t + TS_WEB_FAIL_PEER_NS - 1));
-	/* all peers together: the burst of all is spent too, by x alone */
-	assert_int_equal(TS_WEB_FAIL_ALL_BURST, TS_WEB_FAIL_PEER_BURST);
+	/* x's first try came from the bucket of peers without a failure,
+	 * its second from that of the peers that failed lately */
+	assert_true(ts_fail_budget_allows(&b, &y, t));
+	ts_fail_budget_charge(&b, &y, t);
+	assert_false(ts_fail_budget_allows(&b, &z, t)); /* no failure: spent */
+	assert_true(ts_fail_budget_allows(&b, &y, t)); /* failed lately: one */
+	ts_fail_budget_charge(&b, &y, t);
 	assert_false(ts_fail_budget_allows(&b, &y, t));
 	t += TS_WEB_FAIL_PEER_NS;
 	assert_true(ts_fail_budget_allows(&b, &x, t));
 	ts_fail_budget_charge(&b, &x, t);
 	assert_false(ts_fail_budget_allows(&b, &x, t));
-	/* many addresses do not buy more: the shared bucket limits them */
+	/* many addresses do not buy more: the shared buckets limit them */
 	for (i = 0, t += 10 * TS_WEB_FAIL_PEER_NS; i < 50; i++) {
 		struct ts_peer p = peer4(i % 2 ? "10.1.0.1" : "10.1.0.2");
 
@@ -171,8 +177,57 @@ static void test_fail_budget(void **state)
 		if (ts_fail_budget_allows(&b, &p, t))
 			ts_fail_budget_charge(&b, &p, t);
 	}
-	assert_false(ts_fail_budget_allows(&b, &y, t));
-	assert_true(ts_fail_budget_allows(&b, &y, t + TS_WEB_FAIL_PEER_NS));
+	assert_false(ts_fail_budget_allows(&b, &z, t));
+	assert_true(ts_fail_budget_allows(&b, &z, t + TS_WEB_FAIL_PEER_NS));
+}
+
+/*
+ * Three peers at one wrong password a second each, a third of a second
+ * apart, do not lock out a fourth that has not failed (a scraper after a
+ * restart: its password not remembered yet) at any moment of a minute
+ * after their first tries;
+ * and the bcrypts spent stay within the two shared buckets' bursts and
+ * rates, however many addresses guess.
+ */
+static void test_fail_budget_guessers_leave_room(void **state)
+{
+	static struct ts_fail_budget b;
+	struct ts_peer g[3] = { peer4("10.2.0.1"), peer4("10.2.0.2"),
+				peer4("10.2.0.3") };
+	struct ts_peer scraper = peer4("10.0.0.9");
+	long long t = 1000 * MS, t0, spent = 0, at;
+	int s, i, refused = 0;
+
+	for (s = 0; s < 60; s++, t += TS_WEB_FAIL_PEER_NS) {
+		for (i = 0; i < 3; i++) {
+			at = t + i * 333 * MS;
+			if (ts_fail_budget_allows(&b, &g[i], at))
+				ts_fail_budget_charge(&b, &g[i], at);
+			/*
+			 * the scraper right after each guess, once the bucket of
+			 * the peers without a failure is back from the guessers'
+			 * first tries (as new as the scraper's: 3 steps of it)
+			 */
+			if (s >= 3)
+				refused += !ts_fail_budget_allows(&b, &scraper,
+								  at + 1);
+		}
+	}
+	assert_int_equal(refused, 0);
+	/* a flood from 5000 addresses, each new */
+	for (i = 0, t0 = t; i < 5000; i++, t += MS) {
+		struct ts_peer p = peer4("10.3.0.0");
+
+		p.addr[14] = (unsigned char)(i >> 8);
+		p.addr[15] = (unsigned char)i;
+		if (ts_fail_budget_allows(&b, &p, t)) {
+			ts_fail_budget_charge(&b, &p, t);
+			spent++;
+		}
+	}
+	assert_true(spent <= TS_WEB_FAIL_ALL_BURST + TS_WEB_FAIL_CLEAN_BURST +
+				     (t - t0) / TS_WEB_FAIL_ALL_NS +
+				     (t - t0) / TS_WEB_FAIL_CLEAN_STEP_NS);
 }
 
 /* An address as --web.listen-address gives it. */
@@ -360,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_peers),
 		cmocka_unit_test(test_evictee),
 		cmocka_unit_test(test_fail_budget),
+		cmocka_unit_test(test_fail_budget_guessers_leave_room),
 		cmocka_unit_test(test_counters_never_go_down),
 		cmocka_unit_test(test_concurrency_bounds),
 		cmocka_unit_test(test_bio_layer_series),

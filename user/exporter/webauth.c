@@ -364,40 +364,64 @@ static long long bucket_take(long long full_ns, long long now, long long step_ns
 }
 
 /*
- * @p's bucket; a peer not in the table takes the entry that is fullest
+ * @p's entry; a peer not in the table takes the entry that is fullest
  * (soonest full again): one already full loses nothing by it.
  */
-static long long *peer_bucket(struct ts_fail_budget *b, const struct ts_peer *p)
+static struct ts_fail_peer *peer_entry(struct ts_fail_budget *b,
+				       const struct ts_peer *p)
 {
 	int i, fullest = 0;
 
 	for (i = 0; i < TS_WEB_FAIL_PEERS; i++) {
 		if (ts_peer_equal(&b->peer[i].peer, p))
-			return &b->peer[i].full_ns;
+			return &b->peer[i];
 		if (b->peer[i].full_ns < b->peer[fullest].full_ns)
 			fullest = i;
 	}
 	b->peer[fullest].peer = *p;
 	b->peer[fullest].full_ns = 0;
-	return &b->peer[fullest].full_ns;
+	b->peer[fullest].failed_ns = 0;
+	return &b->peer[fullest];
+}
+
+/* A shared bucket: where it is full again, its burst and its step. */
+struct shared {
+	long long *full_ns;
+	int burst;
+	long long step_ns;
+};
+
+/* The shared bucket @e's peer draws on: the failed lately's, or the others'. */
+static struct shared shared_of(struct ts_fail_budget *b,
+			       const struct ts_fail_peer *e, long long now_ns)
+{
+	if (e->failed_ns && now_ns - e->failed_ns < TS_WEB_FAIL_LATELY_NS)
+		return (struct shared){ &b->all_full_ns, TS_WEB_FAIL_ALL_BURST,
+					TS_WEB_FAIL_ALL_NS };
+	return (struct shared){ &b->clean_full_ns, TS_WEB_FAIL_CLEAN_BURST,
+				TS_WEB_FAIL_CLEAN_STEP_NS };
 }
 
 bool ts_fail_budget_allows(struct ts_fail_budget *b, const struct ts_peer *p,
 			   long long now_ns)
 {
-	return bucket_allows(*peer_bucket(b, p), now_ns, TS_WEB_FAIL_PEER_BURST,
+	struct ts_fail_peer *e = peer_entry(b, p);
+	struct shared all = shared_of(b, e, now_ns);
+
+	return bucket_allows(e->full_ns, now_ns, TS_WEB_FAIL_PEER_BURST,
 			     TS_WEB_FAIL_PEER_NS) &&
-	       bucket_allows(b->all_full_ns, now_ns, TS_WEB_FAIL_ALL_BURST,
-			     TS_WEB_FAIL_ALL_NS);
+	       bucket_allows(*all.full_ns, now_ns, all.burst, all.step_ns);
 }
 
 void ts_fail_budget_charge(struct ts_fail_budget *b, const struct ts_peer *p,
 			   long long now_ns)
 {
-	long long *mine = peer_bucket(b, p);
+	struct ts_fail_peer *e = peer_entry(b, p);
+	struct shared all = shared_of(b, e, now_ns);
 
-	*mine = bucket_take(*mine, now_ns, TS_WEB_FAIL_PEER_NS);
-	b->all_full_ns = bucket_take(b->all_full_ns, now_ns, TS_WEB_FAIL_ALL_NS);
+	*all.full_ns = bucket_take(*all.full_ns, now_ns, all.step_ns);
+	e->full_ns = bucket_take(e->full_ns, now_ns, TS_WEB_FAIL_PEER_NS);
+	e->failed_ns = now_ns;
 }
 
 void ts_web_close(struct ts_web *w)

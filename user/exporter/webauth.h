@@ -25,24 +25,35 @@ void ts_peer_of(const struct sockaddr_storage *ss, struct ts_peer *p);
 bool ts_peer_equal(const struct ts_peer *a, const struct ts_peer *b);
 
 /*
- * Wrong passwords a bcrypt is spent on: per peer and for all peers
- * together, a burst and then one per interval (the generic cell rate
- * algorithm: one time per bucket, when it is full again). Past either,
- * the request gets 429 without a bcrypt, so that guesses cost the one
- * thread at most that many bcrypts a second, whoever sends them.
+ * Wrong passwords a bcrypt is spent on: per peer, a burst and then one per
+ * interval (the generic cell rate algorithm: one time per bucket, when it
+ * is full again), and for all peers together, in two buckets: one for the
+ * peers that failed in the last TS_WEB_FAIL_LATELY_NS, one for the others
+ * (a peer's first try, as a scraper's after a restart). Past either the
+ * request gets 429 without a bcrypt, so that guesses cost the one thread
+ * at most the two buckets' bcrypts a second, whoever sends them, and
+ * guessers that keep failing do not lock out a peer that has not: that
+ * takes more guessing addresses than the table remembers.
  */
 #define TS_WEB_FAIL_PEERS 64 /* peers remembered: a new one takes the fullest */
 #define TS_WEB_FAIL_PEER_BURST 2
 #define TS_WEB_FAIL_PEER_NS 1000000000LL
 #define TS_WEB_FAIL_ALL_BURST 2
 #define TS_WEB_FAIL_ALL_NS 500000000LL
+#define TS_WEB_FAIL_CLEAN_BURST 2
+#define TS_WEB_FAIL_CLEAN_STEP_NS 1000000000LL
+#define TS_WEB_FAIL_LATELY_NS 60000000000LL /* a failure remembered a minute */
+
+struct ts_fail_peer {
+	struct ts_peer peer;
+	long long full_ns;   /* CLOCK_MONOTONIC: all its burst back */
+	long long failed_ns; /* its last failure, 0: none */
+};
 
 struct ts_fail_budget {
-	struct {
-		struct ts_peer peer;
-		long long full_ns; /* CLOCK_MONOTONIC: all its burst back */
-	} peer[TS_WEB_FAIL_PEERS];
-	long long all_full_ns;
+	struct ts_fail_peer peer[TS_WEB_FAIL_PEERS];
+	long long all_full_ns;	 /* the peers that failed lately */
+	long long clean_full_ns; /* the others */
 };
 
 /* Whether a check of @p's password may be spent now. */
