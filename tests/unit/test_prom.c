@@ -426,6 +426,25 @@ static void test_bpf_cost(void **state)
 	near(line_value("truestat_bpf_runs_total{program=\"ts_sweep\"}"), 0, 0);
 }
 
+/*
+ * A device-mapper name (-N) may hold a double quote, a backslash or a
+ * line feed: each label value escaped as the text format says, so that
+ * every line is still one sample.
+ */
+static void test_name_escaped(void **state)
+{
+	const char *at;
+
+	(void)state;
+	snprintf(r->dev[0].name, sizeof(r->dev[0].name), "vg-a\"b\\c\nd");
+	report(0, 10, 1, 0.5);
+	scrape();
+	at = strstr(text, "{device=\"vg-a\\\"b\\\\c\\nd\",layer=\"request\"");
+	assert_non_null(at);
+	assert_null(strstr(text, "\nd\""));
+	assert_null(strstr(text, "a\"b"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +469,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_window_forgets, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_short_sums_full, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_name_escaped, setup,
 						teardown),
 	};
 

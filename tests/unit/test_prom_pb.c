@@ -197,7 +197,10 @@ static void test_protobuf_is_the_text(void **state)
 	free(text), free(pb), free(p), free(q), free(r);
 }
 
-/* Prometheus' Accept with native histograms on gets protobuf; others text. */
+/*
+ * Prometheus' Accept with native histograms on gets protobuf; others text,
+ * as does one that ranks protobuf below text or refuses it (q=0).
+ */
 static void test_accept(void **state)
 {
 	static const char proto[] =
@@ -210,12 +213,26 @@ static void test_accept(void **state)
 		"GET /metrics HTTP/1.1\r\naccept: application/openmetrics-text; version=1.0.0\r\n\r\n";
 	static const char in_body[] =
 		"GET /metrics HTTP/1.1\r\n\r\nAccept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited\r\n";
+	/* q=0: not acceptable; text ranked above it; the parameters of one
+	 * range do not make another protobuf */
+	static const char refused[] =
+		"GET /metrics HTTP/1.1\r\nAccept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0,text/plain;q=0.3\r\n\r\n";
+	static const char below_text[] =
+		"GET /metrics HTTP/1.1\r\nAccept: application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; q=0.2, text/plain; q=0.9\r\n\r\n";
+	static const char mixed[] =
+		"GET /metrics HTTP/1.1\r\nAccept: application/vnd.google.protobuf;q=0.9,text/plain;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.1\r\n\r\n";
+	static const char alone[] =
+		"GET /metrics HTTP/1.1\r\nAccept: application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited\r\n\r\n";
 
 	(void)state;
 	assert_true(ts_http_wants_protobuf(proto, sizeof(proto) - 1));
 	assert_false(ts_http_wants_protobuf(text, sizeof(text) - 1));
 	assert_false(ts_http_wants_protobuf(open_metrics, sizeof(open_metrics) - 1));
 	assert_false(ts_http_wants_protobuf(in_body, sizeof(in_body) - 1));
+	assert_false(ts_http_wants_protobuf(refused, sizeof(refused) - 1));
+	assert_false(ts_http_wants_protobuf(below_text, sizeof(below_text) - 1));
+	assert_false(ts_http_wants_protobuf(mixed, sizeof(mixed) - 1));
+	assert_true(ts_http_wants_protobuf(alone, sizeof(alone) - 1));
 }
 
 int main(void)

@@ -106,15 +106,73 @@ int ts_http_parse_addr(const char *opt, const char *spec,
 		    spec);
 }
 
-/* @n bytes at @s hold @what, whatever its case. */
-static bool holds(const char *s, size_t n, const char *what)
+/* @n bytes at @s are @what after blanks, whatever its case. */
+static bool is(const char *s, size_t n, const char *what)
 {
-	size_t w = strlen(what), i;
+	size_t w = strlen(what);
 
-	for (i = 0; i + w <= n; i++)
-		if (!strncasecmp(s + i, what, w))
-			return true;
-	return false;
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		n--;
+	return n == w && !strncasecmp(s, what, w);
+}
+
+/*
+ * One media range of an Accept header (@n bytes at @r, without its
+ * comma): its q (1 unless given), and in @pb whether it is the delimited
+ * MetricFamily protobuf, in @text whether text would do (text/plain,
+ * text/ * or * / *).
+ */
+static double media_range(const char *r, size_t n, bool *pb, bool *text)
+{
+	const char *p = r, *end = r + n, *semi;
+	bool proto = false, delimited = false, first = true;
+	double q = 1;
+
+	*pb = *text = false;
+	for (; p <= end; p = semi + 1, first = false) {
+		semi = memchr(p, ';', end - p);
+		if (!semi)
+			semi = end;
+		if (first) {
+			*pb = is(p, semi - p, "application/vnd.google.protobuf");
+			*text = is(p, semi - p, "text/plain") ||
+				is(p, semi - p, "text/*") ||
+				is(p, semi - p, "*/*");
+		} else if (is(p, semi - p, "proto=io.prometheus.client.MetricFamily")) {
+			proto = true;
+		} else if (is(p, semi - p, "encoding=delimited")) {
+			delimited = true;
+		} else {
+			while (p < semi && (*p == ' ' || *p == '\t'))
+				p++;
+			if (semi - p > 2 && !strncasecmp(p, "q=", 2))
+				q = strtod(p + 2, NULL);
+		}
+	}
+	*pb = *pb && proto && delimited;
+	return q;
+}
+
+/* The Accept line @line (@n bytes): protobuf when it ranks above text. */
+static bool accept_prefers_protobuf(const char *line, size_t n)
+{
+	const char *p = line + 7, *end = line + n, *comma;
+	double best_pb = 0, best_text = 0, q;
+	bool pb, text;
+
+	for (; p <= end; p = comma + 1) {
+		comma = memchr(p, ',', end - p);
+		if (!comma)
+			comma = end;
+		q = media_range(p, comma - p, &pb, &text);
+		if (pb && q > best_pb)
+			best_pb = q;
+		if (text && q > best_text)
+			best_text = q;
+	}
+	return best_pb > 0 && best_pb >= best_text;
 }
 
 bool ts_http_wants_protobuf(const char *buf, size_t len)
@@ -126,11 +184,7 @@ bool ts_http_wants_protobuf(const char *buf, size_t len)
 		if (!eol)
 			eol = buf + len;
 		if (eol - line > 7 && !strncasecmp(line, "Accept:", 7))
-			return holds(line, eol - line,
-				     "application/vnd.google.protobuf") &&
-			       holds(line, eol - line,
-				     "proto=io.prometheus.client.MetricFamily") &&
-			       holds(line, eol - line, "encoding=delimited");
+			return accept_prefers_protobuf(line, eol - line);
 		if (eol - line <= 1) /* the blank line: the head ends */
 			break;
 	}

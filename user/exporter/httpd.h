@@ -68,8 +68,10 @@ int ts_http_evictee(const struct ts_http_conn *c, int n,
 struct ts_httpd;
 
 /*
- * Whether the request head in @buf (@len bytes, whole) accepts Prometheus'
- * protobuf exposition (io.prometheus.client.MetricFamily, delimited).
+ * Whether the request head in @buf (@len bytes, whole) asks for Prometheus'
+ * protobuf exposition (io.prometheus.client.MetricFamily, delimited): its
+ * Accept ranks that range at least as high as text (text/plain, text/ *,
+ * * / *), by q (1 unless given; q=0: not acceptable).
  */
 bool ts_http_wants_protobuf(const char *buf, size_t len);
 

@@ -11,11 +11,27 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/*
+ * A label's value as the text format escapes it: a backslash, a double
+ * quote and a line feed (a device-mapper name under -N may hold any).
+ */
+static void label_value(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
 static void labels(FILE *f, const struct ts_dev_report *d, const char *op)
 {
-	/* device names come from sysfs: no quotes or backslashes in them */
-	fprintf(f, "{device=\"%s\",layer=\"%s\"", d->name,
-		d->bio_layer ? "bio" : "request");
+	fputs("{device=\"", f);
+	label_value(f, d->name);
+	fprintf(f, "\",layer=\"%s\"", d->bio_layer ? "bio" : "request");
 	if (op)
 		fprintf(f, ",op=\"%s\"", op);
 }
@@ -177,18 +193,6 @@ static bool named(struct ts_prom *p, const struct ts_who_entry *e, int top)
 }
 
 /* A label value: \, " and newlines escaped (cgroup names may hold them). */
-static void label_value(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
 enum by_figure { BY_IOS, BY_BYTES, BY_TOTAL_S };
 
 static double by_figure(const struct ts_who_stats *s, enum by_figure k)
@@ -682,8 +686,9 @@ static const struct depth_series depth_series[] = {
 static void finding_labels(FILE *f, const struct ts_finding *x,
 			   const char *extra, const char *value)
 {
-	fprintf(f, "{device=\"%s\",op=\"%s\",finding=\"%s\"", x->device,
-		x->op, x->id);
+	fputs("{device=\"", f);
+	label_value(f, x->device);
+	fprintf(f, "\",op=\"%s\",finding=\"%s\"", x->op, x->id);
 	if (extra)
 		fprintf(f, ",%s=\"%s\"", extra, value);
 	fprintf(f, "}");
