@@ -763,6 +763,51 @@ static void test_busy_gates_not_exact(void **state)
 	assert_false(f->exact);
 }
 
+/*
+ * Every finding's sentence whole with a 63-byte device name and a depth
+ * not exact: the longest clauses each rule has (a capped volume short of
+ * its limit, the OS queue, a cannot-tell note).
+ */
+static void check_fit(void)
+{
+	int i;
+
+	for (i = 0; i < r.ndev; i++)
+		memset(r.dev[i].name, 'x', 63), r.dev[i].name[63] = 0;
+	for (i = 0; i < r.ndev; i++)
+		r.dev[i].device = (struct ts_depth_summary){
+			.mean = r.dev[i].device.mean,
+			.busy_share = r.dev[i].device.busy_share,
+			.max = 123456, .max_min = 12345 };
+	ts_findings_build(&r, &fs);
+	assert_true(fs.n > 0);
+	for (i = 0; i < fs.n; i++)
+		if (strlen(fs.f[i].sentence) >= TS_SENTENCE_MAX - 1)
+			fail_msg("%s cut: %s", fs.f[i].id, fs.f[i].sentence);
+}
+
+static void test_sentences_fit(void **state)
+{
+	reset(20); /* capped-volume, short of its limit */
+	phase(1, 17, 4, 0);
+	phase(2, 0.25, 4, 0);
+	for (unsigned int depth = 4; depth <= 32; depth *= 2)
+		phase(depth, 0.25, 2 * depth, 0);
+	build();
+	check_fit();
+	reset(5); /* waiting-in-os */
+	phase(4, 5, 1, 3);
+	build();
+	check_fit();
+	reset(10); /* busy-not-full's note */
+	phase(1, 9.5, 2, 0);
+	build();
+	check_fit();
+	one_unit_eight_readers(); /* waiting-in-device */
+	build();
+	check_fit();
+}
+
 /* The depth not exact: the finding says so and is not marked exact. */
 static void test_not_exact(void **state)
 {
@@ -975,6 +1020,7 @@ int main(void)
 		cmocka_unit_test(test_one_submitter),
 		cmocka_unit_test(test_one_submitter_none),
 		cmocka_unit_test(test_not_exact),
+		cmocka_unit_test(test_sentences_fit),
 		cmocka_unit_test(test_light_os_unknown),
 		cmocka_unit_test(test_busy_gates_not_exact),
 		cmocka_unit_test(test_too_few),

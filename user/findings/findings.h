@@ -41,7 +41,11 @@ enum ts_rests {
 };
 
 #define TS_FIGURES_MAX 8
-#define TS_SENTENCE_MAX 480
+/*
+ * Room for the longest sentence with a 63-byte device name (a device-mapper
+ * name under -N), every clause and the caveat (test_sentences_fit).
+ */
+#define TS_SENTENCE_MAX 1024
 
 struct ts_figure {
 	const char *name; /* snake_case, a JSON key's style */
