@@ -631,6 +631,41 @@ static void test_depth_range_span_or_run(void **state)
 	assert_int_equal(r.dev[0].device.max, 19);
 }
 
+/*
+ * A window of takes (the exporter's findings without an interval): its
+ * report is exact when each span in it was, whatever the run held before
+ * (requests in flight at attach); inexact when one span was; and a disk
+ * whose slot another claimed starts its spans anew.
+ */
+static void test_window_spans_joined(void **state)
+{
+	static struct ts_span_join j;
+	static struct ts_snapshot mid, scratch;
+	struct ts_dev_snap *y = &b.dev[0];
+
+	memset(&j, 0, sizeof(j));
+	a.seq = 4, b.seq = 9;
+	y->device_run = (struct ts_depth_range){ .lo = 14, .hi = 19 };
+	mid = b;
+	mid.dev[0].device_span = (struct ts_depth_range){ .lo = 12, .hi = 12, .exact = true };
+	ts_span_join_add(&j, &mid);
+	y->device_span = (struct ts_depth_range){ .lo = 16, .hi = 16, .exact = true };
+	ts_span_join_add(&j, &b);
+	ts_report_build_window(&a, &b, &j, &scratch, name_fn, &r);
+	assert_true(r.dev[0].device.exact);
+	assert_int_equal(r.dev[0].device.max, 16);
+	/* one span of the window not exact: the window is not */
+	mid.dev[0].device_span = (struct ts_depth_range){ .lo = 10, .hi = 13, .excess = 3 };
+	ts_span_join_add(&j, &mid);
+	ts_span_join_add(&j, &b);
+	ts_report_build_window(&a, &b, &j, &scratch, name_fn, &r);
+	assert_false(r.dev[0].device.exact);
+	/* no span ended in the window: the run's range */
+	ts_report_build_window(&a, &b, &j, &scratch, name_fn, &r);
+	assert_false(r.dev[0].device.exact);
+	assert_int_equal(r.dev[0].device.max, 19);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -649,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_queue_taken_over_again),
 		cmocka_unit_test(test_untraced_disk_between),
 		cmocka_unit_test(test_depth_range_span_or_run),
+		cmocka_unit_test(test_window_spans_joined),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

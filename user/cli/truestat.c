@@ -290,6 +290,8 @@ static void install_signals(void)
 struct run {
 	struct ts_snapshot *first, *prev, *cur, *gone;
 	struct ts_snapshot *window; /* the exporter's without an interval */
+	struct ts_snapshot *scratch; /* to build the window's report from */
+	struct ts_span_join *spans;  /* the window's spans, joined */
 	struct ts_report *report;
 };
 
@@ -646,10 +648,14 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	exporter.report = calloc(1, sizeof(*exporter.report));
 	exporter.printed = calloc(1, sizeof(*exporter.printed));
 	exporter.findings = calloc(1, sizeof(*exporter.findings));
-	if (!o->interval_s)
+	if (!o->interval_s) {
 		run->window = calloc(1, sizeof(*run->window));
+		run->scratch = calloc(1, sizeof(*run->scratch));
+		run->spans = calloc(1, sizeof(*run->spans));
+	}
 	if (!exporter.now || !exporter.report || !exporter.printed ||
-	    !exporter.findings || (!o->interval_s && !run->window))
+	    !exporter.findings ||
+	    (!o->interval_s && (!run->window || !run->scratch || !run->spans)))
 		die(EXIT_FAILURE, "out of memory");
 	/* a submitter with series of its own keeps them for the run */
 	if (o->by)
@@ -776,6 +782,8 @@ static void run_alloc(struct run *r)
 	r->gone = calloc(1, sizeof(*r->gone));
 	r->report = calloc(1, sizeof(*r->report));
 	r->window = NULL; /* the exporter's, made by open_exporter */
+	r->scratch = NULL;
+	r->spans = NULL;
 	if (!r->first || !r->prev || !r->cur || !r->gone || !r->report)
 		die(EXIT_FAILURE, "out of memory");
 }
@@ -783,7 +791,7 @@ static void run_alloc(struct run *r)
 static void run_free(struct run *r)
 {
 	free(r->first), free(r->prev), free(r->cur), free(r->gone);
-	free(r->window);
+	free(r->window), free(r->scratch), free(r->spans);
 	free(r->report);
 }
 
@@ -793,6 +801,8 @@ static void run_take(struct ts_tracer *t, struct run *r)
 	take(t, r->prev, r->cur, r->gone);
 	if (exporter.httpd)
 		ts_prom_span(exporter.printed, r->prev, r->cur);
+	if (r->window)
+		ts_span_join_add(r->spans, r->cur);
 }
 
 /* The snapshot just taken becomes the one the next is measured from. */
@@ -819,7 +829,8 @@ static void window_findings(struct run *r, long n)
 {
 	if (!r->window || n % findings_window_takes)
 		return;
-	ts_report_build(r->window, r->cur, sys_name, r->report);
+	ts_report_build_window(r->window, r->cur, r->spans, r->scratch,
+			       sys_name, r->report);
 	r->report->light = exporter.light;
 	r->report->show_pattern = exporter.pattern;
 	export_findings(r->report);

@@ -425,3 +425,52 @@ const struct ts_dev_report *ts_report_dev(const struct ts_report *r,
 			return &r->dev[i];
 	return NULL;
 }
+
+void ts_span_join_add(struct ts_span_join *j, const struct ts_snapshot *cur)
+{
+	const struct ts_dev_snap *d;
+	int i, k;
+
+	for (i = 0; i < cur->ndev; i++) {
+		d = &cur->dev[i];
+		k = d->qid % TS_MAX_DEVS;
+		if (d->untraced)
+			continue;
+		if (j->slot[k].claimed_ns != d->claimed_ns || !j->slot[k].any) {
+			j->slot[k].claimed_ns = d->claimed_ns;
+			j->slot[k].any = true;
+			j->slot[k].device = d->device_span;
+			j->slot[k].os_peak = d->os_peak;
+			continue;
+		}
+		ts_depth_range_join(&j->slot[k].device, &d->device_span);
+		if (d->os_peak > j->slot[k].os_peak)
+			j->slot[k].os_peak = d->os_peak;
+	}
+}
+
+void ts_report_build_window(const struct ts_snapshot *mark,
+			    const struct ts_snapshot *cur,
+			    struct ts_span_join *j, struct ts_snapshot *scratch,
+			    ts_name_fn name, struct ts_report *r)
+{
+	struct ts_dev_snap *d;
+	int i, k;
+
+	ts_snapshot_copy(scratch, cur);
+	for (i = 0; i < scratch->ndev; i++) {
+		d = &scratch->dev[i];
+		k = d->qid % TS_MAX_DEVS;
+		if (j->slot[k].any && j->slot[k].claimed_ns == d->claimed_ns) {
+			d->device_span = j->slot[k].device;
+			d->os_peak = j->slot[k].os_peak;
+		} else { /* no span of its ended in the window: the run's */
+			d->device_span = d->device_run;
+			d->os_peak = d->os_peak_run;
+		}
+		j->slot[k].any = false;
+	}
+	/* the spans' ranges, joined over the window: as for one span */
+	scratch->seq = mark->seq + 1;
+	ts_report_build(mark, scratch, name, r);
+}

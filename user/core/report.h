@@ -67,6 +67,7 @@ struct ts_snapshot {
  */
 void ts_snapshot_copy(struct ts_snapshot *dst, const struct ts_snapshot *src);
 
+
 struct ts_op_figures {
 	__u64 ios, bytes, queued_ios;
 	__u64 missed; /* completed without truestat seeing it: not in ios */
@@ -189,6 +190,33 @@ const struct ts_dev_report *ts_report_dev(const struct ts_report *r,
 /* Figures for what happened between snapshots @a and @b. */
 void ts_report_build(const struct ts_snapshot *a, const struct ts_snapshot *b,
 		     ts_name_fn name, struct ts_report *r);
+
+/*
+ * The depth ranges of the spans since a mark, joined per disk slot (a
+ * window of several takes: the exporter's findings without an interval),
+ * so that a report over the window is exact when each of its spans was,
+ * not when the whole run was.
+ */
+struct ts_span_join {
+	struct {
+		__u64 claimed_ns; /* the disk in the slot */
+		bool any;	  /* a span ended since the mark */
+		struct ts_depth_range device;
+		__s64 os_peak;
+	} slot[TS_MAX_DEVS];
+};
+
+/* The span that ended at @cur joined into @j. */
+void ts_span_join_add(struct ts_span_join *j, const struct ts_snapshot *cur);
+
+/*
+ * A report over the window from @mark to @cur, its depth ranges @j's:
+ * into @r, with @scratch to build from. @j starts over.
+ */
+void ts_report_build_window(const struct ts_snapshot *mark,
+			    const struct ts_snapshot *cur,
+			    struct ts_span_join *j, struct ts_snapshot *scratch,
+			    ts_name_fn name, struct ts_report *r);
 
 /*
  * A slot read after @last (the slot as read before, then @d): false, or
