@@ -274,6 +274,37 @@ static void test_lost_repairs(void **state)
 }
 
 /*
+ * More repairs in a span than the BPF log holds (it is read more often
+ * than the spans end): every window kept, the span's bound from them; past
+ * TS_REPAIR_WINDOWS_MAX, all of them at once, all the span long.
+ */
+static void test_many_repairs(void **state)
+{
+	const unsigned int n = 3 * TS_REPAIR_SLOTS;
+	struct ts_bounds_read in = {
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 3, .missed = n,
+	};
+	struct ts_bounds_out out;
+	unsigned int i;
+
+	ts_bounds_init(&b, 0);
+	for (i = 0; i < n; i++)
+		repair(1, 10 * i + 1, 10 * i + 5, (__u64[]){ 3, 1, 0, 0 });
+	ts_bounds_device(&b, &in, 10 * n, &out);
+	assert_int_equal(out.span.windows_ns, 4 * n);
+	assert_int_equal(out.span.unsure_ns, 3 * n); /* alone, each */
+	assert_int_equal(out.span.lo, 2);
+	ts_bounds_end_span(&b, 10 * n);
+	for (i = 0; i <= TS_REPAIR_WINDOWS_MAX; i++)
+		repair(1, 10 * n + 1, 10 * n + 5, NULL);
+	in.missed += TS_REPAIR_WINDOWS_MAX + 1;
+	ts_bounds_device(&b, &in, 20 * n, &out);
+	assert_int_equal(out.span.unsure_ns, 10 * n);
+	assert_false(out.span.exact);
+	ts_bounds_free(&b);
+}
+
+/*
  * A repair counted but not in the log as read for this snapshot (it came
  * after the log was read, or took its slot while locked): that device's
  * span is not exact, all of it unsure; another device's is. The window
@@ -449,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_random_timelines),
 		cmocka_unit_test(test_overlapping_windows),
 		cmocka_unit_test(test_lost_repairs),
+		cmocka_unit_test(test_many_repairs),
 		cmocka_unit_test(test_repair_after_log_read),
 		cmocka_unit_test(test_change_time),
 		cmocka_unit_test(test_restamp),

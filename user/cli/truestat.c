@@ -384,8 +384,9 @@ static struct timespec timespec_of(long long ns)
 /*
  * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile,
  * with --by keeping room in its table (a burst of new submitters between two
- * reports), and waking to restamp @t's depth words as often as they need
- * whatever the interval (ts_tracer_restamp); false when a signal came.
+ * reports), and waking as often as @t needs whatever the interval (its
+ * depth words restamped, its repair log read: ts_tracer_tick); false when
+ * a signal came.
  */
 static bool sleep_until(struct ts_tracer *t, const struct timespec *deadline)
 {
@@ -394,7 +395,7 @@ static bool sleep_until(struct ts_tracer *t, const struct timespec *deadline)
 	struct timespec now, step;
 
 	do {
-		due = (long long)ts_tracer_restamp(t);
+		due = (long long)ts_tracer_tick(t);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		next = ns_of(deadline);
 		if (tick && next - ns_of(&now) > TICK_NS)

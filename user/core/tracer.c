@@ -1113,16 +1113,6 @@ static void sweep(struct ts_tracer *t)
 	t->sweeps++;
 }
 
-__u64 ts_tracer_restamp(struct ts_tracer *t)
-{
-	__u64 now = mono_ns();
-
-	if (now - t->restamped_ns >= TS_RESTAMP_NS) {
-		sweep_part(t, TS_SWEEP_RESTAMP, 0);
-		t->restamped_ns = now;
-	}
-	return t->restamped_ns + TS_RESTAMP_NS;
-}
 
 /* Sweeps a snapshot makes at most while requests are too young to judge. */
 #define TS_SETTLE_SWEEPS 3
@@ -1201,7 +1191,7 @@ static void age_all(volatile struct ts_dev_state *st, __u64 age,
 /*
  * Every traced device's depth words as after @age without a change: aged
  * a TS_RESTAMP_NS at a time, restamped after each as the main loop does
- * (ts_tracer_restamp). What each word moved is said on stderr: the time
+ * (ts_tracer_tick). What each word moved is said on stderr: the time
  * that passed for it, the test's expected depth x time.
  */
 static void age_words(struct ts_tracer *t, __u64 age)
@@ -1296,6 +1286,27 @@ static void read_repairs(struct ts_tracer *t)
 		} else
 			ts_bounds_lost(&t->bounds);
 	}
+}
+
+/*
+ * The repair log holds TS_REPAIR_SLOTS: read every TS_REPAIR_READ_NS, it
+ * keeps up with that many repairs in that time (41,000 a second: 0.7% of
+ * 5.8M IOPS lost), whatever the interval.
+ */
+#define TS_REPAIR_READ_NS 100000000ULL
+
+__u64 ts_tracer_tick(struct ts_tracer *t)
+{
+	__u64 now = mono_ns(), restamp_due;
+
+	if (now - t->restamped_ns >= TS_RESTAMP_NS) {
+		sweep_part(t, TS_SWEEP_RESTAMP, 0);
+		t->restamped_ns = now;
+	}
+	read_repairs(t);
+	restamp_due = t->restamped_ns + TS_RESTAMP_NS;
+	return now + TS_REPAIR_READ_NS < restamp_due ? now + TS_REPAIR_READ_NS :
+						       restamp_due;
 }
 
 /* The bounds of device @d's depth, read from @st and its counters. */
@@ -1749,6 +1760,7 @@ void ts_tracer_close(struct ts_tracer *t)
 	if (t->rq_table)
 		munmap((void *)t->rq_table, t->rq_table_len);
 	truestat_bpf__destroy(t->skel);
+	ts_bounds_free(&t->bounds);
 	free(t->percpu);
 	free(t->claims);
 	free(t->last);

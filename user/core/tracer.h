@@ -78,10 +78,11 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end);
 /*
  * Restamps the depth words (include/truestat.h, TS_RESTAMP_NS) when
- * TS_RESTAMP_NS passed since the last restamp or sweep; returns when the
- * next is due (CLOCK_MONOTONIC ns). Call it at least that often.
+ * TS_RESTAMP_NS passed since the last restamp or sweep, and reads the
+ * repair log before it can wrap; returns when the next call is due
+ * (CLOCK_MONOTONIC ns). Call it at least that often.
  */
-__u64 ts_tracer_restamp(struct ts_tracer *t);
+__u64 ts_tracer_tick(struct ts_tracer *t);
 /* A device's recent mean service time, used to date unseen completions. */
 void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
 				__u64 service_ns);

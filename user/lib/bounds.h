@@ -28,14 +28,23 @@ struct ts_bounds_dev {
 	__u64 last_under, last_missed;
 };
 
+/*
+ * The repair windows a span holds at most: 48 bytes each, 12 MiB at most
+ * (a 10 s interval at 26,000 repairs a second); past them the span's
+ * repairs are all at once, all the span long (ts_bounds_lost).
+ */
+#define TS_REPAIR_WINDOWS_MAX (1U << 18)
+
+struct ts_repair_window {
+	unsigned int qid;
+	struct ts_miss_window w;
+};
+
 struct ts_bounds {
 	__u64 span_start_ns;
-	unsigned int nwin;
+	unsigned int nwin, cap; /* win[]: in use, allocated (it grows) */
 	bool overflow; /* some repairs of the span are not in win[] */
-	struct {
-		unsigned int qid;
-		struct ts_miss_window w;
-	} win[TS_REPAIR_SLOTS];
+	struct ts_repair_window *win;
 	struct ts_bounds_dev dev[TS_MAX_DEVS];
 };
 
@@ -58,6 +67,7 @@ struct ts_bounds_out {
 
 /* Empties @b; the first span starts at @now_ns. */
 void ts_bounds_init(struct ts_bounds *b, __u64 now_ns);
+void ts_bounds_free(struct ts_bounds *b);
 
 /* One logged repair (@r); ts_bounds_lost when the log had lost some. */
 void ts_bounds_repair(struct ts_bounds *b, const struct ts_repair *r);
