@@ -332,7 +332,12 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 		return;
 	}
 	if (st) {
-		s64 was = device_down(st, qid, now) + 1;
+		s64 was;
+
+		/* before the depth changes: a snapshot that reads the levels
+		 * after this and the counters before knows (tracer.c) */
+		__sync_fetch_and_add(&st->repairs_begun, 1);
+		was = device_down(st, qid, now) + 1;
 
 		low_since_issue(st, s, now, low);
 		repair_levels(st, qid, s->issue_ns, now, was, low[0]);

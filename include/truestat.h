@@ -483,6 +483,8 @@ struct ts_dev_state {
 	__u64 device_low_ns[TS_LOW_DEPTHS]; /* time with in_device 1, 2, 3,
 					     * 4, summed as each stretch
 					     * there ends (ts_low_time) */
+	__u64 repairs_begun; /* repairs that began taking a request out of
+			      * in_device, before they count it missed */
 	__u64 in_os __attribute__((aligned(64))); /* entered (Q), not yet
 						   * issued (ts_depth_of) */
 	__s64 os_peak;

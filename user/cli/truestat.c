@@ -749,6 +749,9 @@ static void test_opts(struct ts_tracer_opts *t)
 					  3600, false, "a number, 1 to 3600") ?: 60;
 	/* the depth words made as old as a file says, at a snapshot */
 	t->test_stamp_age = getenv("TRUESTAT_TEST_STAMP_AGE");
+	/* a snapshot's sweeps made after each disk's counters are read and
+	 * before its depth is: their repairs race the read, every time */
+	t->test_sweep_between = getenv("TRUESTAT_TEST_SWEEP_BETWEEN");
 	/* every repair read, a line each */
 	if (getenv("TRUESTAT_TEST_REPAIR_LOG") &&
 	    !(t->test_repair_log = fopen(getenv("TRUESTAT_TEST_REPAIR_LOG"),

@@ -40,6 +40,8 @@ struct ts_dev_snap {
 	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
 	__u64 oldest_issue_ns; /* oldest request in flight at the sweep, 0: none */
 	unsigned int suspects;	/* idle requests too young to repair (sweep) */
+	__u64 repairs_uncounted; /* begun, not yet in stats' missed: the
+				  * levels may hold them (lib/bounds.h) */
 	unsigned int layer;	/* enum ts_layer */
 	/* the true maximum depth since the last span end, and since the start */
 	struct ts_depth_range device_span, device_run;

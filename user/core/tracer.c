@@ -75,6 +75,7 @@ struct ts_tracer {
 	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
 	const char *test_stamp_age; /* TRUESTAT_TEST_STAMP_AGE, else NULL */
 	FILE *test_repair_log; /* TRUESTAT_TEST_REPAIR_LOG, else NULL */
+	bool test_sweep_between; /* TRUESTAT_TEST_SWEEP_BETWEEN */
 	__u64 restamped_ns; /* the depth words' last restamp (CLOCK_MONOTONIC) */
 	bool pattern; /* --pattern: the patterns map is read */
 	struct ts_who_ledger *who; /* --by: the table's reader's memory */
@@ -849,6 +850,7 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 		goto fail;
 	t->test_stamp_age = o->test_stamp_age;
 	t->test_repair_log = o->test_repair_log;
+	t->test_sweep_between = o->test_sweep_between;
 	t->pattern = o->pattern;
 	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
 	if (t->nkdevs)
@@ -1325,7 +1327,7 @@ static void read_bounds(struct ts_tracer *t,
 		.under = ev[TS_EV_RQ_FULL] + ev[TS_EV_UNMATCHED] +
 			 ev[TS_EV_DEPTH_BELOW] +
 			 ev[TS_EV_CLAIMING] + ev[TS_EV_UNORDERED],
-		.missed = ev[TS_EV_MISSED_C],
+		.missed = ev[TS_EV_MISSED_C] + d->repairs_uncounted,
 		.contended = ev[TS_EV_CONTENDED],
 	};
 	struct ts_bounds_out out;
@@ -1457,6 +1459,22 @@ static bool counts_moved(struct ts_tracer *t, unsigned int qid)
 	return false;
 }
 
+/*
+ * Repairs of slot @qid that began (taking a request out of the depth) and
+ * were not counted missed in the counters last read: read after the levels,
+ * those repairs may be in them (bpf/records.bpf.h, forget_request).
+ */
+static __u64 repairs_uncounted(struct ts_tracer *t,
+			       const volatile struct ts_dev_state *st,
+			       unsigned int qid)
+{
+	__u64 counted = t->claims[qid].last.stats.events[TS_EV_MISSED_C], begun;
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* after the levels' reads */
+	begun = __atomic_load_n(&st->repairs_begun, __ATOMIC_RELAXED);
+	return begun > counted ? begun - counted : 0;
+}
+
 /* What only a traced disk's entry @d holds, in snapshot @s. */
 static void fill_traced(struct ts_tracer *t,
 			const volatile struct ts_dev_state *st,
@@ -1471,15 +1489,20 @@ static void fill_traced(struct ts_tracer *t,
 	 * of a few (a short burst, the loader held up between the reads)
 	 * could find them all in the previous report's histograms. Both are
 	 * read again while the counters moved; three times at most: under
-	 * steady I/O the few at the edges do not matter.
+	 * steady I/O the few at the edges do not matter. The levels come
+	 * last, with the counters again while a repair that may have changed
+	 * them is not yet in missed: its span would read exact.
 	 */
 	for (tries = 1;; tries++) {
 		read_hists(t, st, c, s, d);
-		if (tries == 3 || !counts_moved(t, d->qid))
-			break;
+		if (tries == 3 || !counts_moved(t, d->qid)) {
+			read_levels(st, d);
+			d->repairs_uncounted = repairs_uncounted(t, st, d->qid);
+			if (tries == 3 || !d->repairs_uncounted)
+				break;
+		}
 		read_counters(t, d->qid, c, d);
 	}
-	read_levels(st, d);
 	d->sync_in_flight = durable;
 	read_bounds(t, st, d, d->levels_ns);
 	d->oldest_issue_ns = oldest_issue(t, d->qid);
@@ -1502,6 +1525,8 @@ static void fill_slot(struct ts_tracer *t, unsigned int qid,
 	d->layer = st->layer;
 	d->untraced = st->mode != TS_DEV_TRACED;
 	read_counters(t, qid, c, d);
+	if (t->test_sweep_between)
+		settle(t); /* its repairs after the counters, before the levels */
 	if (!d->untraced)
 		fill_traced(t, st, c, durable, s, d);
 	if (ts_slot_next(&t->last[qid], d, &gone))
@@ -1543,7 +1568,8 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 
 	follow_stacks(t);
 	test_age_stamps(t);
-	settle(t);
+	if (!t->test_sweep_between)
+		settle(t);
 	read_repairs(t);
 	durable_in_flight(t, durable);
 	s->ndev = 0;

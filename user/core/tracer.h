@@ -31,6 +31,8 @@ struct ts_tracer_opts {
 	const char *test_stamp_age;
 	/* every repair read, a line each (tests), or NULL */
 	FILE *test_repair_log;
+	/* a snapshot's sweeps between a disk's counters and levels (tests) */
+	bool test_sweep_between;
 	unsigned int max_devs; /* disks traced at once (tests lower it), 0: all */
 	unsigned int qid_near; /* queue ids read from an array (tests), 0: all */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
