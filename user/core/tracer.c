@@ -367,7 +367,10 @@ static void set_globals(struct truestat_bpf *skel,
 	skel->rodata->filter_blkg = o->filter.blkg;
 	skel->rodata->filter_cgroup_id = o->filter.cgroup_id;
 	skel->rodata->filter_level = o->filter.level;
+	skel->rodata->filter_any_level = o->filter.any_level;
 	skel->rodata->filter_tgid = o->filter.tgid;
+	skel->rodata->filter_pidns_dev = o->filter.pidns_dev;
+	skel->rodata->filter_pidns_ino = o->filter.pidns_ino;
 	skel->rodata->slow_ns = o->slow_ns;
 }
 
