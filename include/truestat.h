@@ -648,16 +648,37 @@ static inline __u32 ts_slot_level(int slot)
 #define TS_PATTERN_OPS 2 /* TS_OP_READ, TS_OP_WRITE */
 #define TS_SEEK_SLOTS 32 /* |distance| in sectors: 0, then [2^(k-1), 2^k) */
 
+/*
+ * Streams: besides the request just before, each request is compared with
+ * the ends of the device's last TS_STREAMS streams in its direction (a
+ * stream: requests each starting where the one before it in the stream
+ * ended), as readahead and btt's seek analysis keep them, so that several
+ * sequential readers at once count as sequential. A request that starts
+ * at none of them begins a stream, in the place of the one begun longest
+ * ago. Races between CPUs may lose a head's update: a request then counts
+ * as beginning a stream (in_stream an under-count).
+ */
+#define TS_STREAMS 8
+
 struct ts_pattern_op {
 	__u64 seek[TS_SEEK_SLOTS];	 /* requests with a previous one, by distance */
 	__u64 backward;			 /* of those, starting before it ended */
 	__u64 size_ios[TS_SIZE_SLOTS];	 /* all requests, by ts_size_bucket */
 	__u64 size_bytes[TS_SIZE_SLOTS]; /* and their bytes */
+	__u64 in_stream;		 /* requests that went on a stream */
+	__u64 stream_ios[TS_STREAMS];	 /* of those, by stream place */
+};
+
+struct ts_stream_heads {
+	__u64 end[TS_STREAMS]; /* 1 + where each stream ended, 0: none */
+	__u32 next;	       /* the place a new stream takes */
+	__u32 pad;
 };
 
 struct ts_pattern {
 	__u64 last_end; /* 1 + the end sector of the last request, 0: none */
 	struct ts_pattern_op op[TS_PATTERN_OPS];
+	struct ts_stream_heads heads[TS_PATTERN_OPS];
 };
 
 /*

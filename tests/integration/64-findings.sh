@@ -30,10 +30,14 @@
 #    time, its headroom within the bounds those give; not
 #    waiting-in-device;
 #  - random (the same disk, 4 KiB random reads, 4 readers, --pattern):
-#    random-reads, its sequential share between the disk's log's within
-#    truestat's window and over the run, most bytes in reads below 8 KiB
-#    (the log: every read 4 KiB); sequential (1 MiB sequential reads,
-#    --pattern): no random-reads;
+#    random-reads, its share of reads gone on a stream within the bounds
+#    the disk's log gives (its reads in arrival order through the same 8
+#    stream heads, within truestat's window and over the run), most bytes
+#    in reads below 8 KiB (the log: every read 4 KiB); sequential (1 MiB
+#    sequential reads, --pattern): no random-reads; interleaved (four
+#    sequential 64 KiB readers 64 MiB apart, --pattern): no random-reads,
+#    the share gone on a stream within the log's bounds, 4 stream places
+#    or more gone on;
 #  - capped (K = 4, S = 1 ms, capped at 1,000 IOPS; 1, 2, 4, 8, 16
 #    readers in steps): capped-volume, its rate within a histogram
 #    bucket (1/16) of the cap the disk logged, not waiting-in-device;
@@ -218,23 +222,31 @@ hasnt('waiting-in-device')
 "
 run random --pattern --name=random --numjobs=4 --runtime=2
 run sequential --pattern --name=seq --rw=read --bs=1m --runtime=2
+run interleaved --pattern --name=inter --rw=read --bs=64k --numjobs=4 \
+	--offset_increment=64m --size=64m --runtime=2
 judge random "
 f = has('random-reads', 'medium')
-def seq(rs):
-    # the disk's reads in arrival order: those that began where the one
-    # before ended, and how many were compared
-    rs = sorted(rs, key=lambda x: x[9])
-    return sum(b[5] == a[5] + a[6] for a, b in zip(rs, rs[1:])), max(len(rs) - 1, 1)
-(lo_seq, lo_n), (hi_seq, hi_n) = seq([x for x in reqs if t0 <= x[0] and x[3] <= t1]), seq(reqs)
-s = f.get('sequential_share', -1)
-print(name + '_sequential', int(not lo_seq / hi_n <= s <= hi_seq / lo_n),
-      'sequential share %.4f; the disk\'s log: %d of %d inside the window, %d of %d over the run'
-      % (s, lo_seq, lo_n, hi_seq, hi_n))
+lo, hi = sd_stream_bounds(reqs, t0, t1)
+s = f.get('in_stream_share', -1)
+# the finding's figure has 6 decimals
+print(name + '_in_stream', int(not lo - 5e-7 <= s <= hi + 5e-7),
+      'share gone on a stream %.4f; the disk\'s log, its reads in arrival order through %d stream heads: %.4f to %.4f'
+      % (s, SD_STREAMS, lo, hi))
 sizes = set(x[6] for x in reqs)
 print(name + '_sizes', int(not (sizes == {4096} and f.get('most_bytes_below') == 8192)),
       'most bytes below %s; the disk was given reads of %s bytes' % (f.get('most_bytes_below'), sorted(sizes)))
 "
 judge sequential "hasnt('random-reads')"
+judge interleaved "
+hasnt('random-reads')
+p = d['pattern']['read']
+lo, hi = sd_stream_bounds(reqs, t0, t1)
+# the JSON's share has 4 decimals
+print(name + '_in_stream', int(not lo - 5e-5 <= p['in_stream_share'] <= hi + 5e-5),
+      'four sequential readers at once: %.4f of the reads went on a stream; the disk\'s log: %.4f to %.4f'
+      % (p['in_stream_share'], lo, hi))
+print(name + '_streams', int(p['streams'] < 4), '%d stream places gone on, for 4 readers' % p['streams'])
+"
 simdisk_down
 
 # 3. a volume capped at 1,000 IOPS, a disk of 16 units without a cap

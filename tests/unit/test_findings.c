@@ -373,6 +373,7 @@ static void reads_pattern(__u64 n, double seq, int size_k, int seek_k)
 
 	p->seek[0] = n * seq;
 	p->seek[seek_k] = n - 1 - p->seek[0];
+	p->in_stream = p->stream_ios[0] = p->seek[0];
 	p->size_ios[size_k] = n;
 	p->size_bytes[size_k] = n << size_k;
 }
@@ -389,7 +390,8 @@ static void test_random_reads(void **state)
 	ts_findings_build(&r, &fs);
 	f = find("random-reads");
 	assert_non_null(f);
-	assert_float_equal(fig(f, "sequential_share"), 0.062, 0.001);
+	assert_float_equal(fig(f, "in_stream_share"), 0.062, 0.001);
+	assert_float_equal(fig(f, "streams"), 1, 1e-9);
 	assert_float_equal(fig(f, "seek_p50_below"), 2097152.0, 1e-9);
 	assert_float_equal(fig(f, "most_bytes_below"), 8192, 1e-9);
 	assert_float_equal(fig(f, "busy_pct"), 92, 1e-9);
@@ -407,6 +409,30 @@ static void test_random_reads_none(void **state)
 	assert_null(find("random-reads"));
 	reads_pattern(4389, 0.062, 12, 12);
 	build();
+	assert_null(find("random-reads"));
+}
+
+/*
+ * Four sequential readers at once, 64 KiB reads far apart: one read in
+ * five starts where the read before it ended (the device's order
+ * interleaves them), but nearly every one goes on one of four streams:
+ * not random-reads (it was, when sequentiality was judged per device).
+ */
+static void test_random_reads_interleaved(void **state)
+{
+	struct ts_pattern_op *p;
+	int i;
+
+	reset(10);
+	phase(4, 9.2, 2, 0);
+	reads_pattern(18400, 0.21, 16, 18); /* 64-128 KiB, seeks of 64 MiB */
+	p = &disk->pattern.op[TS_OP_READ];
+	p->in_stream = 0;
+	for (i = 0; i < 4; i++)
+		p->in_stream += p->stream_ios[i] = 18400 / 4 - 1;
+	build();
+	r.show_pattern = true;
+	ts_findings_build(&r, &fs);
 	assert_null(find("random-reads"));
 }
 
@@ -1008,6 +1034,7 @@ int main(void)
 		cmocka_unit_test(test_flush_wait_none),
 		cmocka_unit_test(test_random_reads),
 		cmocka_unit_test(test_random_reads_none),
+		cmocka_unit_test(test_random_reads_interleaved),
 		cmocka_unit_test(test_capped),
 		cmocka_unit_test(test_capped_cheap_at_knee),
 		cmocka_unit_test(test_capped_short_beyond_knee),
