@@ -51,11 +51,13 @@ static void reset(double span_s)
 
 /*
  * @secs at in-device depth @depth, each request @svc_ms in the device after
- * @q_ms in the OS (the OS queue then never empty), all reads.
+ * @q_ms in the OS (the OS queue then never empty), all of direction @op
+ * (phase: reads).
  */
-static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
+static void phase_as(int op, unsigned int depth, double secs, double svc_ms,
+		     double q_ms)
 {
-	struct ts_op_stats *o = &disk->stats.op[TS_OP_READ];
+	struct ts_op_stats *o = &disk->stats.op[op];
 	__u64 svc = svc_ms * MS, q = q_ms * MS;
 	__u64 n = secs * depth / (svc_ms / 1e3); /* Little */
 	int slot;
@@ -66,7 +68,7 @@ static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
 	if (q)
 		disk->os_time[0] += secs * SEC;
 	b.depth[0].service[ts_depth_class(depth)][ts_hist_bucket(svc)] += n;
-	b.hist[0][TS_OP_READ].service[ts_hist_bucket(svc)] += n;
+	b.hist[0][op].service[ts_hist_bucket(svc)] += n;
 	o->ios += n;
 	o->bytes += n * 4096;
 	o->service_ns += n * svc;
@@ -75,6 +77,11 @@ static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
 	o->total_ns += n * (q + svc);
 	if ((__s64)depth > disk->device_span.hi)
 		disk->device_span.lo = disk->device_span.hi = depth;
+}
+
+static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
+{
+	phase_as(TS_OP_READ, depth, secs, svc_ms, q_ms);
 }
 
 static void build(void)
@@ -808,6 +815,52 @@ static void test_sentences_fit(void **state)
 	check_fit();
 }
 
+/*
+ * The articles' MariaDB case on a 1-unit disk: 8 ms flushes alone in the
+ * device most of the time, bursts of 2 ms page writes deep. The curve sums
+ * both: its deep rows (writes) do four times its depth-1 row (flushes), a
+ * headroom and a plateau that are the mix's. Only the note is drawn, naming
+ * the classes; the same writes without the flushes are one class.
+ */
+static void test_mixed_classes(void **state)
+{
+	static const char *const curve[] = { "busy-not-full", "capped-volume",
+					     "waiting-in-device",
+					     "slow-not-busy" };
+	const struct ts_finding *f;
+	unsigned int depth;
+	size_t i;
+
+	reset(20);
+	phase_as(TS_OP_FLUSH, 1, 14, 8, 0);
+	for (depth = 2; depth <= 64; depth *= 2)
+		phase_as(TS_OP_WRITE, depth, 0.8, 2.0 * depth, 0);
+	build();
+	if (getenv("TS_SHOW"))
+		ts_findings_print(stderr, &fs, NULL, false);
+	f = find("busy-not-full");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_NOTE);
+	assert_non_null(strstr(f->sentence, "mix classes of different service (writes of 42.000 ms beside flushes of 8.000 ms)"));
+	for (i = 0; i < sizeof(curve) / sizeof(curve[0]); i++) {
+		f = find(curve[i]);
+		if (f && f->severity != TS_SEV_NOTE)
+			fail_msg("%s stated on a mixed curve: %s", curve[i], f->sentence);
+	}
+	/* flushes a cache answers at once: not a tenth of the device's time */
+	capped_at_thousand();
+	phase_as(TS_OP_FLUSH, 1, 0.05, 0.01, 0);
+	build();
+	assert_non_null(find("capped-volume"));
+	/* one class: the rules read the curve */
+	reset(20);
+	for (depth = 1; depth <= 64; depth *= 2)
+		phase_as(TS_OP_WRITE, depth, depth == 1 ? 14 : 0.8, 2.0 * depth, 0);
+	build();
+	f = find("busy-not-full");
+	assert_true(!f || !strstr(f->sentence, "mix classes"));
+}
+
 /* The depth not exact: the finding says so and is not marked exact. */
 static void test_not_exact(void **state)
 {
@@ -1021,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_one_submitter_none),
 		cmocka_unit_test(test_not_exact),
 		cmocka_unit_test(test_sentences_fit),
+		cmocka_unit_test(test_mixed_classes),
 		cmocka_unit_test(test_light_os_unknown),
 		cmocka_unit_test(test_busy_gates_not_exact),
 		cmocka_unit_test(test_too_few),

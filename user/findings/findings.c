@@ -71,6 +71,41 @@ const char *ts_finding_depths(const struct ts_curve *c, int row, char *buf,
 	return buf;
 }
 
+/* Op @op's service summed (ms), 0 when it has no mean. */
+static double service_sum(const struct ts_op_figures *o)
+{
+	return isnan(o->service_ms) ? 0 : o->ios * o->service_ms;
+}
+
+bool ts_finding_mixed(const struct ts_dev_report *d, char *why, size_t len)
+{
+	int op, fast = -1, slow = -1;
+	double all = 0;
+	char a[32], b[32];
+
+	why[0] = 0;
+	for (op = 0; op < TS_NR_OPS; op++)
+		all += service_sum(&d->op[op]);
+	for (op = 0; op < TS_NR_OPS; op++) {
+		if (d->op[op].ios < TS_FIND_MIN_IOS ||
+		    !(service_sum(&d->op[op]) >= TS_FIND_MIX_SHARE * all))
+			continue;
+		if (fast < 0 || d->op[op].service_ms < d->op[fast].service_ms)
+			fast = op;
+		if (slow < 0 || d->op[op].service_ms > d->op[slow].service_ms)
+			slow = op;
+	}
+	if (fast < 0 || fast == slow ||
+	    !(d->op[slow].service_ms >= TS_CURVE_GROWTH * d->op[fast].service_ms))
+		return false;
+	snprintf(why, len, "%s of %s beside %s of %s",
+		 ts_finding_op_words(ts_op_names[slow]),
+		 ts_time_str(a, sizeof(a), d->op[slow].service_ms, TS_UNIT_AUTO),
+		 ts_finding_op_words(ts_op_names[fast]),
+		 ts_time_str(b, sizeof(b), d->op[fast].service_ms, TS_UNIT_AUTO));
+	return true;
+}
+
 int ts_finding_base_row(const struct ts_curve *c)
 {
 	int i;
@@ -194,6 +229,7 @@ static int by_severity(const void *a, const void *b)
 void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
 {
 	struct ts_finding_ctx c = { .r = r, .span_s = r->span_s, .out = out };
+	char mixed[128];
 	int i, k;
 
 	out->span_s = r->span_s;
@@ -205,6 +241,8 @@ void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
 		c.d = &r->dev[i];
 		if (!c.d->active || too_few(c.d, r->span_s, out))
 			continue;
+		ts_finding_mixed(c.d, mixed, sizeof(mixed));
+		c.mixed = mixed;
 		for (k = 0; k < ts_nrules; k++)
 			ts_rules[k].fn(&c);
 	}

@@ -29,7 +29,12 @@ void ts_rule_slow_not_busy(const struct ts_finding_ctx *c)
 	char mean[32], p50[32], p99[32];
 	struct ts_finding *f;
 
-	if (!d->has_curve || !one->evidence || d->device.mean >= TS_SERIAL_CONC)
+	/*
+	 * depth 1 of mixed classes: a spread that may be theirs (small reads
+	 * beside large writes or flushes), not a stall's
+	 */
+	if (!d->has_curve || c->mixed[0] || !one->evidence ||
+	    d->device.mean >= TS_SERIAL_CONC)
 		return;
 	/* the curve's 3x: service no longer the device's usual */
 	if (!(one->service_ms >= TS_CURVE_SATURATION * one->p50_ms))
