@@ -365,6 +365,12 @@ struct ts_hist {
 
 struct ts_depth_hist {
 	__u32 service[TS_DEPTH_CLASSES][TS_HIST_SLOTS];
+	/*
+	 * Those issued at depth 1 (alone in the device) again, by op: each
+	 * class's own service with nothing else in the device, the baseline
+	 * a class is compared with at one depth
+	 */
+	__u32 depth1[TS_NR_OPS][TS_HIST_SLOTS];
 };
 
 /* Class of depth @d (the request itself included): ceil(log2(d)). */

@@ -31,7 +31,7 @@ static void mixed(const struct ts_finding_ctx *c, const char *op)
 	struct ts_finding *f;
 
 	f = ts_finding_add(c, "busy-not-full", op, TS_SEV_NOTE, TS_RESTS_DEPTH,
-			   "%s %s: %%util says %.0f%% busy, but its requests mix classes of different service (%s), which the depth curve sums: from one depth to another it may compare different work, so whether the device does more at once, or is at its limit, is not known from this load; a load of one kind (scripts/knee.sh %s) finds its parallelism",
+			   "%s %s: %%util says %.0f%% busy, but its requests mix classes the depth curve cannot compare (%s), which it sums: from one depth to another it may compare different work, so whether the device does more at once, or is at its limit, is not known from this load; a load of one kind (scripts/knee.sh %s) finds its parallelism",
 			   d->name, ts_finding_op_words(op), d->busy_pct,
 			   c->mixed, d->name);
 	ts_finding_figure(f, "busy_pct", d->busy_pct, "percent");

@@ -175,16 +175,19 @@ const char *ts_finding_op_words(const char *op);
 int ts_finding_knee(const struct ts_dev_report *d, bool light);
 
 /*
- * Whether @d's requests mix classes (reads, writes, flushes, discards,
- * each with at least TS_FIND_MIN_IOS completions and TS_FIND_MIX_SHARE of
- * the device's service time) whose mean service differs by the curve's
- * growth rule (TS_CURVE_GROWTH) or more: then the depth curve, which sums
- * them, may hold one class at some depths and another at others (a burst
- * of small writes deep, flushes shallow), and a change from row to row may
- * be the mix's. Says which in @why. A class below that share (flushes a
- * cache answers at once) moves the device's mean service by less than
- * it; where it gathers in one row, the rules that exempt the knee's row
- * already allow for it. Sizes within a direction are not told apart.
+ * Whether @d's requests mix classes the depth curve cannot compare: two
+ * ops (reads, writes, flushes, discards), each with at least
+ * TS_FIND_MIN_IOS completions and TS_FIND_MIX_SHARE of the device's
+ * service time, whose own costs, each measured alone in the device
+ * (issued at depth 1: the curve's alone[]), differ by the curve's growth
+ * rule (TS_CURVE_GROWTH) or more, or one of which was too seldom alone to
+ * measure. The curve sums them, and may hold one at some depths and the
+ * other at others (small writes in deep bursts, flushes alone), so that a
+ * change from row to row may be the mix's. Says which in @why. A class
+ * below that share (flushes a cache answers at once) moves the device's
+ * mean service by less than it; where it gathers in one row, the rules
+ * that exempt the knee's row already allow for it. Sizes within a
+ * direction are not told apart.
  */
 bool ts_finding_mixed(const struct ts_dev_report *d, char *why, size_t len);
 

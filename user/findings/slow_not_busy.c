@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * slow-not-busy: requests issued to an empty device (depth 1) took far
- * longer on average than their median, while the device held about one
- * at a time: slowness that load does not explain, in a tail long enough
- * to be the device's.
+ * slow-not-busy: requests of one direction issued to an empty device
+ * (depth 1) took far longer on average than their median, while the
+ * device held about one at a time: slowness that load does not explain,
+ * in a tail long enough to be the device's.
  */
 #include "findings.h"
 
@@ -21,29 +21,25 @@
  */
 #define TS_STALL_FLOOR_MS 1.0
 
-void ts_rule_slow_not_busy(const struct ts_finding_ctx *c)
+/* Op @op's requests alone in the device: slow beyond their own median. */
+static void check_op(const struct ts_finding_ctx *c, int op)
 {
 	const struct ts_dev_report *d = c->d;
-	const struct ts_curve_row *one = &d->curve.row[0];
-	const char *op = ts_finding_dev_op(d);
+	const struct ts_curve_alone *one = &d->curve.alone[op];
+	const char *name = ts_op_names[op];
 	char mean[32], p50[32], p99[32];
 	struct ts_finding *f;
 
-	/*
-	 * depth 1 of mixed classes: a spread that may be theirs (small reads
-	 * beside large writes or flushes), not a stall's
-	 */
-	if (!d->has_curve || c->mixed[0] || !one->evidence ||
-	    d->device.mean >= TS_SERIAL_CONC)
+	if (one->completions < TS_FIND_MIN_IOS)
 		return;
 	/* the curve's 3x: service no longer the device's usual */
 	if (!(one->service_ms >= TS_CURVE_SATURATION * one->p50_ms))
 		return;
 	if (one->p99_ms < TS_STALL_FLOOR_MS)
 		return;
-	f = ts_finding_add(c, "slow-not-busy", op, TS_SEV_HIGH, TS_RESTS_DEPTH,
-			   "%s %s: requests alone in the device took %s on average against a median of %s (p99 %s), while it held %.1f at once: some requests are far slower and load does not explain it; a failing (retrying), throttled or stalling device",
-			   d->name, ts_finding_op_words(op),
+	f = ts_finding_add(c, "slow-not-busy", name, TS_SEV_HIGH, TS_RESTS_DEPTH,
+			   "%s %s: those alone in the device took %s on average against a median of %s (p99 %s), while it held %.1f at once: some requests are far slower and load does not explain it; a failing (retrying), throttled or stalling device",
+			   d->name, ts_finding_op_words(name),
 			   ts_time_str(mean, sizeof(mean), one->service_ms,
 				       TS_UNIT_AUTO),
 			   ts_time_str(p50, sizeof(p50), one->p50_ms,
@@ -55,4 +51,19 @@ void ts_rule_slow_not_busy(const struct ts_finding_ctx *c)
 	ts_finding_figure(f, "p50_depth1_ms", one->p50_ms, "ms");
 	ts_finding_figure(f, "p99_depth1_ms", one->p99_ms, "ms");
 	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+}
+
+/*
+ * Each direction on its own (the curve's alone[]): 4 KiB reads beside
+ * 1 MiB writes or flushes at depth 1 are two spreads, not one long tail.
+ * Sizes within a direction are not told apart.
+ */
+void ts_rule_slow_not_busy(const struct ts_finding_ctx *c)
+{
+	int op;
+
+	if (!c->d->has_curve || c->d->device.mean >= TS_SERIAL_CONC)
+		return;
+	for (op = 0; op < TS_NR_OPS; op++)
+		check_op(c, op);
 }
