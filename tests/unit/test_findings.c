@@ -641,6 +641,41 @@ static void test_slow_not_busy_floor(void **state)
 	assert_non_null(find("slow-not-busy"));
 }
 
+/*
+ * A 1-unit disk at 40 ms a 4 KiB read, one reader: no spread at all, and
+ * slower than any working disk (a 5400 rpm disk's whole stroke and turn,
+ * 36.1 ms, and the transfer); 30 ms is not, nor 80 ms for 1 MiB reads
+ * (52 ms of transfer at 20 MB/s), nor writes (a disk's cache full).
+ */
+static void test_slow_by_physics(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(20);
+	phase(1, 19, 40, 0);
+	build();
+	f = find("slow-not-busy");
+	assert_non_null(f);
+	assert_string_equal(f->op, "read");
+	assert_int_equal(f->severity, TS_SEV_HIGH);
+	assert_float_equal(fig(f, "slowest_disk_ms"), 36.1 + 4096 / 20000.0,
+			   1e-9);
+	assert_non_null(strstr(f->sentence, "longer than any working disk"));
+	reset(20);
+	phase(1, 19, 30, 0);
+	build();
+	assert_null(find("slow-not-busy"));
+	reset(20);
+	phase(1, 19, 80, 0);
+	disk->stats.op[TS_OP_READ].bytes *= 256;
+	build();
+	assert_null(find("slow-not-busy"));
+	reset(20);
+	phase_as(TS_OP_WRITE, 1, 19, 40, 0);
+	build();
+	assert_null(find("slow-not-busy"));
+}
+
 static void submitter(__u64 id, const char *comm, __u64 ios, double svc_ms)
 {
 	struct ts_who_entry *e = &who.e[who.n++];
@@ -1103,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_slow_not_busy_none),
 		cmocka_unit_test(test_slow_not_busy_floor),
 		cmocka_unit_test(test_slow_not_busy_two_directions),
+		cmocka_unit_test(test_slow_by_physics),
 		cmocka_unit_test(test_one_submitter),
 		cmocka_unit_test(test_one_submitter_none),
 		cmocka_unit_test(test_not_exact),
