@@ -104,7 +104,7 @@ static void put_sync_notes(FILE *f, const struct ts_dev_report *d,
 	fprintf(f, "  note: %s: sync: %llu durable writes (REQ_PREFLUSH or REQ_FUA: fsync, O_DSYNC, journal commits), TOTAL from Q to the end of their flush sequence",
 		d->name, (unsigned long long)s->ios);
 	if (!isnan(s->flush_share))
-		fprintf(f, "; the flush commands' service (%llu, mean %s) summed is %.0f%% of theirs",
+		fprintf(f, "; a flush command (%llu, mean %s) was in the device %.0f%% of their time",
 			(unsigned long long)s->flush_ios,
 			ts_time_str(t, sizeof(t),
 				    isnan(s->flush_ms) ? 0 : s->flush_ms, units),
