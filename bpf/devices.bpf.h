@@ -121,6 +121,8 @@ static __noinline int claim_held(struct ts_dev_state *st,
 	stamp = (bpf_ktime_get_ns() + test_clock_offset) & TS_CLOCK_MASK;
 	st->in_device = stamp;
 	st->in_os = stamp;
+	st->flush_word = stamp;
+	st->flush_busy_ns = 0;
 	st->device_peak = st->os_peak = 0;
 	st->device_peak_taken = st->os_peak_taken = 0;
 	st->suspects = 0;

@@ -168,6 +168,8 @@ struct ts_sync_stats {
 	__u64 ios;	 /* completed */
 	__u64 bytes;	 /* their data (an fsync's flush has none) */
 	__u64 total_ns;	 /* sum of Q -> C */
+	__u64 flush_ns;	 /* of that, the time a flush command was in the
+			  * device: each one's, merged or not */
 	__u64 missed;	 /* completed unseen (found by the sweep): not in ios */
 	__u64 untracked; /* not followed (durable_bios full): not in ios */
 };
@@ -299,6 +301,7 @@ static inline __u64 ts_who_lower(unsigned int b)
 #define TS_DURABLE_BIOS 8192
 struct ts_durable {
 	__u64 queued_ns;
+	__u64 flush_at_q; /* the device's flush time (flush_busy_ns) at Q */
 	__u32 qid;
 	__u32 bytes;
 };
@@ -365,6 +368,12 @@ struct ts_hist {
 
 struct ts_depth_hist {
 	__u32 service[TS_DEPTH_CLASSES][TS_HIST_SLOTS];
+	/*
+	 * Those issued at depth 1 (alone in the device) again, by op: each
+	 * class's own service with nothing else in the device, the baseline
+	 * a class is compared with at one depth
+	 */
+	__u32 depth1[TS_NR_OPS][TS_HIST_SLOTS];
 };
 
 /* Class of depth @d (the request itself included): ceil(log2(d)). */
@@ -496,6 +505,11 @@ struct ts_dev_state {
 				   * rises and the sum of their clock reads,
 				   * falls and theirs, deferrals started and
 				   * finished (bpf/depth_locked.bpf.h) */
+	/* flush commands in the device: how many << TS_CLOCK_BITS | the
+	 * time of the last change, and the time any was, summed as each
+	 * stretch ends (bpf/durable.bpf.h, flush_clock_move) */
+	__u64 flush_word __attribute__((aligned(64)));
+	__u64 flush_busy_ns;
 };
 
 

@@ -194,7 +194,9 @@ static void sync_figures(const struct ts_dev_stats *a,
 	f->total_ms = mean_ms(total, f->ios);
 	f->flush_ios = fb->ios - fa->ios;
 	f->flush_ms = mean_ms(flush, f->flush_ios);
-	f->flush_share = total ? (double)flush / total : NAN;
+	f->flush_share =
+		total ? (double)(b->sync.flush_ns - a->sync.flush_ns) / total :
+			NAN;
 }
 
 /* Each direction's figures, and all of them summed (r->all). */

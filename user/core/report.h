@@ -91,8 +91,9 @@ struct ts_sync_figures {
 	double iops, mibps, total_ms; /* total: mean Q -> C; NaN: none */
 	__u64 flush_ios;	/* flush commands (op flush) completed */
 	double flush_ms;	/* their mean service; NaN: none */
-	double flush_share;	/* their service summed / the durable writes'
-				 * Q -> C summed; NaN: no durable write */
+	double flush_share;	/* of the durable writes' Q -> C summed, the
+				 * part a flush command was in the device;
+				 * NaN: no durable write */
 	bool has_hist;		/* total_p is known (the disk has histograms) */
 	struct ts_pct total_p;	/* percentiles of Q -> C */
 };

@@ -26,6 +26,11 @@
  * evidence floor for a depth class (TS_CURVE_MIN_COMPLETIONS).
  */
 #define TS_FIND_MIN_IOS TS_CURVE_MIN_COMPLETIONS
+/*
+ * A request class weighs in the depth curve when it holds a tenth of the
+ * device's service time or more (ts_finding_mixed).
+ */
+#define TS_FIND_MIX_SHARE 0.10
 
 enum ts_severity {
 	TS_SEV_NOTE,   /* cannot tell: what is missing to conclude */
@@ -94,6 +99,12 @@ struct ts_finding_ctx {
 	const struct ts_dev_report *d;
 	double span_s;
 	struct ts_findings *out;
+	/*
+	 * The device's requests mix classes whose service differs
+	 * (ts_finding_mixed): what, for a sentence; "" when one class. The
+	 * depth curve sums them, so its rows compare different work.
+	 */
+	const char *mixed;
 };
 
 struct ts_rule {
@@ -162,6 +173,23 @@ const char *ts_finding_op_words(const char *op);
  * stopped growing while it held more): its row, else -1.
  */
 int ts_finding_knee(const struct ts_dev_report *d, bool light);
+
+/*
+ * Whether @d's requests mix classes the depth curve cannot compare: two
+ * ops (reads, writes, flushes, discards), each with at least
+ * TS_FIND_MIN_IOS completions and TS_FIND_MIX_SHARE of the device's
+ * service time, whose own costs, each measured alone in the device
+ * (issued at depth 1: the curve's alone[]), differ by the curve's growth
+ * rule (TS_CURVE_GROWTH) or more, or one of which was too seldom alone to
+ * measure. The curve sums them, and may hold one at some depths and the
+ * other at others (small writes in deep bursts, flushes alone), so that a
+ * change from row to row may be the mix's. Says which in @why. A class
+ * below that share (flushes a cache answers at once) moves the device's
+ * mean service by less than it; where it gathers in one row, the rules
+ * that exempt the knee's row already allow for it. Sizes within a
+ * direction are not told apart.
+ */
+bool ts_finding_mixed(const struct ts_dev_report *d, char *why, size_t len);
 
 /* The shallowest evidenced row's service: depth 1's when it has one. */
 int ts_finding_base_row(const struct ts_curve *c);

@@ -44,8 +44,13 @@ void ts_rule_waiting_in_device(const struct ts_finding_ctx *c)
 	char kd[24], bd[24], svc[32], svc1[32];
 	struct ts_finding *f;
 
-	/* a plateau over rising depth is capped-volume's, which says this */
-	if (knee < 0 || ts_finding_capped(d, c->r->light, NULL, NULL))
+	/*
+	 * a plateau over rising depth is capped-volume's, which says this;
+	 * a curve of mixed classes compares different work (busy-not-full's
+	 * note says so)
+	 */
+	if (knee < 0 || c->mixed[0] ||
+	    ts_finding_capped(d, c->r->light, NULL, NULL))
 		return;
 	base = ts_finding_base_row(k);
 	/* the curve's +20%: well above a histogram bucket's 6.25% */

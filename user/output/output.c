@@ -104,7 +104,7 @@ static void put_sync_notes(FILE *f, const struct ts_dev_report *d,
 	fprintf(f, "  note: %s: sync: %llu durable writes (REQ_PREFLUSH or REQ_FUA: fsync, O_DSYNC, journal commits), TOTAL from Q to the end of their flush sequence",
 		d->name, (unsigned long long)s->ios);
 	if (!isnan(s->flush_share))
-		fprintf(f, "; the flush commands' service (%llu, mean %s) summed is %.0f%% of theirs",
+		fprintf(f, "; a flush command (%llu, mean %s) was in the device %.0f%% of their time",
 			(unsigned long long)s->flush_ios,
 			ts_time_str(t, sizeof(t),
 				    isnan(s->flush_ms) ? 0 : s->flush_ms, units),
@@ -917,6 +917,25 @@ static void json_limit(struct tj *j, enum ts_curve_limit l)
 		tj_str(j, "limit", names[l]);
 }
 
+/* Each op's requests issued alone in the device (depth 1), ops with some. */
+static void json_alone(struct tj *j, const struct ts_curve *c)
+{
+	int op;
+
+	tj_obj(j, "alone");
+	for (op = 0; op < TS_NR_OPS; op++) {
+		if (!c->alone[op].completions)
+			continue;
+		tj_obj(j, ts_op_names[op]);
+		tj_u64(j, "ios", c->alone[op].completions);
+		tj_num(j, "service_mean_ms", c->alone[op].service_ms, 6);
+		tj_num(j, "service_p50_ms", c->alone[op].p50_ms, 6);
+		tj_num(j, "service_p99_ms", c->alone[op].p99_ms, 6);
+		tj_end_obj(j);
+	}
+	tj_end_obj(j);
+}
+
 static void json_curve(struct tj *j, const struct ts_dev_report *d, bool light)
 {
 	const struct ts_curve *c = &d->curve;
@@ -953,6 +972,7 @@ static void json_curve(struct tj *j, const struct ts_dev_report *d, bool light)
 	json_row_label(j, "saturation_depths", c, c->saturation_row);
 	tj_num(j, "headroom", c->headroom, 3);
 	json_row_label(j, "best_depths", c, c->best_row);
+	json_alone(j, c);
 	tj_end_obj(j);
 }
 
