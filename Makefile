@@ -56,7 +56,8 @@ LIB_OBJS := units json devices histogram depth bounds claim names \
 USER_H := $(wildcard $(addprefix user/,$(addsuffix /*.h,$(USER_DIRS))))
 vpath %.c $(addprefix user/,$(USER_DIRS))
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS))) $(OUTPUT)/metrics.pb-c.o
-APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
+LOADER_OBJS := tracer attach snapshot sweep slow_ring tables progstats
+APP_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LOADER_OBJS))) $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 # The docs' figures (costs, make test's time, table sizes...) stated alike
 # everywhere (tests/docs): Python, run and counted with the unit tests.
@@ -101,7 +102,7 @@ $(OUTPUT)/truestat-locked.skel.h: $(OUTPUT)/truestat-locked.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name truestat_locked_bpf > $@
 
-$(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h
+$(addprefix $(OUTPUT)/,$(addsuffix .o,$(LOADER_OBJS))): $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h
 
 # Prometheus' protobuf exposition (io.prometheus.client, proto/): C from
 # protobuf-c's compiler, linked with libprotobuf-c.
