@@ -424,46 +424,18 @@ static void advance(struct timespec *t, double seconds)
 	}
 }
 
-/* Each device's mean service time from @a to @b, for dating lost completions. */
-static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
-			 const struct ts_snapshot *b)
-{
-	__u64 ios, ns;
-	int i, j, op;
-
-	for (i = 0; i < b->ndev; i++) {
-		const struct ts_dev_snap *d = &b->dev[i], *p = NULL;
-
-		if (d->untraced)
-			continue;
-		for (j = 0; j < a->ndev; j++)
-			if (a->dev[j].qid == d->qid &&
-			    a->dev[j].claimed_ns == d->claimed_ns)
-				p = &a->dev[j];
-		for (ios = ns = 0, op = 0; op < TS_NR_OPS; op++) {
-			ios += d->stats.op[op].ios - (p ? p->stats.op[op].ios : 0);
-			ns += d->stats.op[op].service_ns -
-			      (p ? p->stats.op[op].service_ns : 0);
-		}
-		if (ios)
-			ts_tracer_set_service_hint(t, d->qid, ns / ios);
-	}
-}
-
 /*
- * Takes snapshot @cur after @prev. When a new disk took over the queue id of
- * an old one in between, the old one is kept in @gone for the totals.
+ * Takes snapshot @cur. When a new disk took over the queue id of an old one
+ * since the last, the old one is kept in @gone for the totals.
  */
-
-static void take(struct ts_tracer *t, const struct ts_snapshot *prev,
-		 struct ts_snapshot *cur, struct ts_snapshot *gone)
+static void take(struct ts_tracer *t, struct ts_snapshot *cur,
+		 struct ts_snapshot *gone)
 {
 	ts_tracer_snapshot(t, cur, true);
 	find_refused(t);
 	if (verbose)
 		say_new_disks(cur);
 	ts_tracer_gone(t, gone);
-	update_hints(t, prev, cur);
 }
 
 /*
@@ -802,7 +774,7 @@ static void run_free(struct run *r)
 /* A snapshot in @r's cur, from the maps now: a span of the depth ends. */
 static void run_take(struct ts_tracer *t, struct run *r)
 {
-	take(t, r->prev, r->cur, r->gone);
+	take(t, r->cur, r->gone);
 	if (exporter.httpd)
 		ts_prom_span(exporter.printed, r->prev, r->cur);
 	if (r->window)

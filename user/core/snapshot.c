@@ -256,6 +256,30 @@ static void fill_traced(struct ts_tracer *t,
 	d->oldest_issue_ns = oldest_issue(t, d->qid);
 }
 
+/*
+ * Device @d's mean service since the slot's last read @last (since its
+ * claim when that was another disk's), which dates the completions no
+ * program saw (bpf/depth.bpf.h, estimated_end).
+ */
+static void hint_service(struct ts_tracer *t, const struct ts_dev_snap *last,
+			 const struct ts_dev_snap *d)
+{
+	bool same = last->queue == d->queue && last->claimed_ns == d->claimed_ns;
+	__u64 ios = 0, ns = 0;
+	int op;
+
+	if (d->untraced)
+		return;
+	for (op = 0; op < TS_NR_OPS; op++) {
+		ios += d->stats.op[op].ios - (same ? last->stats.op[op].ios : 0);
+		ns += d->stats.op[op].service_ns -
+		      (same ? last->stats.op[op].service_ns : 0);
+	}
+	if (ios && ns / ios)
+		bpf_map_update_elem(bpf_map__fd(t->skel->maps.service_hint),
+				    &d->qid, &(__u64){ ns / ios }, BPF_ANY);
+}
+
 /* Slot @qid, of claim @c, as snapshot @s's next device. */
 static void fill_slot(struct ts_tracer *t, unsigned int qid,
 		      const struct ts_claim *c, unsigned int durable,
@@ -273,10 +297,12 @@ static void fill_slot(struct ts_tracer *t, unsigned int qid,
 	d->layer = st->layer;
 	d->untraced = st->mode != TS_DEV_TRACED;
 	read_counters(t, qid, c, d);
+	/* its repairs after the counters, before the levels */
 	if (t->test_sweep_between)
-		tracer_settle(t); /* its repairs after the counters, before the levels */
+		tracer_settle(t);
 	if (!d->untraced)
 		fill_traced(t, st, c, durable, s, d);
+	hint_service(t, &t->last[qid], d);
 	if (ts_slot_next(&t->last[qid], d, &gone))
 		ts_snapshot_keep_gone(t->gone, &gone);
 }

@@ -585,13 +585,6 @@ fail:
 	return NULL;
 }
 
-void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
-				__u64 service_ns)
-{
-	bpf_map_update_elem(bpf_map__fd(t->skel->maps.service_hint), &qid,
-			    &service_ns, BPF_ANY);
-}
-
 const char *ts_tracer_kind(const struct ts_tracer *t)
 {
 	return t->kind;

@@ -85,9 +85,6 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
  * (CLOCK_MONOTONIC ns). Call it at least that often.
  */
 __u64 ts_tracer_tick(struct ts_tracer *t);
-/* A device's recent mean service time, used to date unseen completions. */
-void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
-				__u64 service_ns);
 /*
  * The disks whose slot another disk took since the last call (each read
  * of the slots sees them: reports and scrapes alike), their own figures
