@@ -78,6 +78,7 @@ struct ts_op_figures {
 	__u64 merges; /* bios and requests merged into others (diskstats') */
 	double iops, mrgps, mibps, avg_kb; /* merges a second, MiB/s, KiB */
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
+	__u64 queue_ns, service_ns, total_ns, layer_ns; /* their exact sums */
 	__u64 layer_ios;  /* bio layer: bios mapped one-to-one onto a member */
 	double layer_ms;  /* their mean time in the layer itself; NaN: none */
 	bool has_hist; /* the percentiles below are known */
@@ -89,6 +90,7 @@ struct ts_sync_figures {
 	__u64 ios, bytes, missed, untracked;
 	unsigned int in_flight; /* at the report: between Q and C */
 	double iops, mibps, total_ms; /* total: mean Q -> C; NaN: none */
+	__u64 total_ns; /* its exact sum */
 	__u64 flush_ios;	/* flush commands (op flush) completed */
 	double flush_ms;	/* their mean service; NaN: none */
 	double flush_share;	/* of the durable writes' Q -> C summed, the

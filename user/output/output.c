@@ -856,6 +856,10 @@ static void json_op(struct tj *j, const char *key, const struct ts_op_figures *o
 	tj_num(j, "total_ms", o->total_ms, 6);
 	tj_u64(j, "layer_ios", o->layer_ios);
 	tj_num(j, "layer_ms", o->layer_ms, 6);
+	tj_u64(j, "queue_ns_sum", o->queue_ns);
+	tj_u64(j, "service_ns_sum", o->service_ns);
+	tj_u64(j, "total_ns_sum", o->total_ns);
+	tj_u64(j, "layer_ns_sum", o->layer_ns);
 	if (o->has_hist && o->ios) {
 		tj_obj(j, "percentiles_ms");
 		ts_json_pct(j, "queue", &o->queue_p);
@@ -1009,6 +1013,7 @@ static void json_sync(struct tj *j, const struct ts_report *r,
 	tj_num(j, "iops", s->iops, 1);
 	tj_num(j, "mib_per_s", s->mibps, 3);
 	tj_num(j, "total_ms", s->total_ms, 6);
+	tj_u64(j, "total_ns_sum", s->total_ns);
 	tj_u64(j, "missed", s->missed);
 	tj_u64(j, "untracked", s->untracked);
 	tj_u64(j, "in_flight", s->in_flight);

@@ -36,9 +36,10 @@ static void labels(FILE *f, const struct ts_dev_report *d, const char *op)
 		fprintf(f, ",op=\"%s\"", op);
 }
 
-static double sum_s(double mean_ms, __u64 n)
+/* A histogram's _sum: the counted ns, in seconds. */
+static double sum_s(__u64 ns)
 {
-	return n && !isnan(mean_ms) ? mean_ms * (double)n / 1e3 : 0;
+	return ns / 1e9;
 }
 
 /* The full set's edge nearest @ns (at or above 2^TS_PROM_FIRST_EXP). */
@@ -294,7 +295,7 @@ static void sync_histogram(FILE *f, const struct ts_prom *p,
 		if (d->hist && d->sync.ios)
 			histogram(f, p, name, d, "write",
 				  d->hist[TS_HIST_SYNC].total,
-				  sum_s(d->sync.total_ms, d->sync.ios));
+				  sum_s(d->sync.total_ns));
 	}
 }
 
@@ -353,16 +354,16 @@ static const __u64 *hist_of(const struct ts_dev_report *d, int op,
 
 	switch (kind) {
 	case QUEUE_HIST:
-		*sum = sum_s(o->queue_ms, o->queued_ios);
+		*sum = sum_s(o->queue_ns);
 		return d->bio_layer ? NULL : h->queue;
 	case SERVICE_HIST:
-		*sum = sum_s(o->service_ms, o->ios);
+		*sum = sum_s(o->service_ns);
 		return h->service;
 	case TOTAL_HIST:
-		*sum = sum_s(o->total_ms, o->queued_ios);
+		*sum = sum_s(o->total_ns);
 		return h->total;
 	default:
-		*sum = sum_s(o->layer_ms, o->layer_ios);
+		*sum = sum_s(o->layer_ns);
 		return d->bio_layer && d->stack.nmembers ? h->layer : NULL;
 	}
 }
