@@ -510,6 +510,10 @@ struct ts_dev_state {
 	 * stretch ends (bpf/durable.bpf.h, flush_clock_move) */
 	__u64 flush_word __attribute__((aligned(64)));
 	__u64 flush_busy_ns;
+	/* the slot's claims so far; at the last one, the latest stamp of the
+	 * depth words it reset: the disk before's last change (lib/claim.h) */
+	__u64 claims;
+	__u64 prev_stamp;
 };
 
 

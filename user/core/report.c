@@ -269,6 +269,8 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 	__u64 busy_ns;
 	int i;
 
+	/* counted from its claim, which may hold another disk's counts */
+	r->counts_shared = b->counts_shared && !a;
 	if (!a)
 		a = &zero;
 	ops_report(a, b, span_ns / 1e9, r);

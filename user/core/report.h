@@ -49,6 +49,7 @@ struct ts_dev_snap {
 	/* its slot held by a disk not traced (-d): its claim and counters
 	 * only, the start of the slot's next traced disk; never reported */
 	bool untraced;
+	bool counts_shared; /* its claim's counts may hold another disk's */
 };
 
 struct ts_snapshot {
@@ -114,6 +115,9 @@ struct ts_dev_report {
 	 * disk's row in the totals), else claimed_ns */
 	__u64 last_claim_ns;
 	bool active; /* did anything in the span */
+	/* its counts may hold another disk's: one of its slot that came and
+	 * went between two reads, or the disk before it after its last read */
+	bool counts_shared;
 	/* discard ranges a request takes at most: above 1, a discard bio
 	 * merged into one has no tracepoint (discard merges a lower bound) */
 	unsigned int discard_ranges;

@@ -171,7 +171,11 @@ static void read_counters(struct ts_tracer *t, unsigned int qid,
 	t->counted_ns = mono_ns();
 	if (!read_pattern(t, qid, &now.pattern))
 		now.pattern = t->claims[qid].last.pattern;
+	ts_claim_shared(&t->claims[qid], c->claimed_ns, t->state[qid].claims,
+			t->state[qid].prev_stamp,
+			(t->counted_ns + t->clock_offset) & TS_CLOCK_MASK);
 	ts_claim_counts(&t->claims[qid], c->claimed_ns, !d->untraced, &now);
+	d->counts_shared = t->claims[qid].shared;
 	d->stats = now.stats;
 	d->pattern = now.pattern;
 }

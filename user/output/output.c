@@ -570,6 +570,10 @@ static void put_notes(FILE *f, const struct ts_report *r)
 		if (r->dev[i].active)
 			put_sync_notes(f, &r->dev[i], r->units);
 	for (i = 0; i < r->ndev; i++)
+		if (r->dev[i].counts_shared)
+			fprintf(f, "  note: %s: its counts may hold another disk's: its slot's disk before it changed after truestat last read it, or a disk came and went between two reads\n",
+				r->dev[i].name);
+	for (i = 0; i < r->ndev; i++)
 		if (!discard_merges_exact(&r->dev[i]) && !r->light)
 			fprintf(f, "  note: %s: discard MRG/s is a lower bound: a discard takes up to %u ranges here, and a discard bio merged into one has no tracepoint\n",
 				r->dev[i].name, r->dev[i].discard_ranges);
@@ -1096,6 +1100,7 @@ static void json_device(struct tj *j, const struct ts_report *r,
 	tj_num(j, "svctm_ms", d->svctm_ms, 6);
 	tj_end_obj(j);
 	tj_bool(j, "discard_merges_exact", d->discard_ranges <= 1);
+	tj_bool(j, "counts_shared", d->counts_shared);
 	json_sync(j, r, d);
 	if (r->show_curve && d->has_curve)
 		json_curve(j, d, r->light);
