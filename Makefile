@@ -47,7 +47,7 @@ endif
 USER_DIRS := lib features core findings output exporter cli
 LIB_OBJS := units json devices histogram depth bounds claim names \
 	curve pattern flags slow who filter \
-	kload report partitions \
+	kload report report_parts partitions \
 	findings findings_print busy_not_full waiting_in_device waiting_in_os \
 	flush_wait random_reads capped slow_not_busy one_submitter \
 	output prom prom_pb heatmap heatmap_svg \
@@ -61,7 +61,7 @@ APP_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LOADER_OBJS))) $(OUTPUT)/truest
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 # The docs' figures (costs, make test's time, table sizes...) stated alike
 # everywhere (tests/docs): Python, run and counted with the unit tests.
-DOC_TESTS := tests/docs/test_docs.py
+DOC_TESTS := tests/docs/test_docs.py tests/docs/test_layers.py
 # The simulated disk the integration tests measure truestat against.
 SIMDISK := $(OUTPUT)/simdisk
 # The exporter's --web.config.file: TLS (OpenSSL), its YAML (libyaml) and

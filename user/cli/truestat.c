@@ -20,7 +20,7 @@
 #include "exporter/webauth.h"
 #include "features/slow.h"
 #include "features/who.h"
-#include "features/partitions.h"
+#include "core/report_parts.h"
 #include "opts.h"
 #include "output/output.h"
 #include "output/prom.h"

@@ -4,7 +4,7 @@
 
 #include "findings/findings.h"
 #include "lib/json.h"
-#include "features/partitions.h"
+#include "core/report_parts.h"
 #include "output.h"
 
 /* "QUEUE" and @t: "QUEUE_us", a column's header with its unit. */
