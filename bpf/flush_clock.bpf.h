@@ -13,9 +13,6 @@
 #include "core.bpf.h"
 #include "atomics.bpf.h"
 
-/* Tries at a change before it is given up (counted: contended). */
-#define TS_FLUSH_TRIES 16
-
 /* ns from stamp @from to @now; 0 when @now reads before it (reordered). */
 static __always_inline u64 flush_stretch(u64 from, u64 now)
 {
@@ -25,31 +22,43 @@ static __always_inline u64 flush_stretch(u64 from, u64 now)
 }
 
 /*
- * A flush command of slot @qid (@st) entered (@delta 1) or left (-1) the
- * device at @now: the stretch since the last change is added to the busy
- * time when one was in it. A leave with none counted (its issue before
- * the claim) changes nothing.
+ * A flush command of slot @qid entered (@delta 1) or left (-1) the device
+ * at @now: the stretch since the last change is added to the busy time
+ * when one was in it. A leave with none counted (its issue before the
+ * claim) changes nothing. A global function, checked once by the verifier
+ * rather than inside each program that issues or ends a request; inlined
+ * in the object for old kernels (forget_slot's reason), where a change is
+ * made under the word's lock and lost only to a lock not taken.
  */
-static __always_inline void flush_clock_move(struct ts_dev_state *st, u32 qid,
-					     s64 delta, u64 now)
+#ifdef TS_LOCKED_ATOMICS
+#define TS_FLUSH_TRIES 2
+static __always_inline int flush_clock_move(u32 qid, s64 delta, u64 now)
+#else
+#define TS_FLUSH_TRIES 16
+__noinline int flush_clock_move(u32 qid, s64 delta, u64 now)
+#endif
 {
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &qid);
 	u64 old, new, n;
 	int i;
 
+	if (!st)
+		return 0;
 	for (i = 0; i < TS_FLUSH_TRIES; i++) {
 		old = *(volatile u64 *)&st->flush_word;
 		n = old >> TS_CLOCK_BITS;
 		if (delta < 0 && !n)
-			return;
+			return 0;
 		new = ((n + delta) << TS_CLOCK_BITS) | (now & TS_CLOCK_MASK);
 		if (ts_cmpxchg(&st->flush_word, old, new) != old)
 			continue;
 		if (n)
 			__sync_fetch_and_add(&st->flush_busy_ns,
 					     flush_stretch(old, now));
-		return;
+		return 0;
 	}
 	count_event(qid, TS_EV_CONTENDED);
+	return 0;
 }
 
 /*

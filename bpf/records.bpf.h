@@ -341,7 +341,7 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 		was = device_down(st, qid, now) + 1;
 
 		if (s->op == TS_OP_FLUSH)
-			flush_clock_move(st, qid, -1, now);
+			flush_clock_move(qid, -1, now);
 		low_since_issue(st, s, now, low);
 		repair_levels(st, qid, s->issue_ns, now, was, low[0]);
 	}
@@ -439,7 +439,7 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 	s->op = op;
 	depth = device_up(st, qid, now);
 	if (op == TS_OP_FLUSH)
-		flush_clock_move(st, qid, 1, now);
+		flush_clock_move(qid, 1, now);
 	s->low_at_issue = *(volatile struct ts_low_time *)st->device_low_ns;
 	if (depth < 1)
 		count_event(qid, TS_EV_DEPTH_BELOW);
