@@ -69,6 +69,7 @@ static void phase_as(int op, unsigned int depth, double secs, double svc_ms,
 		disk->os_time[0] += secs * SEC;
 	b.depth[0].service[ts_depth_class(depth)][ts_hist_bucket(svc)] += n;
 	b.hist[0][op].service[ts_hist_bucket(svc)] += n;
+	b.hist[0][op].size[ts_size_bucket(4096)] += n;
 	if (depth == 1)
 		b.depth[0].depth1[op][ts_hist_bucket(svc)] += n;
 	o->ios += n;
@@ -984,6 +985,33 @@ static void test_slow_not_busy_two_directions(void **state)
 	assert_null(find("slow-not-busy"));
 }
 
+/*
+ * Sizes within a direction: 4 KiB reads of 1 ms beside 1 MiB reads of 20
+ * ms, each alone: the reads' mean is far above their median, and p99 past
+ * 1 ms, but of two sizes (the size histogram: a factor of 256), not a
+ * stall; the same service of one size is one.
+ */
+static void test_slow_not_busy_two_sizes(void **state)
+{
+	__u64 big;
+
+	reset(20);
+	phase(1, 3.2, 1, 0);
+	big = 16 / 0.020;
+	phase(1, 16, 20, 0);
+	b.hist[0][TS_OP_READ].size[ts_size_bucket(4096)] -= big;
+	b.hist[0][TS_OP_READ].size[ts_size_bucket(1 << 20)] += big;
+	build();
+	assert_true(r.dev[0].curve.alone[TS_OP_READ].service_ms >=
+		    3 * r.dev[0].curve.alone[TS_OP_READ].p50_ms);
+	assert_null(find("slow-not-busy"));
+	reset(20);
+	phase(1, 3.2, 1, 0);
+	phase(1, 16, 20, 0);
+	build();
+	assert_non_null(find("slow-not-busy"));
+}
+
 /* The depth not exact: the finding says so and is not marked exact. */
 static void test_not_exact(void **state)
 {
@@ -1196,6 +1224,7 @@ int main(void)
 		cmocka_unit_test(test_slow_not_busy_none),
 		cmocka_unit_test(test_slow_not_busy_floor),
 		cmocka_unit_test(test_slow_not_busy_two_directions),
+		cmocka_unit_test(test_slow_not_busy_two_sizes),
 		cmocka_unit_test(test_slow_by_physics),
 		cmocka_unit_test(test_one_submitter),
 		cmocka_unit_test(test_one_submitter_none),

@@ -74,8 +74,28 @@ static void slow_by_physics(const struct ts_finding_ctx *c,
 }
 
 /*
- * Op @op's requests alone in the device: slow beyond their own median, or
- * (reads) beyond what any disk takes.
+ * Whether direction @op's requests are of one size: nine in ten within two
+ * neighbouring log2 size classes (a factor of 4). Of several sizes, a
+ * mean far above the median can be the big ones' transfer, not a stall:
+ * 4 KiB reads beside 1 MiB ones are two spreads, not one long tail.
+ */
+static bool one_size(const struct ts_dev_report *d, int op)
+{
+	const __u64 *sz = d->hist ? d->hist[op].size : NULL;
+	__u64 n = 0, pair = 0;
+	int i;
+
+	for (i = 0; sz && i < TS_SIZE_SLOTS; i++) {
+		n += sz[i];
+		if (i && sz[i - 1] + sz[i] > pair)
+			pair = sz[i - 1] + sz[i];
+	}
+	return sz && n && 10 * pair >= 9 * n;
+}
+
+/*
+ * Op @op's requests alone in the device: slow beyond their own median (of
+ * one size), or (reads) beyond what any disk takes.
  */
 static void check_op(const struct ts_finding_ctx *c, int op)
 {
@@ -89,7 +109,7 @@ static void check_op(const struct ts_finding_ctx *c, int op)
 		return;
 	/* the curve's 3x: service no longer the device's usual */
 	if (!(one->service_ms >= TS_CURVE_SATURATION * one->p50_ms) ||
-	    one->p99_ms < TS_STALL_FLOOR_MS) {
+	    one->p99_ms < TS_STALL_FLOOR_MS || !one_size(d, op)) {
 		if (op == TS_OP_READ)
 			slow_by_physics(c, one);
 		return;
