@@ -1012,6 +1012,34 @@ static void test_slow_not_busy_two_sizes(void **state)
 	assert_non_null(find("slow-not-busy"));
 }
 
+/*
+ * A 4-unit disk at 8 ms under 64 readers, seen only at depth 33-64 (the
+ * tool started mid-load): no depth-1 service to compare with, but reads of
+ * 126 ms each, past what any disk takes for one (36.3 ms), while it held
+ * 54: waiting-in-device, and not busy-not-full's note; the same depth at
+ * 1 ms a read (a device that works on them all) draws only the note.
+ */
+static void test_waiting_by_physics(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(20);
+	phase(54, 19, 126, 0);
+	build();
+	f = find("waiting-in-device");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_HIGH);
+	assert_float_equal(fig(f, "slowest_disk_ms"), 36.1 + 4096 / 20000.0,
+			   1e-9);
+	assert_float_equal(fig(f, "concurrency"), 54 * 19 / 20.0, 0.01);
+	assert_null(find("busy-not-full"));
+	reset(20);
+	phase(54, 19, 1, 0);
+	build();
+	assert_null(find("waiting-in-device"));
+	assert_non_null(only_note("busy-not-full"));
+}
+
 /* The depth not exact: the finding says so and is not marked exact. */
 static void test_not_exact(void **state)
 {
@@ -1225,6 +1253,7 @@ int main(void)
 		cmocka_unit_test(test_slow_not_busy_floor),
 		cmocka_unit_test(test_slow_not_busy_two_directions),
 		cmocka_unit_test(test_slow_not_busy_two_sizes),
+		cmocka_unit_test(test_waiting_by_physics),
 		cmocka_unit_test(test_slow_by_physics),
 		cmocka_unit_test(test_one_submitter),
 		cmocka_unit_test(test_one_submitter_none),

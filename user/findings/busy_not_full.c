@@ -57,6 +57,7 @@ void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
 	int knee = ts_finding_knee(d, c->r->light);
 	const struct ts_curve_row *best;
 	struct ts_finding *f;
+	double bound_ms;
 	char at[24];
 
 	if (d->device.busy_share < TS_FIND_BUSY || !d->has_curve)
@@ -75,9 +76,13 @@ void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
 	 */
 	if (ts_finding_capped(d, c->r->light, NULL, NULL))
 		return;
-	/* whether it does more at once was never seen */
+	/*
+	 * whether it does more at once was never seen; reads that waited in
+	 * it by physics: waiting-in-device's, which says so
+	 */
 	if (k->parallelism_row < 0 || !seen_deeper(k)) {
-		cannot_tell(c, op);
+		if (!ts_finding_waits_by_physics(d, &bound_ms))
+			cannot_tell(c, op);
 		return;
 	}
 	/* deeper depths gave no more by the curve's own rule (+20%) */

@@ -131,6 +131,32 @@ bool ts_finding_mixed(const struct ts_dev_report *d, char *why, size_t len)
 	return true;
 }
 
+/*
+ * A 2.5-inch disk at 5400 rpm seeking the whole stroke (25.0 ms at most)
+ * and waiting a whole turn (11.1 ms), its vendor's specification; flash
+ * and network volumes read in less.
+ */
+#define TS_READ_ACCESS_MAX_MS 36.1
+
+/* Below any working disk's media rate, bytes a ms: 20 MB/s (the doc's). */
+#define TS_MEDIA_MIN_BYTES_MS 20000.0
+
+double ts_finding_slowest_read_ms(double mean_bytes)
+{
+	return TS_READ_ACCESS_MAX_MS + mean_bytes / TS_MEDIA_MIN_BYTES_MS;
+}
+
+bool ts_finding_waits_by_physics(const struct ts_dev_report *d,
+				 double *bound_ms)
+{
+	const struct ts_op_figures *rd = &d->op[TS_OP_READ];
+
+	if (rd->ios < TS_FIND_MIN_IOS || d->device.mean < TS_SERIAL_CONC)
+		return false;
+	*bound_ms = ts_finding_slowest_read_ms((double)rd->bytes / rd->ios);
+	return rd->service_ms > *bound_ms;
+}
+
 int ts_finding_base_row(const struct ts_curve *c)
 {
 	int i;

@@ -31,6 +31,11 @@
  * device's service time or more (ts_finding_mixed).
  */
 #define TS_FIND_MIX_SHARE 0.10
+/*
+ * About one at a time: half a request above serial, so the device held
+ * one request or none most of the span.
+ */
+#define TS_SERIAL_CONC 1.5
 
 enum ts_severity {
 	TS_SEV_NOTE,   /* cannot tell: what is missing to conclude */
@@ -193,6 +198,23 @@ bool ts_finding_mixed(const struct ts_dev_report *d, char *why, size_t len);
 
 /* The shallowest evidenced row's service: depth 1's when it has one. */
 int ts_finding_base_row(const struct ts_curve *c);
+
+/*
+ * The longest a working disk of any class takes to serve a read of
+ * @mean_bytes alone, in ms (doc/diagnosis.md, "Slower than any disk"): a
+ * bound linear in the size, so a mean over any mix of sizes is held to the
+ * bound of their mean size.
+ */
+double ts_finding_slowest_read_ms(double mean_bytes);
+
+/*
+ * Reads that spent longer in device @d, on average and while it held more
+ * than about one at a time, than any working disk takes to serve one alone
+ * (*@bound_ms): the time is not its work on each, they waited inside it
+ * (waiting-in-device), or it is failing.
+ */
+bool ts_finding_waits_by_physics(const struct ts_dev_report *d,
+				 double *bound_ms);
 
 /* Row @row's depths as the curve prints them: "1", "5-8". */
 const char *ts_finding_depths(const struct ts_curve *c, int row, char *buf,

@@ -8,29 +8,12 @@
 #include "findings.h"
 
 /*
- * About one at a time: half a request above serial, so the device held
- * one request or none most of the span.
- */
-#define TS_SERIAL_CONC 1.5
-
-/*
  * A device's stall lasts milliseconds (a retry, a throttle's refill, flash
  * garbage collection); a tail below one is within what the host adds to a
  * completion (an interrupt, a loop worker waiting for a CPU), which the
  * block layer cannot tell from the device.
  */
 #define TS_STALL_FLOOR_MS 1.0
-
-/*
- * The longest a working disk of any class takes to read alone: a 2.5-inch
- * disk at 5400 rpm seeking the whole stroke (25.0 ms at most) and waiting
- * a whole turn (11.1 ms), its vendor's specification (doc/diagnosis.md,
- * "Slower than any disk"); flash and network volumes read in less.
- */
-#define TS_READ_ACCESS_MAX_MS 36.1
-
-/* Below any working disk's media rate, bytes a ms: 20 MB/s (the doc's). */
-#define TS_MEDIA_MIN_BYTES_MS 20000.0
 
 /*
  * Reads alone in the device slower on average than any working disk takes
@@ -44,8 +27,8 @@ static bool slower_than_any_disk(const struct ts_finding_ctx *c,
 {
 	const struct ts_op_figures *rd = &c->d->op[TS_OP_READ];
 
-	*bound_ms = TS_READ_ACCESS_MAX_MS +
-		    (double)rd->bytes / one->completions / TS_MEDIA_MIN_BYTES_MS;
+	*bound_ms = ts_finding_slowest_read_ms((double)rd->bytes /
+					       one->completions);
 	return one->service_ms > *bound_ms;
 }
 
