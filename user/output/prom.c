@@ -6,27 +6,12 @@
 
 #include "expo.h"
 #include "prom.h"
+#include "prom_parts.h"
 
 static void help(const struct ts_expo *x, const char *name, const char *type,
 		 const char *text)
 {
 	x->ops->family(x->ctx, name, type, text);
-}
-
-/*
- * A label's value as the text format escapes it: a backslash, a double
- * quote and a line feed (a device-mapper name under -N may hold any).
- */
-static void label_value(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
 }
 
 /* Series @name of device @d (and direction @op when not NULL). */
@@ -389,74 +374,6 @@ static void events(const struct ts_expo *x, const struct ts_report *r,
 }
 
 /*
- * The window of disk @i of snapshot @s, restarted when another disk
- * claimed its slot; NULL for a disk not traced.
- */
-static struct ts_prom_window *window_at(struct ts_prom *p,
-					const struct ts_snapshot *s, int i)
-{
-	const struct ts_dev_snap *d = &s->dev[i];
-	struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
-
-	if (d->untraced)
-		return NULL;
-	if (w->claimed_ns != d->claimed_ns) {
-		memset(w, 0, sizeof(*w));
-		w->claimed_ns = d->claimed_ns;
-	}
-	return w;
-}
-
-void ts_prom_span(struct ts_prom *p, const struct ts_snapshot *prev,
-		  const struct ts_snapshot *cur)
-{
-	const struct ts_depth_range *span;
-	struct ts_prom_window *w;
-	__u64 from;
-	int i;
-
-	for (i = 0; i < cur->ndev; i++) {
-		if (!(w = window_at(p, cur, i)))
-			continue;
-		span = &cur->dev[i].device_span;
-		if (w->ended)
-			ts_depth_range_join(&w->range, span);
-		else
-			w->range = *span;
-		w->ended = true;
-		/* from the claim when the disk came in the span */
-		from = prev->mono_ns > w->claimed_ns ? prev->mono_ns : w->claimed_ns;
-		if (!span->exact && cur->mono_ns > from)
-			w->inexact_s += (cur->mono_ns - from) / 1e9;
-	}
-}
-
-void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now)
-{
-	struct ts_prom_window *w;
-	int i;
-
-	for (i = 0; i < now->ndev; i++) {
-		if (!(w = window_at(p, now, i)))
-			continue;
-		w->seen = now->dev[i].device_span;
-		if (w->ended)
-			ts_depth_range_join(&w->seen, &w->range);
-		w->shown = true;
-		w->ended = false;
-	}
-}
-
-/* @d's window at this scrape, NULL: none taken (ts_prom_window). */
-static const struct ts_prom_window *window_of(const struct ts_prom *p,
-					      const struct ts_dev_report *d)
-{
-	const struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
-
-	return w->shown && w->claimed_ns == d->claimed_ns ? w : NULL;
-}
-
-/*
  * The in-device depth since the previous scrape: its most requests at
  * once, and whether the depth counter followed every request; the time
  * it did not, over the run (README: exact or flagged). And the run's
@@ -468,129 +385,23 @@ static void concurrency_bounds(const struct ts_expo *x,
 {
 	PER_DEV_IF(x, r, "truestat_device_concurrency_window_exact",
 		   "1: the in-device depth followed every request since the previous scrape (from the start of the span under way then: a second, or the interval); 0: the window's figures are estimates",
-		   window_of(p, d), window_of(p, d)->seen.exact);
+		   ts_prom_window_of(p, d), ts_prom_window_of(p, d)->seen.exact);
 	PER_DEV_IF(x, r, "truestat_device_concurrency_window_max",
 		   "Most requests inside the device at once in that window; an upper bound when not exact",
-		   window_of(p, d), window_of(p, d)->seen.hi);
+		   ts_prom_window_of(p, d), ts_prom_window_of(p, d)->seen.hi);
 	PER_DEV_IF(x, r, "truestat_device_concurrency_window_max_min",
 		   "The window's most requests inside the device at once is at least this (the max when exact)",
-		   window_of(p, d), window_of(p, d)->seen.lo);
+		   ts_prom_window_of(p, d), ts_prom_window_of(p, d)->seen.lo);
 	PER_DEV_KIND(x, r, "truestat_device_concurrency_inexact_seconds_total",
 		     "counter",
 		     "Time in spans (a second, or the interval) whose in-device depth did not follow every request, counted as each ends",
-		     window_of(p, d), window_of(p, d)->inexact_s);
+		     ts_prom_window_of(p, d), ts_prom_window_of(p, d)->inexact_s);
 	PER_DEV(x, r, "truestat_device_concurrency_max",
 		"Most requests inside the device at once over the run; an upper bound unless it equals truestat_device_concurrency_max_min",
 		d->device.max);
 	PER_DEV(x, r, "truestat_device_concurrency_max_min",
 		"The run's most requests inside the device at once is at least this",
 		d->device.max_min);
-}
-
-/* Disk @d's counters over the run so far, as computed now. */
-static void totals_now(const struct ts_dev_report *d, double span, double *t)
-{
-	int op, e;
-
-	for (op = 0; op < TS_NR_OPS; op++) {
-		t[TS_PROM_IOS + op] = d->op[op].ios;
-		t[TS_PROM_BYTES + op] = d->op[op].bytes;
-		t[TS_PROM_MISSED + op] = d->op[op].missed;
-	}
-	t[TS_PROM_INFLIGHT_S] = d->device.mean * span;
-	t[TS_PROM_OS_QUEUED_S] = d->os.mean * span;
-	t[TS_PROM_BUSY_S] = d->device.busy_share * span;
-	for (e = 0; e < TS_NR_EVENTS; e++)
-		t[TS_PROM_EVENTS + e] = d->events[e];
-}
-
-/*
- * Class @c of @d's curve into @x: the count's rise since the last scrape,
- * its service time the rise's mean from the buckets. The run's counts are
- * 64 bits (ts_depth_widen), and a new disk in the slot starts anew
- * (hold): one that went down all the same holds until it catches up.
- * @first: nothing printed yet.
- */
-static void hold_class(struct ts_prom_depth *x, const struct ts_curve_row *row,
-		       bool first)
-{
-	__u64 from = first ? 0 : x->seen;
-	__u64 rise = row->completions > from ? row->completions - from : 0;
-	double now_s = row->completions ? row->service_ms / 1e3 * row->completions : 0;
-	double mean_s = rise ? (now_s - (first ? 0 : x->seen_s)) / rise : NAN;
-
-	if (rise && isfinite(mean_s) && mean_s > 0)
-		x->service_s += mean_s * rise;
-	x->issued += rise;
-	if (rise || first) {
-		x->seen = row->completions;
-		x->seen_s = now_s;
-	}
-	x->time_s = fmax(x->time_s, row->time_s);
-}
-
-static void hold_depth(struct ts_prom_dev *next, const struct ts_dev_report *d,
-		       bool first)
-{
-	int c;
-
-	if (!d->has_curve)
-		return;
-	for (c = 0; c < TS_DEPTH_CLASSES; c++)
-		hold_class(&next->depth[c], &d->curve.row[c], first);
-}
-
-static bool same_disk(const struct ts_prom_dev *x,
-		      const struct ts_dev_report *d)
-{
-	return !strcmp(x->name, d->name) && x->major == d->major &&
-	       x->minor == d->minor && x->claimed_ns == d->claimed_ns;
-}
-
-/* What was printed last of disk @d, NULL: nothing (or of another disk). */
-static const struct ts_prom_dev *printed(const struct ts_prom *p,
-					 const struct ts_dev_report *d)
-{
-	int i;
-
-	for (i = 0; i < p->ndev; i++)
-		if (same_disk(&p->dev[i], d))
-			return &p->dev[i];
-	return NULL;
-}
-
-/*
- * @p->dev[i] becomes what to print for @r->dev[i]: each counter the larger
- * of its total now and what was printed last of the same disk (fmax also
- * drops a NaN).
- */
-static int hold(struct ts_prom *p, const struct ts_report *r)
-{
-	struct ts_prom_dev *next = calloc(r->ndev ?: 1, sizeof(*next));
-	double now[TS_PROM_NR];
-	int i, k;
-
-	if (!next)
-		return -1;
-	for (i = 0; i < r->ndev; i++) {
-		const struct ts_prom_dev *last = printed(p, &r->dev[i]);
-
-		if (last)
-			next[i] = *last;
-		snprintf(next[i].name, sizeof(next[i].name), "%s", r->dev[i].name);
-		next[i].major = r->dev[i].major;
-		next[i].minor = r->dev[i].minor;
-		next[i].claimed_ns = r->dev[i].claimed_ns;
-		hold_depth(&next[i], &r->dev[i], !last);
-		totals_now(&r->dev[i], r->span_s, now);
-		for (k = 0; k < TS_PROM_NR; k++)
-			next[i].total[k] = fmax(next[i].total[k], now[k]);
-	}
-	memcpy(p->dev, next, r->ndev * sizeof(*next));
-	p->ndev = r->ndev;
-	p->lost_events = fmax(p->lost_events, r->lost_events);
-	free(next);
-	return 0;
 }
 
 #define MONOTONIC "; never goes down: a late repair is absorbed as it catches up"
@@ -796,7 +607,7 @@ static int render(struct ts_prom *p, const struct ts_report *r,
 {
 	size_t k;
 
-	if (hold(p, r))
+	if (ts_prom_hold(p, r))
 		return -1;
 	build_info(x, p);
 	per_op_counter(x, r, p, "truestat_requests_total",
@@ -848,78 +659,6 @@ static int render(struct ts_prom *p, const struct ts_report *r,
 	return 0;
 }
 
-
-/* The text format: each family's HELP and TYPE, then its series. */
-static void text_family(void *ctx, const char *name, const char *type,
-			const char *help)
-{
-	fprintf(ctx, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* @s's labels, then le="@le" when not NULL; nothing when neither. */
-static void text_labels(FILE *f, const struct ts_expo_series *s,
-			const char *le)
-{
-	int i;
-
-	if (!s->n && !le)
-		return;
-	fputc('{', f);
-	for (i = 0; i < s->n; i++) {
-		fprintf(f, "%s%s=\"", i ? "," : "", s->l[i].name);
-		label_value(f, s->l[i].value);
-		fputc('"', f);
-	}
-	if (le)
-		fprintf(f, "%sle=\"%s\"", s->n ? "," : "", le);
-	fputc('}', f);
-}
-
-static void text_sample(void *ctx, const struct ts_expo_series *s, double v,
-			enum ts_expo_fmt fmt)
-{
-	FILE *f = ctx;
-
-	fputs(s->name, f);
-	text_labels(f, s, NULL);
-	if (fmt == TS_EXPO_U64)
-		fprintf(f, " %llu\n", (unsigned long long)v);
-	else
-		fprintf(f, fmt == TS_EXPO_F9 ? " %.9f\n" : " %.17g\n", v);
-}
-
-/* A suffixed series of histogram @s (_bucket, _sum, _count): a count. */
-static void text_count(FILE *f, const struct ts_expo_series *s,
-		       const char *suffix, const char *le, __u64 n)
-{
-	fprintf(f, "%s%s", s->name, suffix);
-	text_labels(f, s, le);
-	fprintf(f, " %llu\n", (unsigned long long)n);
-}
-
-static void text_histogram(void *ctx, const struct ts_expo_series *s,
-			   const struct ts_expo_hist *h)
-{
-	FILE *f = ctx;
-	char le[32];
-	int i;
-
-	for (i = 0; i < h->nedges; i++) {
-		snprintf(le, sizeof(le), "%.12g", h->edges[i] / 1e9);
-		text_count(f, s, "_bucket", le, h->cum[i]);
-	}
-	text_count(f, s, "_bucket", "+Inf", h->count);
-	fprintf(f, "%s_sum", s->name);
-	text_labels(f, s, NULL);
-	fprintf(f, " %.9f\n", h->sum_s);
-	text_count(f, s, "_count", NULL, h->count);
-}
-
-static const struct ts_expo_ops text_ops = {
-	.family = text_family,
-	.sample = text_sample,
-	.histogram = text_histogram,
-};
 
 /*
  * Whether row @i of @r is of a disk that went: a dev_t is one disk's at a
@@ -973,21 +712,4 @@ int ts_prom_render_to(struct ts_prom *p, const struct ts_report *r,
 
 	free(copy);
 	return err;
-}
-
-char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
-{
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	struct ts_expo x = { &text_ops, f };
-	int err;
-
-	if (!f)
-		return NULL;
-	err = ts_prom_render_to(p, r, &x);
-	if (fclose(f) || err) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
 }
