@@ -50,7 +50,7 @@ LIB_OBJS := units json devices histogram depth bounds claim names \
 	kload report report_parts partitions \
 	findings findings_print busy_not_full waiting_in_device waiting_in_os \
 	flush_wait random_reads capped slow_not_busy one_submitter \
-	output prom prom_text prom_hold prom_pb heatmap heatmap_svg \
+	output output_json prom prom_text prom_hold prom_pb heatmap heatmap_svg \
 	webconfig webauth httpd \
 	opts
 USER_H := $(wildcard $(addprefix user/,$(addsuffix /*.h,$(USER_DIRS))))
