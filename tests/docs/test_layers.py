@@ -9,6 +9,8 @@ output, exporter, cli: doc/building.md), and the check works.
   include. A bare #include "x.h" is of the file's own folder.
 - planted: an include of the last layer, planted in a file of the first,
   is named.
+- layout: every .c file under user/ is named in doc/building.md's layout
+  (as `name.c`), and every user/ .c file that layout names exists.
 Ends with cmocka's summary lines and exits with the number of failures,
 as tests/run-unit.sh reads a unit test.
 """
@@ -51,6 +53,25 @@ def against(order, folder, text):
 	return out
 
 
+def layout(order):
+	"""doc/building.md's user/ list against the tree, both ways."""
+	with open(os.path.join(ROOT, 'doc', 'building.md'), encoding='utf-8') as f:
+		doc = f.read()
+	m = re.search(r'^`user/`.*?(?=^`man/)', doc, re.M | re.S)
+	text = m.group(0) if m else ''
+	named = set(re.findall(r'`([a-z_0-9]+\.c)`', text))
+	tree = set()
+	for folder in order:
+		d = os.path.join(ROOT, 'user', folder)
+		tree |= {n for n in (os.listdir(d) if os.path.isdir(d) else []) if n.endswith('.c')}
+	check('layout_named', bool(text) and not tree - named,
+	      f'{len(tree)} files under user/, each named in doc/building.md'
+	      if not tree - named else 'not in doc/building.md: ' + ', '.join(sorted(tree - named)))
+	check('layout_exists', bool(named) and not named - tree,
+	      f'{len(named)} files the layout names, each there'
+	      if not named - tree else 'named but not in user/: ' + ', '.join(sorted(named - tree)))
+
+
 def main():
 	order = layers()
 	check('layers_read', len(order) >= 2, f'USER_DIRS: {" ".join(order) or "not found"}')
@@ -71,6 +92,7 @@ def main():
 		planted = f'#include "{order[-1]}/x.h"\n'
 		check('planted', bool(against(order, order[0], planted)),
 		      f'an include of {order[-1]}/ in {order[0]}/ is named')
+	layout(order)
 	return summary(results)
 
 
