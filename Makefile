@@ -57,7 +57,8 @@ USER_H := $(wildcard $(addprefix user/,$(addsuffix /*.h,$(USER_DIRS))))
 vpath %.c $(addprefix user/,$(USER_DIRS))
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS))) $(OUTPUT)/metrics.pb-c.o
 LOADER_OBJS := tracer attach snapshot sweep slow_ring tables progstats
-APP_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LOADER_OBJS))) $(OUTPUT)/truestat.o
+APP_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LOADER_OBJS))) \
+	$(OUTPUT)/disks.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 # The docs' figures (costs, make test's time, table sizes...) stated alike
 # everywhere (tests/docs): Python, run and counted with the unit tests.
