@@ -18,7 +18,7 @@ enum ts_expo_fmt {
 };
 
 struct ts_expo_label {
-	const char *name, *value; /* the value as it is: each sink escapes */
+	const char *name, *value; /* as it is (NULL: ""): each sink escapes */
 };
 
 #define TS_EXPO_LABELS 4

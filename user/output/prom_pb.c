@@ -194,7 +194,8 @@ static Metric *series(struct conv *c, const struct ts_expo_series *s)
 			return NULL;
 		*l = linit;
 		l->name = dup(c, s->l[i].name, strlen(s->l[i].name));
-		l->value = dup(c, s->l[i].value, strlen(s->l[i].value));
+		l->value = dup(c, s->l[i].value ?: "",
+			       s->l[i].value ? strlen(s->l[i].value) : 0);
 		push(c, (void ***)&m->label, &m->n_label, l);
 	}
 	push(c, (void ***)&c->cur->metric, &c->cur->n_metric, m);

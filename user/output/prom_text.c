@@ -40,7 +40,7 @@ static void text_labels(FILE *f, const struct ts_expo_series *s,
 	fputc('{', f);
 	for (i = 0; i < s->n; i++) {
 		fprintf(f, "%s%s=\"", i ? "," : "", s->l[i].name);
-		label_value(f, s->l[i].value);
+		label_value(f, s->l[i].value ?: "");
 		fputc('"', f);
 	}
 	if (le)
