@@ -274,6 +274,37 @@ static void test_lost_repairs(void **state)
 }
 
 /*
+ * A request refused a record at issue (the table full) is in the device
+ * uncounted until it completes, unseen: the span it was refused in is not
+ * exact (its event), nor is a later one inside its life with no event of
+ * its own, until the span it completed in.
+ */
+static void test_uncounted_outlives_its_event(void **state)
+{
+	struct ts_bounds_read in = {
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 4,
+		.under = 1, .open = 1, /* refused, in flight */
+	};
+	struct ts_bounds_out out;
+
+	ts_bounds_init(&b, 0);
+	ts_bounds_device(&b, &in, 100, &out);
+	assert_false(out.span.exact);
+	ts_bounds_end_span(&b, 100);
+	ts_bounds_device(&b, &in, 200, &out); /* no event: still in flight */
+	assert_false(out.span.exact);
+	assert_int_equal(out.span.hi, 5);
+	ts_bounds_end_span(&b, 200);
+	in.under = 2, in.open = 0; /* it completed: issue unseen */
+	ts_bounds_device(&b, &in, 300, &out);
+	assert_false(out.span.exact);
+	ts_bounds_end_span(&b, 300);
+	ts_bounds_device(&b, &in, 400, &out); /* after its life */
+	assert_true(out.span.exact);
+	ts_bounds_free(&b);
+}
+
+/*
  * More repairs in a span than the BPF log holds (it is read more often
  * than the spans end): every window kept, the span's bound from them; past
  * TS_REPAIR_WINDOWS_MAX, all of them at once, all the span long.
@@ -481,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_overlapping_windows),
 		cmocka_unit_test(test_lost_repairs),
 		cmocka_unit_test(test_many_repairs),
+		cmocka_unit_test(test_uncounted_outlives_its_event),
 		cmocka_unit_test(test_repair_after_log_read),
 		cmocka_unit_test(test_change_time),
 		cmocka_unit_test(test_restamp),

@@ -72,8 +72,12 @@ static void read_bounds(struct ts_tracer *t,
 		.os_peak_taken = st->os_peak_taken,
 		.suspects = st->suspects,
 		.under = ev[TS_EV_RQ_FULL] + ev[TS_EV_UNMATCHED] +
-			 ev[TS_EV_DEPTH_BELOW] +
-			 ev[TS_EV_CLAIMING] + ev[TS_EV_UNORDERED],
+			 ev[TS_EV_DEPTH_BELOW] + ev[TS_EV_CLAIMING] +
+			 ev[TS_EV_UNORDERED] + ev[TS_EV_ISSUE_UNSEEN],
+		/* a request refused a record completes as issue-unseen */
+		.open = ev[TS_EV_RQ_FULL] > ev[TS_EV_ISSUE_UNSEEN] ?
+				ev[TS_EV_RQ_FULL] - ev[TS_EV_ISSUE_UNSEEN] :
+				0,
 		.missed = ev[TS_EV_MISSED_C] + d->repairs_uncounted,
 		.contended = ev[TS_EV_CONTENDED],
 	};

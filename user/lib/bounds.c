@@ -134,9 +134,10 @@ void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 	windows_of(b, in->qid, in->missed - d->missed_start, now_ns, &win);
 	over = win.most + in->suspects + in->contended;
 	ts_depth_range_of(&out->span, d->peak, over,
-			  in->under - d->under_start);
+			  in->under - d->under_start + d->open_start);
 	out->span.unsure_ns = win.unsure_ns;
 	out->span.windows_ns = win.covered_ns;
+	out->span.uncounted = d->open_start;
 	out->run = out->span;
 	if (d->has_run)
 		ts_depth_range_join(&out->run, &d->run);
@@ -144,6 +145,7 @@ void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 	out->os_peak_run = d->os_peak_run;
 	d->last_run = out->run;
 	d->last_under = in->under;
+	d->last_open = in->open;
 	d->last_missed = in->missed;
 	d->seen = true;
 }
@@ -160,6 +162,7 @@ void ts_bounds_end_span(struct ts_bounds *b, __u64 now_ns)
 		d->run = d->last_run;
 		d->has_run = true;
 		d->under_start = d->last_under;
+		d->open_start = d->last_open;
 		d->missed_start = d->last_missed;
 		d->peak = d->os_peak = 0;
 		d->seen = false;

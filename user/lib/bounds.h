@@ -19,13 +19,14 @@ struct ts_bounds_dev {
 	__s64 peak;	 /* device depth peak in the span so far */
 	__s64 os_peak, os_peak_run;
 	__u64 under_start;  /* requests never counted, when the span began */
+	__u64 open_start;   /* of them still in the device then, at most */
 	__u64 missed_start; /* repairs, when the span began */
 	struct ts_depth_range run; /* over the spans ended so far */
 	bool has_run;
 	/* the last read, taken over when the span ends */
 	bool seen;
 	struct ts_depth_range last_run;
-	__u64 last_under, last_missed;
+	__u64 last_under, last_missed, last_open;
 };
 
 /*
@@ -55,6 +56,12 @@ struct ts_bounds_read {
 	__s64 device_peak_taken, os_peak_taken; /* the sweep's takes */
 	unsigned int suspects;
 	__u64 under;  /* requests in the device never counted, since its claim */
+	/*
+	 * of them, those that may still be in the device: refused a record at
+	 * issue (table full) and not yet completed unseen; a span that starts
+	 * with some is under by as many, for all of it
+	 */
+	__u64 open;
 	__u64 missed; /* repairs since its claim */
 	__u64 contended; /* depth updates made with the clock as read */
 };

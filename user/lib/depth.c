@@ -148,6 +148,8 @@ void ts_depth_range_join(struct ts_depth_range *r,
 		r->hi = other->hi;
 	if (other->excess > r->excess)
 		r->excess = other->excess;
+	if (other->uncounted > r->uncounted)
+		r->uncounted = other->uncounted;
 	r->unsure_ns += other->unsure_ns; /* spans do not overlap */
 	r->windows_ns += other->windows_ns;
 	r->exact = r->exact && other->exact;
@@ -162,6 +164,7 @@ void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r)
 	s->max = hi;
 	s->max_min = r->exact ? hi : r->lo;
 	s->excess = r->excess;
+	s->uncounted = r->uncounted;
 	s->unsure_ms = r->unsure_ns / 1e6;
 	s->windows_ms = r->windows_ns / 1e6;
 }

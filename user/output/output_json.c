@@ -97,6 +97,7 @@ static void json_depth(struct tj *j, const char *key,
 	tj_bool(j, "max_exact", s->max_exact);
 	tj_u64(j, "max_min", s->max_min);
 	tj_u64(j, "excess", s->excess);
+	tj_u64(j, "uncounted_in_flight", s->uncounted);
 	tj_num(j, "unsure_ms", s->unsure_ms, 3);
 	tj_num(j, "windows_ms", s->windows_ms, 3);
 	tj_bool(j, "exact", s->exact);
