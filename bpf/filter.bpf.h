@@ -69,13 +69,23 @@ static __always_inline struct cgroup *filter_cgroup_of(struct bio *bio)
 /* Cgroup levels compared at most when the level is not known. */
 #define TS_CGROUP_LEVELS 32
 
+/*
+ * cgroup_id_at behind a call: inlined in a loop, the compiler hoisted the
+ * layout's offset out of its bpf_core_field_exists test, and the verifier
+ * refused the relocation of the field this kernel lacks.
+ */
+static __noinline u64 cgroup_id_at_call(struct cgroup *cg, u32 level)
+{
+	return cgroup_id_at(cg, level);
+}
+
 /* Whether @cg (at @level) is the filtered cgroup or below it, any level. */
 static __always_inline bool cgroup_under(struct cgroup *cg, int level)
 {
 	int i;
 
 	for (i = 0; i < TS_CGROUP_LEVELS && i <= level; i++)
-		if (cgroup_id_at(cg, level - i) == filter_cgroup_id)
+		if (cgroup_id_at_call(cg, level - i) == filter_cgroup_id)
 			return true;
 	return false;
 }
