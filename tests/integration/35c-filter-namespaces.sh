@@ -50,6 +50,13 @@ filter=("${@//INNER/$sub}")
 ts=$!
 bash -c 'while ! grep -q "attached with" "$1.err"; do sleep 0.05; done; exec dd if=/dev/'"$dev"' of=/dev/null bs=4k count='"$n"' skip=8192 iflag=direct status=none' _ "$out" &
 other=$!
+# truestat attached, or ended: then the dd waiting for it are ended too
+while ! grep -q "attached with" "$out.err"; do
+	kill -0 $ts 2>/dev/null && { sleep 0.05; continue; }
+	kill $sub $other 2>/dev/null
+	wait $ts
+	exit
+done
 wait $sub $other
 kill -INT $ts
 wait $ts
