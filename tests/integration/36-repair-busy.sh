@@ -134,5 +134,5 @@ run pair 2 --ioengine=psync --name=a --rw=read --thinktime=3000 \
 run deep 4 --ioengine=libaio --iodepth=4 --name=d --rw=randread
 MISS=2 EVERY=10
 run many 4 --ioengine=libaio --iodepth=4 --name=d --rw=randread \
-	--runtime=120 --number_ios=$((6 * LOG_SLOTS))
+	--time_based=0 --runtime=120 --number_ios=$((6 * LOG_SLOTS))
 finish

@@ -30,8 +30,10 @@ fio --name=burst --filename="/dev/$dev" --direct=1 --rw=randread --bs=4k \
 	--ioengine=libaio --iodepth=8 --iodepth_batch_submit=8 --number_ios=8 \
 	--output=/dev/null
 ds1=$(diskstats "$dev")
-ts_reports_after "$out"
-ts_reports_after "$out"
+# two interval reports after the one that holds the burst, whichever that is
+intervals() { grep -c '"type":"interval"' "$1" || true; }
+at_least() { (($(intervals "$1") >= $2)); }
+wait_for "$TS_PID" 20 at_least "$out" $(($(intervals "$out") + 3))
 ts_stop INT
 check exit "$TS_RC" "truestat ended with status $TS_RC"
 
