@@ -248,9 +248,7 @@ flush_share_held(has('commits-wait-on-flush', 'high'))
 s, fl = d['sync'], d['ops'].get('flush', {'ios': 0})
 print(name + '_merged', int(not 0 < fl['ios'] < s['ios']),
       '%d flush commands for %d durable writes' % (fl['ios'], s['ios']))
-b = F.get('busy-not-full')
-print(name + '_no_headroom', int(b is not None and b['severity'] != 'note'),
-      'no throughput left stated on one unit%s' % (': ' + b['sentence'] if b else ''))
+concludes_not('busy-not-full')
 "
 simdisk_down
 
