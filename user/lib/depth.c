@@ -135,6 +135,7 @@ void ts_depth_range_of(struct ts_depth_range *r, __s64 peak, __u64 over,
 	r->excess = over;
 	r->unsure_ns = 0;
 	r->windows_ns = 0;
+	r->uncounted = 0;
 	r->hi = peak + (__s64)under;
 	r->lo = peak > (__s64)over ? peak - (__s64)over : 0;
 }
