@@ -47,20 +47,22 @@ endif
 USER_DIRS := lib features core findings output exporter cli
 LIB_OBJS := units json devices histogram depth bounds claim names \
 	curve pattern flags slow who filter \
-	kload report partitions \
+	kload report report_parts partitions \
 	findings findings_print busy_not_full waiting_in_device waiting_in_os \
 	flush_wait random_reads capped slow_not_busy one_submitter \
-	output prom prom_pb heatmap heatmap_svg \
+	output output_json prom prom_text prom_hold prom_pb heatmap heatmap_svg \
 	webconfig webauth httpd \
 	opts
 USER_H := $(wildcard $(addprefix user/,$(addsuffix /*.h,$(USER_DIRS))))
 vpath %.c $(addprefix user/,$(USER_DIRS))
 LIB_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LIB_OBJS))) $(OUTPUT)/metrics.pb-c.o
-APP_O := $(OUTPUT)/tracer.o $(OUTPUT)/truestat.o
+LOADER_OBJS := tracer attach snapshot sweep slow_ring tables progstats
+APP_O := $(addprefix $(OUTPUT)/,$(addsuffix .o,$(LOADER_OBJS))) \
+	$(OUTPUT)/disks.o $(OUTPUT)/truestat.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 # The docs' figures (costs, make test's time, table sizes...) stated alike
 # everywhere (tests/docs): Python, run and counted with the unit tests.
-DOC_TESTS := tests/docs/test_docs.py
+DOC_TESTS := tests/docs/test_docs.py tests/docs/test_layers.py
 # The simulated disk the integration tests measure truestat against.
 SIMDISK := $(OUTPUT)/simdisk
 # The exporter's --web.config.file: TLS (OpenSSL), its YAML (libyaml) and
@@ -101,7 +103,7 @@ $(OUTPUT)/truestat-locked.skel.h: $(OUTPUT)/truestat-locked.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name truestat_locked_bpf > $@
 
-$(OUTPUT)/tracer.o: $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h
+$(addprefix $(OUTPUT)/,$(addsuffix .o,$(LOADER_OBJS))): $(OUTPUT)/truestat.skel.h $(OUTPUT)/truestat-locked.skel.h
 
 # Prometheus' protobuf exposition (io.prometheus.client, proto/): C from
 # protobuf-c's compiler, linked with libprotobuf-c.

@@ -268,7 +268,8 @@ static __always_inline void request_account(struct ts_dev_state *st, u32 qid,
 	if (!hist_add(st->hist_slot, op, issue_ns, queued_ns, now, rec->bytes))
 		count_event(qid, TS_EV_NO_HIST);
 	else
-		depth_hist_add(st->hist_slot, rec->depth_class, now - issue_ns);
+		depth_hist_add(st->hist_slot, op, rec->depth_class,
+			       now - issue_ns);
 	if (pattern && op < TS_PATTERN_OPS)
 		pattern_service(st->hist_slot, op, rec->bytes, now - issue_ns);
 }

@@ -119,8 +119,14 @@ static __noinline int claim_held(struct ts_dev_state *st,
 	if (mode == TS_DEV_TRACED)
 		claim_hists(st);
 	stamp = (bpf_ktime_get_ns() + test_clock_offset) & TS_CLOCK_MASK;
+	st->prev_stamp = ts_stamp_since(st->in_os, st->in_device) > 0 ?
+				 st->in_device & TS_CLOCK_MASK :
+				 st->in_os & TS_CLOCK_MASK;
+	st->claims++;
 	st->in_device = stamp;
 	st->in_os = stamp;
+	st->flush_word = stamp;
+	st->flush_busy_ns = 0;
 	st->device_peak = st->os_peak = 0;
 	st->device_peak_taken = st->os_peak_taken = 0;
 	st->suspects = 0;

@@ -11,6 +11,7 @@
 #include "atomics.bpf.h"
 #include "compat.bpf.h"
 #include "hists.bpf.h"
+#include "flush_clock.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -43,6 +44,7 @@ static __always_inline void durable_enter(u32 qid, struct bio *bio,
 					  bool direct, u64 now)
 {
 	struct ts_durable d = { .queued_ns = now, .qid = qid };
+	struct ts_dev_state *st;
 	struct ts_sync_stats *ss;
 	u64 key;
 	u32 opf;
@@ -53,6 +55,9 @@ static __always_inline void durable_enter(u32 qid, struct bio *bio,
 		return;
 	key = ptr_value(bio);
 	LOAD(direct, d.bytes, bio->bi_iter.bi_size);
+	st = bpf_map_lookup_elem(&dev_state, &qid);
+	if (st)
+		d.flush_at_q = flush_clock_at(st, now);
 	if (!bpf_map_delete_elem(&durable_bios, &key) && (ss = sync_stats(qid)))
 		__sync_fetch_and_add(&ss->missed, 1);
 	if (bpf_map_update_elem(&durable_bios, &key, &d, BPF_NOEXIST) &&
@@ -70,6 +75,24 @@ static __always_inline void durable_hist_add(u32 qid, u64 total_ns, u64 bytes)
 		return;
 	hist_count(h->total, total_ns);
 	size_count(h, bytes);
+}
+
+/*
+ * Of durable write @rec's time up to @now, the part a flush command was in
+ * its device: at most all of it (a move and a read can cross).
+ */
+static __always_inline u64 durable_flush_ns(const struct ts_durable *rec,
+					    u64 now)
+{
+	struct ts_dev_state *st = bpf_map_lookup_elem(&dev_state, &rec->qid);
+	u64 took = now - rec->queued_ns, in_flush;
+
+	if (!st)
+		return 0;
+	in_flush = flush_clock_at(st, now) - rec->flush_at_q;
+	if ((s64)in_flush < 0)
+		return 0;
+	return in_flush < took ? in_flush : took;
 }
 
 /* The end of the durable write at @key: taken (one delete decides). */
@@ -91,6 +114,7 @@ static __always_inline void durable_end(u64 key, u64 now)
 	__sync_fetch_and_add(&ss->ios, 1);
 	__sync_fetch_and_add(&ss->bytes, rec.bytes);
 	__sync_fetch_and_add(&ss->total_ns, now - rec.queued_ns);
+	__sync_fetch_and_add(&ss->flush_ns, durable_flush_ns(&rec, now));
 	durable_hist_add(rec.qid, now - rec.queued_ns, rec.bytes);
 }
 

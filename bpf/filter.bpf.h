@@ -20,7 +20,12 @@ const volatile bool filter_pid = false;
 const volatile bool filter_blkg = false;
 const volatile __u64 filter_cgroup_id = 0; /* the directory's inode */
 const volatile __u32 filter_level = 0;	  /* its depth under the mount */
+/* the loader in a cgroup namespace: that depth may not be the kernel's */
+const volatile bool filter_any_level = false;
 const volatile __u32 filter_tgid = 0;
+/* /proc's pid namespace, whose pids --pid takes; 0: the init one */
+const volatile __u64 filter_pidns_dev = 0;
+const volatile __u64 filter_pidns_ino = 0;
 
 #define filtering (filter_cgroup || filter_pid)
 
@@ -61,15 +66,58 @@ static __always_inline struct cgroup *filter_cgroup_of(struct bio *bio)
 	return BPF_CORE_READ(task, cgroups, dfl_cgrp);
 }
 
+/* Cgroup levels compared at most when the level is not known. */
+#define TS_CGROUP_LEVELS 32
+
+/*
+ * cgroup_id_at behind a call: inlined in a loop, the compiler hoisted the
+ * layout's offset out of its bpf_core_field_exists test, and the verifier
+ * refused the relocation of the field this kernel lacks.
+ */
+static __noinline u64 cgroup_id_at_call(struct cgroup *cg, u32 level)
+{
+	return cgroup_id_at(cg, level);
+}
+
+/* Whether @cg (at @level) is the filtered cgroup or below it, any level. */
+static __always_inline bool cgroup_under(struct cgroup *cg, int level)
+{
+	int i;
+
+	for (i = 0; i < TS_CGROUP_LEVELS && i <= level; i++)
+		if (cgroup_id_at_call(cg, level - i) == filter_cgroup_id)
+			return true;
+	return false;
+}
+
+/* The current task's process id as /proc shows it (filter_pidns_ino). */
+static __always_inline u32 filter_tgid_now(void)
+{
+	struct bpf_pidns_info ns = {};
+
+	if (!filter_pidns_ino)
+		return bpf_get_current_pid_tgid() >> 32;
+	if (bpf_get_ns_current_pid_tgid(filter_pidns_dev, filter_pidns_ino,
+					&ns, sizeof(ns)))
+		return 0; /* not a task of that namespace */
+	return ns.tgid;
+}
+
 /* At Q (or a split): is @bio the filtered submitter's? */
 static __always_inline bool filter_match(struct bio *bio)
 {
 	struct cgroup *cg;
+	int level;
 
 	if (filter_pid)
-		return bpf_get_current_pid_tgid() >> 32 == filter_tgid;
+		return filter_tgid_now() == filter_tgid;
 	cg = filter_cgroup_of(bio);
-	if (!cg || BPF_CORE_READ(cg, level) < (int)filter_level)
+	if (!cg)
+		return false;
+	level = BPF_CORE_READ(cg, level);
+	if (filter_any_level)
+		return cgroup_under(cg, level);
+	if (level < (int)filter_level)
 		return false;
 	return cgroup_id_at(cg, filter_level) == filter_cgroup_id;
 }

@@ -129,19 +129,22 @@ static __always_inline bool hist_add(u32 slot, u8 op, u64 issue_ns,
 	return true;
 }
 
-/* Service time by the depth the request was issued at. */
-static __always_inline void depth_hist_add(u32 slot, u8 depth_class,
+/* Service time by the depth the request was issued at; at depth 1, by op. */
+static __always_inline void depth_hist_add(u32 slot, u8 op, u8 depth_class,
 					   u64 service_ns)
 {
 	u32 idx = slot - 1;
 	struct ts_depth_hist *h = bpf_map_lookup_elem(&depth_hists, &idx);
-	u64 b = ts_hist_bucket(service_ns), c = depth_class;
+	u64 b = ts_hist_bucket(service_ns), c = depth_class, o = op;
 
 	barrier_var(b);
 	barrier_var(c);
+	barrier_var(o);
 	if (!h || c >= TS_DEPTH_CLASSES || b >= TS_HIST_SLOTS)
 		return;
 	__sync_fetch_and_add(&h->service[c][b], 1);
+	if (!c && o < TS_NR_OPS)
+		__sync_fetch_and_add(&h->depth1[o][b], 1);
 }
 
 #endif

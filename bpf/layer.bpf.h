@@ -201,7 +201,7 @@ static __always_inline void layer_account(struct ts_dev_state *st, u32 qid,
 	if (layer_ns)
 		hist_count(h->layer, layer_ns - 1);
 	size_count(h, bytes);
-	depth_hist_add(st->hist_slot, depth_class, q_to_c);
+	depth_hist_add(st->hist_slot, op, depth_class, q_to_c);
 	if (pattern && op < TS_PATTERN_OPS)
 		pattern_service(st->hist_slot, op, bytes, q_to_c);
 }

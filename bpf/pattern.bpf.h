@@ -38,6 +38,33 @@ static __always_inline void count_at(u64 *counts, u64 i, u64 slots, u64 n)
 }
 
 /*
+ * Whether a request from @sector to @end1 - 1 goes on one of @h's streams
+ * (counted in @o): that stream now ends at @end1; else it begins one, in
+ * the place of the one begun longest ago. Plain stores: a race loses a
+ * head's update (include/truestat.h).
+ */
+static __always_inline void stream_count(struct ts_stream_heads *h,
+					 struct ts_pattern_op *o, u64 sector,
+					 u64 end1)
+{
+	u32 i, at;
+
+#pragma unroll
+	for (i = 0; i < TS_STREAMS; i++) {
+		if (h->end[i] != sector + 1)
+			continue;
+		h->end[i] = end1;
+		__sync_fetch_and_add(&o->in_stream, 1);
+		__sync_fetch_and_add(&o->stream_ios[i], 1);
+		return;
+	}
+	at = h->next++ % TS_STREAMS;
+	barrier_var(at); /* see hist_count */
+	if (at < TS_STREAMS)
+		h->end[at] = end1;
+}
+
+/*
  * A request of @bytes at @sector, given to device @qid. The device's last
  * end is swapped in one exchange, so each request is compared with the
  * one given to the device just before it, whichever CPU issued that.
@@ -45,6 +72,7 @@ static __always_inline void count_at(u64 *counts, u64 i, u64 slots, u64 n)
 static __always_inline void pattern_count(u32 qid, u8 op, u64 sector,
 					  u32 bytes)
 {
+	struct ts_stream_heads *h;
 	struct ts_pattern_op *o;
 	struct ts_pattern *p;
 	u64 prev, size;
@@ -57,6 +85,8 @@ static __always_inline void pattern_count(u32 qid, u8 op, u64 sector,
 		return;
 	/* constant offsets: the verifier does not carry op's bound here */
 	o = op == TS_OP_READ ? &p->op[TS_OP_READ] : &p->op[TS_OP_WRITE];
+	h = op == TS_OP_READ ? &p->heads[TS_OP_READ] : &p->heads[TS_OP_WRITE];
+	stream_count(h, o, sector, sector + (bytes >> 9) + 1);
 	prev = ts_xchg(&p->last_end, sector + (bytes >> 9) + 1, &lost);
 	size = ts_size_bucket(bytes);
 	count_at(o->size_ios, size, TS_SIZE_SLOTS, 1);

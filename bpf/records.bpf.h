@@ -33,6 +33,7 @@
 #include "depth.bpf.h"
 #include "slow.bpf.h"
 #include "partitions.bpf.h"
+#include "flush_clock.bpf.h"
 
 /*
  * Slots of the request table in use, minus one (the loader sizes it; tests
@@ -332,8 +333,15 @@ static __always_inline void forget_request(struct ts_rq_slot *s, u32 at,
 		return;
 	}
 	if (st) {
-		s64 was = device_down(st, qid, now) + 1;
+		s64 was;
 
+		/* before the depth changes: a snapshot that reads the levels
+		 * after this and the counters before knows (tracer.c) */
+		__sync_fetch_and_add(&st->repairs_begun, 1);
+		was = device_down(st, qid, now) + 1;
+
+		if (s->op == TS_OP_FLUSH)
+			flush_clock_move(qid, -1, now);
 		low_since_issue(st, s, now, low);
 		repair_levels(st, qid, s->issue_ns, now, was, low[0]);
 	}
@@ -430,6 +438,8 @@ static __always_inline s64 record_fill(struct ts_dev_state *st, u32 qid,
 		s->part = 0; /* on_issue reads the request's */
 	s->op = op;
 	depth = device_up(st, qid, now);
+	if (op == TS_OP_FLUSH)
+		flush_clock_move(qid, 1, now);
 	s->low_at_issue = *(volatile struct ts_low_time *)st->device_low_ns;
 	if (depth < 1)
 		count_event(qid, TS_EV_DEPTH_BELOW);

@@ -185,6 +185,8 @@ static __always_inline int on_complete(struct request *rq, int error,
 		return 0;
 	}
 	device_down(st, qid, now);
+	if (rec.op == TS_OP_FLUSH)
+		flush_clock_move(qid, -1, now);
 	/* while the record is held: its rq_extra is still its own */
 	if (!filtering || (x.who.flags & TS_WHO_MATCH))
 		who_account(qid, at, &rec, now);
@@ -227,6 +229,8 @@ static __always_inline int on_requeue(struct request *rq, bool direct)
 	now = bpf_ktime_get_ns();
 	count_event(qid, TS_EV_REQUEUE);
 	device_down(st, qid, now);
+	if (s->op == TS_OP_FLUSH)
+		flush_clock_move(qid, -1, now);
 	record_free(s);
 	if (light) /* its start_time_ns stays: Q goes on from there */
 		return 0;

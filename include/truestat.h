@@ -168,6 +168,8 @@ struct ts_sync_stats {
 	__u64 ios;	 /* completed */
 	__u64 bytes;	 /* their data (an fsync's flush has none) */
 	__u64 total_ns;	 /* sum of Q -> C */
+	__u64 flush_ns;	 /* of that, the time a flush command was in the
+			  * device: each one's, merged or not */
 	__u64 missed;	 /* completed unseen (found by the sweep): not in ios */
 	__u64 untracked; /* not followed (durable_bios full): not in ios */
 };
@@ -299,6 +301,7 @@ static inline __u64 ts_who_lower(unsigned int b)
 #define TS_DURABLE_BIOS 8192
 struct ts_durable {
 	__u64 queued_ns;
+	__u64 flush_at_q; /* the device's flush time (flush_busy_ns) at Q */
 	__u32 qid;
 	__u32 bytes;
 };
@@ -365,6 +368,12 @@ struct ts_hist {
 
 struct ts_depth_hist {
 	__u32 service[TS_DEPTH_CLASSES][TS_HIST_SLOTS];
+	/*
+	 * Those issued at depth 1 (alone in the device) again, by op: each
+	 * class's own service with nothing else in the device, the baseline
+	 * a class is compared with at one depth
+	 */
+	__u32 depth1[TS_NR_OPS][TS_HIST_SLOTS];
 };
 
 /* Class of depth @d (the request itself included): ceil(log2(d)). */
@@ -483,6 +492,8 @@ struct ts_dev_state {
 	__u64 device_low_ns[TS_LOW_DEPTHS]; /* time with in_device 1, 2, 3,
 					     * 4, summed as each stretch
 					     * there ends (ts_low_time) */
+	__u64 repairs_begun; /* repairs that began taking a request out of
+			      * in_device, before they count it missed */
 	__u64 in_os __attribute__((aligned(64))); /* entered (Q), not yet
 						   * issued (ts_depth_of) */
 	__s64 os_peak;
@@ -494,6 +505,15 @@ struct ts_dev_state {
 				   * rises and the sum of their clock reads,
 				   * falls and theirs, deferrals started and
 				   * finished (bpf/depth_locked.bpf.h) */
+	/* flush commands in the device: how many << TS_CLOCK_BITS | the
+	 * time of the last change, and the time any was, summed as each
+	 * stretch ends (bpf/durable.bpf.h, flush_clock_move) */
+	__u64 flush_word __attribute__((aligned(64)));
+	__u64 flush_busy_ns;
+	/* the slot's claims so far; at the last one, the latest stamp of the
+	 * depth words it reset: the disk before's last change (lib/claim.h) */
+	__u64 claims;
+	__u64 prev_stamp;
 };
 
 
@@ -646,16 +666,37 @@ static inline __u32 ts_slot_level(int slot)
 #define TS_PATTERN_OPS 2 /* TS_OP_READ, TS_OP_WRITE */
 #define TS_SEEK_SLOTS 32 /* |distance| in sectors: 0, then [2^(k-1), 2^k) */
 
+/*
+ * Streams: besides the request just before, each request is compared with
+ * the ends of the device's last TS_STREAMS streams in its direction (a
+ * stream: requests each starting where the one before it in the stream
+ * ended), as readahead and btt's seek analysis keep them, so that several
+ * sequential readers at once count as sequential. A request that starts
+ * at none of them begins a stream, in the place of the one begun longest
+ * ago. Races between CPUs may lose a head's update: a request then counts
+ * as beginning a stream (in_stream an under-count).
+ */
+#define TS_STREAMS 8
+
 struct ts_pattern_op {
 	__u64 seek[TS_SEEK_SLOTS];	 /* requests with a previous one, by distance */
 	__u64 backward;			 /* of those, starting before it ended */
 	__u64 size_ios[TS_SIZE_SLOTS];	 /* all requests, by ts_size_bucket */
 	__u64 size_bytes[TS_SIZE_SLOTS]; /* and their bytes */
+	__u64 in_stream;		 /* requests that went on a stream */
+	__u64 stream_ios[TS_STREAMS];	 /* of those, by stream place */
+};
+
+struct ts_stream_heads {
+	__u64 end[TS_STREAMS]; /* 1 + where each stream ended, 0: none */
+	__u32 next;	       /* the place a new stream takes */
+	__u32 pad;
 };
 
 struct ts_pattern {
 	__u64 last_end; /* 1 + the end sector of the last request, 0: none */
 	struct ts_pattern_op op[TS_PATTERN_OPS];
+	struct ts_stream_heads heads[TS_PATTERN_OPS];
 };
 
 /*

@@ -12,6 +12,7 @@ DEPTH_CAUSES = {
     'missed_completions': '%d completions unseen, each estimated',
     'unmatched_completions': '%d requests already in the device at attach',
     'rq_table_full': 'request table full %d times',
+    'issues_unseen': '%d requests issued uncounted, now completed',
     'claim_races': '%d claim races',
     'contended_depth_updates': '%d contended depth updates',
     'depth_below_zero': 'depth below zero %d times',

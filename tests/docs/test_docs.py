@@ -33,6 +33,7 @@ sys.dont_write_bytecode = True	# no __pycache__ left in the tree
 sys.path.insert(0, HERE)
 import figures  # noqa: E402
 import sources  # noqa: E402
+from summary import summary  # noqa: E402
 
 results = []
 
@@ -272,13 +273,7 @@ def main():
 	places(found, texts)
 	planted(found, texts)
 	words()
-	failed = [name for name, ok in results if not ok]
-	print(f'[  PASSED  ] {len(results) - len(failed)} test(s).')
-	if failed:
-		print(f'[  FAILED  ] {len(failed)} test(s), listed below:')
-		for name in failed:
-			print(f'[  FAILED  ] {name}')
-	return min(len(failed), 255)
+	return summary(results)
 
 
 if __name__ == '__main__':

@@ -30,10 +30,14 @@
 #    time, its headroom within the bounds those give; not
 #    waiting-in-device;
 #  - random (the same disk, 4 KiB random reads, 4 readers, --pattern):
-#    random-reads, its sequential share between the disk's log's within
-#    truestat's window and over the run, most bytes in reads below 8 KiB
-#    (the log: every read 4 KiB); sequential (1 MiB sequential reads,
-#    --pattern): no random-reads;
+#    random-reads, its share of reads gone on a stream within the bounds
+#    the disk's log gives (its reads in arrival order through the same 8
+#    stream heads, within truestat's window and over the run), most bytes
+#    in reads below 8 KiB (the log: every read 4 KiB); sequential (1 MiB
+#    sequential reads, --pattern): no random-reads; interleaved (four
+#    sequential 64 KiB readers 64 MiB apart, --pattern): no random-reads,
+#    the share gone on a stream within the log's bounds, 4 stream places
+#    or more gone on;
 #  - capped (K = 4, S = 1 ms, capped at 1,000 IOPS; 1, 2, 4, 8, 16
 #    readers in steps): capped-volume, its rate at most a bucket (1/16)
 #    above the cap the disk logged and below it by at most half a bucket
@@ -48,6 +52,9 @@
 #    commits-wait-on-flush, its share between the disk's summed flush
 #    A..R over the durable writes' time and 1; flush_rare (fsync every 32
 #    writes): durable writes under way a small part of the time, none;
+#  - group (K = 1, S = 2 ms, a flush 8 ms; 4 writers, fdatasync each):
+#    group commit, fewer flush commands than durable writes:
+#    commits-wait-on-flush, its share as flush's; no throughput left;
 #  - slow (K = 1, S = 1 ms, every 10th request 30 ms slower; 1 reader):
 #    slow-not-busy, its median at depth 1 within a bucket of the disk's
 #    median A..R, its mean at least the disk's;
@@ -56,72 +63,7 @@
 #    shared (two fio at depth 4 each, one a little above half by chance):
 #    none.
 set -euo pipefail
-. "$(dirname "$0")/../lib/common.sh"
-. "$(dirname "$0")/../lib/simdisk.sh"
-need fio python3 fusermount3
-
-make_tmp
-
-# run NAME TS_ARGS FIO_ARGS...: truestat -D (and TS_ARGS) over one fio run
-# on the simulated disk; the disk's log of it in $tmp/NAME.log
-run() {
-	local name=$1 ts_args=$2
-	shift 2
-	simdisk_mark
-	# shellcheck disable=SC2086 # TS_ARGS: options, split
-	ts_start "$tmp/$name.json" -D -d "$SIMDISK_LOOP" $ts_args
-	fio --filename="/dev/$SIMDISK_LOOP" --direct=1 --bs=4k --rw=randread \
-		--ioengine=psync --time_based --output-format=json \
-		--output="$tmp/$name.fio" "$@"
-	ts_stop INT
-	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
-	simdisk_save "$tmp/$name"
-}
-
-# steps END_MS N@FROM_MS...: fio jobs of N readers each, from FROM_MS
-# after the start to END_MS, all ending together
-steps() {
-	local end=$1 i=0 s
-	shift
-	for s in "$@"; do
-		printf -- '--name=s%d --numjobs=%d --startdelay=%dms --runtime=%dms ' \
-			"$i" "${s%@*}" "${s#*@}" $((end - ${s#*@}))
-		i=$((i + 1))
-	done
-}
-
-# judge NAME SCRIPT: SCRIPT with d (the totals' row of the disk), F (the
-# findings about it by id), reqs (the disk's log of the run), P (its
-# parameters), t0, t1 (truestat's window on the disk's clock)
-judge() {
-	simdisk_judge "$1" "
-import re
-name = '$1'
-t = totals('$tmp/$1.json')
-d = dev(t, '$SIMDISK_LOOP')
-F = dict((f['id'], f) for f in t['findings'] if f['device'] == '$SIMDISK_LOOP')
-fig = lambda f: dict((x['name'], x['value']) for x in f['figures'])
-P = sd_params('$tmp/$1.full')
-reqs = sd_read('$tmp/$1.log')
-win = re.search(r'totals from ([0-9.]+) to ([0-9.]+) s', open('$tmp/$1.json.err').read())
-t0, t1 = float(win.group(1)) * 1e9, float(win.group(2)) * 1e9
-K, S = P['units'], P['service_ns']
-def has(fid, sev=None):
-    f = F.get(fid)
-    print(name + '_' + fid.replace('-', '_'), int(f is None or (sev is not None and f['severity'] != sev)),
-          '%s stated%s: %s' % (fid, ' (%s)' % sev if sev else '', f['sentence'] if f else 'no; findings: %s'
-                               % ([x['id'] for x in t['findings']] or 'none')))
-    return fig(f) if f else {}
-def hasnt(fid):
-    f = F.get(fid)
-    print(name + '_no_' + fid.replace('-', '_'), int(f is not None),
-          '%s not stated%s' % (fid, ': ' + f['sentence'] if f else ''))
-def iops_cap():
-    # by Little, a row's IOPS is its mean depth over its mean service,
-    # taken from bucket middles: at most half a bucket (1/32) below
-    return K / (S / 1e9) * 1.03125
-$2"
-}
+. "$(dirname "$0")/../lib/findings.sh"
 
 # 1. one unit: waiting inside it, or nothing at a tenth of its rate
 simdisk_up 1 2000
@@ -220,23 +162,31 @@ hasnt('waiting-in-device')
 "
 run random --pattern --name=random --numjobs=4 --runtime=2
 run sequential --pattern --name=seq --rw=read --bs=1m --runtime=2
+run interleaved --pattern --name=inter --rw=read --bs=64k --numjobs=4 \
+	--offset_increment=64m --size=64m --runtime=2
 judge random "
 f = has('random-reads', 'medium')
-def seq(rs):
-    # the disk's reads in arrival order: those that began where the one
-    # before ended, and how many were compared
-    rs = sorted(rs, key=lambda x: x[9])
-    return sum(b[5] == a[5] + a[6] for a, b in zip(rs, rs[1:])), max(len(rs) - 1, 1)
-(lo_seq, lo_n), (hi_seq, hi_n) = seq([x for x in reqs if t0 <= x[0] and x[3] <= t1]), seq(reqs)
-s = f.get('sequential_share', -1)
-print(name + '_sequential', int(not lo_seq / hi_n <= s <= hi_seq / lo_n),
-      'sequential share %.4f; the disk\'s log: %d of %d inside the window, %d of %d over the run'
-      % (s, lo_seq, lo_n, hi_seq, hi_n))
+lo, hi = sd_stream_bounds(reqs, t0, t1)
+s = f.get('in_stream_share', -1)
+# the finding's figure has 6 decimals
+print(name + '_in_stream', int(not lo - 5e-7 <= s <= hi + 5e-7),
+      'share gone on a stream %.4f; the disk\'s log, its reads in arrival order through %d stream heads: %.4f to %.4f'
+      % (s, SD_STREAMS, lo, hi))
 sizes = set(x[6] for x in reqs)
 print(name + '_sizes', int(not (sizes == {4096} and f.get('most_bytes_below') == 8192)),
       'most bytes below %s; the disk was given reads of %s bytes' % (f.get('most_bytes_below'), sorted(sizes)))
 "
 judge sequential "hasnt('random-reads')"
+judge interleaved "
+hasnt('random-reads')
+p = d['pattern']['read']
+lo, hi = sd_stream_bounds(reqs, t0, t1)
+# the JSON's share has 4 decimals
+print(name + '_in_stream', int(not lo - 5e-5 <= p['in_stream_share'] <= hi + 5e-5),
+      'four sequential readers at once: %.4f of the reads went on a stream; the disk\'s log: %.4f to %.4f'
+      % (p['in_stream_share'], lo, hi))
+print(name + '_streams', int(p['streams'] < 4), '%d stream places gone on, for 4 readers' % p['streams'])
+"
 simdisk_down
 
 # 3. a volume capped at 1,000 IOPS, a disk of 16 units without a cap
@@ -282,18 +232,24 @@ simdisk_down
 # 4. durable writes whose flush costs 5 ms
 SIMDISK_FSYNC=5000 simdisk_up 4 1000
 run flush '' --name=flush --rw=randwrite --fsync=1 --runtime=2
-judge flush "
-f = has('commits-wait-on-flush', 'high')
-s = d['sync']
-Fl = [x[3] - x[0] for x in reqs if x[4] == 'F' and t0 <= x[0] and x[3] <= t1]
-total = s['ios'] * s['total_ms'] * 1e6
-share = f.get('flush_share', -1)
-print(name + '_share', int(not sum(Fl) / total <= share <= 1),
-      'flush share %.3f: >= the disk\'s summed flush A..R %.1f ms over the durable writes\' %.1f ms (%.3f), <= 1'
-      % (share, sum(Fl) / 1e6, total / 1e6, sum(Fl) / total))
-"
+judge flush "flush_share_held(has('commits-wait-on-flush', 'high'))"
 run flush_rare '' --name=flush --rw=randwrite --fsync=32 --runtime=2
 judge flush_rare "hasnt('commits-wait-on-flush')"
+simdisk_down
+
+# 4b. group commit: four writers, fdatasync after each write, on one unit
+# whose flush costs 8 ms: a flush runs while the others' preflushes wait,
+# and blk-flush serves those with one flush (fewer flush commands than
+# durable writes, by construction), which is in each one's time
+SIMDISK_FSYNC=8000 simdisk_up 1 2000
+run group '' --name=group --rw=randwrite --fdatasync=1 --numjobs=4 --runtime=3
+judge group "
+flush_share_held(has('commits-wait-on-flush', 'high'))
+s, fl = d['sync'], d['ops'].get('flush', {'ios': 0})
+print(name + '_merged', int(not 0 < fl['ios'] < s['ios']),
+      '%d flush commands for %d durable writes' % (fl['ios'], s['ios']))
+concludes_not('busy-not-full')
+"
 simdisk_down
 
 # 5. every tenth request 30 ms slower

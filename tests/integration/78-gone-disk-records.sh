@@ -26,6 +26,8 @@
 #  - B's depth: never below 0 (depth_below_zero 0) and 0 at the end, in
 #    the device and in the OS: none of A's records came off B's depth (the
 #    row's exact flag cannot tell: it holds A's missed completions too);
+#  - shared: B's row says it may hold another disk's counts (A read for
+#    a second after the last read of the maps, by construction);
 #  - counts: over the totals' rows of both numbers (a disk that came and
 #    went between two reports is counted in the next one's row, see
 #    doc/building.md), reads + missed + stale_records equal A's and B's
@@ -108,6 +110,11 @@ for x in wb:
           % (x['device'], x['events']['depth_below_zero'], c['now'], (o or {}).get('now')))
 if not wb:
     print('b_depth 1 no row with B\\'s writes')
+# A read for a second after the last read of the maps before B took its
+# slot, so A's last reads are in B's row, and the row says so
+print('b_shared', int(not wb or not all(x['counts_shared'] for x in wb)),
+      'B\\'s row may hold A\\'s counts (A read after the last read of the maps): counts_shared %s'
+      % [x['counts_shared'] for x in wb])
 A = [int(v) - int(v0) for v, v0 in zip('$ds_a'.split(), '$ds_a0'.split())]
 B = [int(v) for v in '$ds_b'.split()]
 r, w = s['ops'].get('read', {}), s['ops'].get('write', {})

@@ -11,8 +11,12 @@
 # TLS client that cuts its handshake short while another receives a large
 # /metrics through a small window: the second gets the whole body. The
 # page is large by construction: six disks, each with reads and writes of
-# three sizes (histograms in both directions); the check wants it at
-# least four of the windows it goes through.
+# three sizes (histograms in both directions), full buckets; the check
+# wants it at least four of the windows it goes through. Last, a reader
+# of that page over TLS through a 4 KiB window, paced to read it in the
+# request's limit (TS_HTTP_TIMEOUT_MS) and half the time the reply's rate
+# (TS_HTTP_MIN_RATE) adds: past the first by construction, the whole
+# body all the same.
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 need python3 openssl
@@ -41,7 +45,8 @@ basic_auth_users:
   prom: '$hash'
 EOF
 port=$(free_port)
-ts_start "$tmp/ts.json" --prometheus="$port" --web.config.file="$tmp/web.yml" $(printf -- '-d %s ' "${loops[@]}") 1
+ts_start "$tmp/ts.json" --prometheus="$port" --web.config.file="$tmp/web.yml" \
+	--web.histogram-buckets=full $(printf -- '-d %s ' "${loops[@]}") 1
 # reads and writes of a few sizes on each disk, once attached: histograms
 # in both directions of each, a /metrics of tens of KiB
 for dev in "${loops[@]}"; do
@@ -208,8 +213,46 @@ w = socket.socket()
 w.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 print('FIG big %d %d %d %d' % (st, got, want, w.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)))
 w.close()
+
+# a slow reader of the full-bucket page: its reply read 4 KiB at a time,
+# paced to end the request's limit plus half what the reply's rate gives
+# after it (past the first, inside the second, by construction)
+def slow_get(limit_s, rate):
+    t0 = time.monotonic()
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(30)
+    data, status, want, got = b'', 0, -1, 0
+    try:
+        s.connect(('127.0.0.1', port))
+        t = ctx.wrap_socket(s, server_hostname='127.0.0.1')
+        t.sendall(b'GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n'
+                  b'Authorization: Basic ' + base64.b64encode(b'prom:s3cret pass') + b'\r\n\r\n')
+        while b'\r\n\r\n' not in data and (chunk := t.recv(4096)):
+            data += chunk
+        head, _, body = data.partition(b'\r\n\r\n')
+        status = int(head.split(b' ')[1]) if head.startswith(b'HTTP/') else 0
+        want = [int(l.split(b':')[1]) for l in head.split(b'\r\n')
+                if l.lower().startswith(b'content-length:')][0]
+        total = limit_s + want / (2 * rate)
+        got = len(body)
+        while got < want:
+            time.sleep(max(0, t0 + total * got / want - time.monotonic()))
+            chunk = t.recv(4096)
+            if not chunk:
+                break
+            got += len(chunk)
+    except (OSError, ssl.SSLError, IndexError, ValueError):
+        pass
+    s.close()
+    return status, got, want, time.monotonic() - t0
+
+limit_ms, rate = (int(x) for x in sys.argv[4:6])
+print('FIG slow %d %d %d %.3f' % slow_get(limit_ms / 1e3, rate))
 PY
-python3 -B "$tmp/hostile.py" "$port" "$tmp/ca.crt" "$TS_PID" >"$tmp/figs" 2>"$tmp/hostile.err" ||
+limit_ms=$(awk '$2 == "TS_HTTP_TIMEOUT_MS" { print $3 }' "$TS_ROOT/user/exporter/httpd.h")
+min_rate=$(awk '$2 == "TS_HTTP_MIN_RATE" { print $3 }' "$TS_ROOT/user/exporter/httpd.h")
+python3 -B "$tmp/hostile.py" "$port" "$tmp/ca.crt" "$TS_PID" "$limit_ms" "$min_rate" >"$tmp/figs" 2>"$tmp/hostile.err" ||
 	{ check hostile_clients 1 "the client script failed: $(tail -1 "$tmp/hostile.err")"; }
 sleep 1.5 # the report after the attack
 ts_stop INT
@@ -271,5 +314,12 @@ print('tls_abort_big_metrics', int(st != 200 or got != want),
       'a handshake cut short beside a %d-byte /metrics through a 4 KiB window: status %d, %d bytes' % (want, st, got))
 print('big_metrics_big', int(want < 4 * window),
       'the /metrics of six disks: %d bytes, at least 4 of the %d-byte receive windows it went through' % (want, window))
+st, got, want, took = f['slow'][0:3] + [float(f['slow'][3])]
+st, got, want = int(st), int(got), int(want)
+print('tls_slow_reader', int(st != 200 or got != want),
+      'a reader of the full-bucket page at a pace past the request\'s $limit_ms ms: status %d, %d of %d bytes in %.1f s'
+      % (st, got, want, took))
+print('slow_reader_slow', int(not took > $limit_ms / 1e3),
+      'it read for %.1f s, past the $limit_ms ms from accept (the pace, by construction)' % took)
 ")
 finish

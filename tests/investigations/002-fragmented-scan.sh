@@ -94,18 +94,16 @@ for s in ('fragmented', 'rebuilt'):
               '%s: --pattern %s %d, the disk\'s log %d inside the window, %d in the step'
               % (s, key, mine[key], lo[key], hi[key]))
     # truestat's own finding: random-reads on the fragmented table, its
-    # sequential share the disk's (between inside the window and the
-    # step), none once rebuilt
+    # share of reads gone on a stream the disk's (sd_stream_bounds: its
+    # reads through the same stream heads, inside the window and over the
+    # step; JSON rounds to 6 decimals), none once rebuilt
     rr = [f for f in t['findings'] if f['device'] == loop and f['id'] == 'random-reads']
     if s == 'fragmented':
-        sh = dict((x['name'], x['value']) for x in rr[0]['figures'])['sequential_share'] if rr else -1
-        # the share is of the reads compared with the one before: the
-        # window's first is compared with the read before it when truestat
-        # saw one, so ios - 1 to ios of them; JSON rounds to 6 decimals
-        lo_n, hi_n = max(lo['ios'] - 1, 1), max(hi['ios'], 1)
-        print('fragmented_finding', int(not lo['seq'] / hi_n - 5e-7 <= sh <= hi['seq'] / lo_n + 5e-7),
-              'random-reads %s, sequential share %.3f; the disk\'s %d of %d reads inside the window, %d of %d in the step'
-              % ('stated' if rr else 'not stated', sh, lo['seq'], lo['ios'], hi['seq'], hi['ios']))
+        sh = dict((x['name'], x['value']) for x in rr[0]['figures'])['in_stream_share'] if rr else -1
+        slo, shi = sd_stream_bounds(reqs, t0, t1)
+        print('fragmented_finding', int(not slo - 5e-7 <= sh <= shi + 5e-7),
+              'random-reads %s, share gone on a stream %.3f; the disk\'s log: %.3f to %.3f'
+              % ('stated' if rr else 'not stated', sh, slo, shi))
     else:
         print('rebuilt_no_finding', int(bool(rr)), 'random-reads not stated once rebuilt%s'
               % (': ' + rr[0]['sentence'] if rr else ''))

@@ -268,6 +268,32 @@ def sd_params(path):
         return dict((x[i], int(x[i + 1])) for i in range(0, len(x) - 1, 2))
     return {}
 
+SD_STREAMS = 8  # TS_STREAMS (include/truestat.h)
+
+def sd_streams(reqs):
+    # the reads of reqs in arrival order through SD_STREAMS stream heads,
+    # as --pattern keeps them: one that starts where a head ends goes on
+    # it; else it takes the place of the head begun longest ago. Returns
+    # those gone on a stream, and the reads
+    ends, nxt, n, reads = [None] * SD_STREAMS, 0, 0, 0
+    for x in sorted((x for x in reqs if x[4] == 'R'), key=lambda x: x[9]):
+        reads += 1
+        if x[5] in ends:
+            ends[ends.index(x[5])] = x[5] + x[6]
+            n += 1
+        else:
+            ends[nxt % SD_STREAMS] = x[5] + x[6]
+            nxt += 1
+    return n, max(reads, 1)
+
+def sd_stream_bounds(reqs, t0, t1):
+    # bounds of the share of reads gone on a stream inside truestat's
+    # window [t0, t1]: the window's reads alone (heads empty at its start,
+    # so up to SD_STREAMS fewer) over the run's reads, and the run's over
+    # the window's; what came before the window may have set heads
+    (wn, w), (rn, r) = sd_streams([x for x in reqs if t0 <= x[0] and x[3] <= t1]), sd_streams(reqs)
+    return max(wn - SD_STREAMS, 0) / r, rn / w
+
 def sd_replay(path, K, S, Bps=0):
     # the model: in arrival order, the unit free first (the lowest on a tie)
     # starts the request at max(token, free), for S (+ bytes / Bps; a

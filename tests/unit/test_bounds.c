@@ -224,7 +224,10 @@ static void test_overlapping_windows(void **state)
 	repair(1, 150, 160, (__u64[]){ 2, 0, 0, 0 });
 	in.missed = 6;
 	ts_bounds_device(&b, &in, 200, &out);
-	assert_int_equal(out.span.unsure_ns, 20 + 19 + 18 + 17 + 16 + 2);
+	/* 20 + 19 + 18 + 17 + 16 + 2 summed window by window, but busy time
+	 * is unsure only while one is open: 20 and 10 */
+	assert_int_equal(out.span.windows_ns, 30);
+	assert_int_equal(out.span.unsure_ns, 30);
 	/* never more than the span */
 	ts_bounds_init(&b, 190);
 	ts_bounds_device(&b, &in, 200, &out);
@@ -271,6 +274,68 @@ static void test_lost_repairs(void **state)
 	ts_bounds_device(&b, &in, 300, &out);
 	assert_true(out.run.exact);
 	assert_int_equal(out.run.hi, 2);
+}
+
+/*
+ * A request refused a record at issue (the table full) is in the device
+ * uncounted until it completes, unseen: the span it was refused in is not
+ * exact (its event), nor is a later one inside its life with no event of
+ * its own, until the span it completed in.
+ */
+static void test_uncounted_outlives_its_event(void **state)
+{
+	struct ts_bounds_read in = {
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 4,
+		.under = 1, .open = 1, /* refused, in flight */
+	};
+	struct ts_bounds_out out;
+
+	ts_bounds_init(&b, 0);
+	ts_bounds_device(&b, &in, 100, &out);
+	assert_false(out.span.exact);
+	ts_bounds_end_span(&b, 100);
+	ts_bounds_device(&b, &in, 200, &out); /* no event: still in flight */
+	assert_false(out.span.exact);
+	assert_int_equal(out.span.hi, 5);
+	ts_bounds_end_span(&b, 200);
+	in.under = 2, in.open = 0; /* it completed: issue unseen */
+	ts_bounds_device(&b, &in, 300, &out);
+	assert_false(out.span.exact);
+	ts_bounds_end_span(&b, 300);
+	ts_bounds_device(&b, &in, 400, &out); /* after its life */
+	assert_true(out.span.exact);
+	ts_bounds_free(&b);
+}
+
+/*
+ * More repairs in a span than the BPF log holds (it is read more often
+ * than the spans end): every window kept, the span's bound from them; past
+ * TS_REPAIR_WINDOWS_MAX, all of them at once, all the span long.
+ */
+static void test_many_repairs(void **state)
+{
+	const unsigned int n = 3 * TS_REPAIR_SLOTS;
+	struct ts_bounds_read in = {
+		.qid = 1, .queue = 0x2000, .device_peak_taken = 3, .missed = n,
+	};
+	struct ts_bounds_out out;
+	unsigned int i;
+
+	ts_bounds_init(&b, 0);
+	for (i = 0; i < n; i++)
+		repair(1, 10 * i + 1, 10 * i + 5, (__u64[]){ 3, 1, 0, 0 });
+	ts_bounds_device(&b, &in, 10 * n, &out);
+	assert_int_equal(out.span.windows_ns, 4 * n);
+	assert_int_equal(out.span.unsure_ns, 3 * n); /* alone, each */
+	assert_int_equal(out.span.lo, 2);
+	ts_bounds_end_span(&b, 10 * n);
+	for (i = 0; i <= TS_REPAIR_WINDOWS_MAX; i++)
+		repair(1, 10 * n + 1, 10 * n + 5, NULL);
+	in.missed += TS_REPAIR_WINDOWS_MAX + 1;
+	ts_bounds_device(&b, &in, 20 * n, &out);
+	assert_int_equal(out.span.unsure_ns, 10 * n);
+	assert_false(out.span.exact);
+	ts_bounds_free(&b);
 }
 
 /*
@@ -449,6 +514,8 @@ int main(void)
 		cmocka_unit_test(test_random_timelines),
 		cmocka_unit_test(test_overlapping_windows),
 		cmocka_unit_test(test_lost_repairs),
+		cmocka_unit_test(test_many_repairs),
+		cmocka_unit_test(test_uncounted_outlives_its_event),
 		cmocka_unit_test(test_repair_after_log_read),
 		cmocka_unit_test(test_change_time),
 		cmocka_unit_test(test_restamp),

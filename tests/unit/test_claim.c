@@ -139,6 +139,39 @@ static void test_counts_per_disk(void **state)
 	assert_int_equal(reads(&b, 4, true, 175), 5);
 }
 
+/*
+ * A new claim's counts may hold another disk's: two claims since the last
+ * read (a disk came and went between), or the disk before changing its
+ * depth words after that read; not when it was idle since, nor at a read
+ * of the same claim.
+ */
+static void test_shared(void **state)
+{
+	struct ts_claim_base b = {};
+
+	ts_claim_shared(&b, 100, 1, 0, 1000); /* the slot's first disk */
+	assert_false(b.shared);
+	b.claimed_ns = 100;
+	ts_claim_shared(&b, 100, 1, 0, 2000);
+	assert_false(b.shared);
+	ts_claim_shared(&b, 300, 2, 1500, 3000); /* idle since 1500 < 2000 */
+	assert_false(b.shared);
+	b.claimed_ns = 300;
+	ts_claim_shared(&b, 500, 3, 3500, 4000); /* changed at 3500 > 3000 */
+	assert_true(b.shared);
+	b.claimed_ns = 500;
+	ts_claim_shared(&b, 500, 3, 3500, 5000); /* the same claim: kept */
+	assert_true(b.shared);
+	ts_claim_shared(&b, 900, 5, 100, 6000); /* two claims since */
+	assert_true(b.shared);
+	b.claimed_ns = 900;
+	/* stamps are 44 bits: a change just past the wrap is after a read
+	 * just before it */
+	b.read_stamp = TS_CLOCK_MASK - 5;
+	ts_claim_shared(&b, 950, 6, 3, 10);
+	assert_true(b.shared);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_waits_out_a_claim),
 		cmocka_unit_test(test_claim_never_ends),
 		cmocka_unit_test(test_held_sees_a_new_claim),
+		cmocka_unit_test(test_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,11 +51,13 @@ static void reset(double span_s)
 
 /*
  * @secs at in-device depth @depth, each request @svc_ms in the device after
- * @q_ms in the OS (the OS queue then never empty), all reads.
+ * @q_ms in the OS (the OS queue then never empty), all of direction @op
+ * (phase: reads).
  */
-static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
+static void phase_as(int op, unsigned int depth, double secs, double svc_ms,
+		     double q_ms)
 {
-	struct ts_op_stats *o = &disk->stats.op[TS_OP_READ];
+	struct ts_op_stats *o = &disk->stats.op[op];
 	__u64 svc = svc_ms * MS, q = q_ms * MS;
 	__u64 n = secs * depth / (svc_ms / 1e3); /* Little */
 	int slot;
@@ -66,7 +68,10 @@ static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
 	if (q)
 		disk->os_time[0] += secs * SEC;
 	b.depth[0].service[ts_depth_class(depth)][ts_hist_bucket(svc)] += n;
-	b.hist[0][TS_OP_READ].service[ts_hist_bucket(svc)] += n;
+	b.hist[0][op].service[ts_hist_bucket(svc)] += n;
+	b.hist[0][op].size[ts_size_bucket(4096)] += n;
+	if (depth == 1)
+		b.depth[0].depth1[op][ts_hist_bucket(svc)] += n;
 	o->ios += n;
 	o->bytes += n * 4096;
 	o->service_ns += n * svc;
@@ -75,6 +80,11 @@ static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
 	o->total_ns += n * (q + svc);
 	if ((__s64)depth > disk->device_span.hi)
 		disk->device_span.lo = disk->device_span.hi = depth;
+}
+
+static void phase(unsigned int depth, double secs, double svc_ms, double q_ms)
+{
+	phase_as(TS_OP_READ, depth, secs, svc_ms, q_ms);
 }
 
 static void build(void)
@@ -330,6 +340,7 @@ static void durable(double secs, double per_s, double total_ms,
 
 	disk->stats.sync.ios += n;
 	disk->stats.sync.total_ns += n * total_ms * MS;
+	disk->stats.sync.flush_ns += n * flush_ms * MS;
 	fl->ios += n;
 	fl->service_ns += n * flush_ms * MS;
 }
@@ -346,8 +357,37 @@ static void test_flush_wait(void **state)
 	assert_non_null(f);
 	assert_string_equal(f->op, "sync");
 	assert_float_equal(fig(f, "flush_share"), 0.89, 0.001);
-	assert_float_equal(fig(f, "under_way"), 0.773, 0.001);
+	assert_float_equal(fig(f, "in_flight"), 0.773, 0.001);
 	assert_float_equal(fig(f, "sync_iops"), 43.9, 1e-9);
+}
+
+/*
+ * Group commit: four committers on a 1-unit disk, each durable write 12 ms
+ * of which a flush was in the device 8 ms, one flush command serving four
+ * (blk-flush merges the pending preflushes): the flush clock's share is
+ * two thirds, where flush commands' service over the writes' time would
+ * be a quarter of that. In flight: 4 committers, not "400% of the time".
+ */
+static void test_group_commit(void **state)
+{
+	struct ts_op_stats *fl;
+	const struct ts_finding *f;
+	__u64 n = 10 * 333;
+
+	reset(10);
+	phase(1, 3, 2, 0);
+	fl = &disk->stats.op[TS_OP_FLUSH];
+	disk->stats.sync.ios += n;
+	disk->stats.sync.total_ns += n * 12 * MS;
+	disk->stats.sync.flush_ns += n * 8 * MS;
+	fl->ios += n / 4;
+	fl->service_ns += n / 4 * 8 * MS;
+	build();
+	f = find("commits-wait-on-flush");
+	assert_non_null(f);
+	assert_float_equal(fig(f, "flush_share"), 8.0 / 12, 1e-9);
+	assert_float_equal(fig(f, "in_flight"), 333 * 0.012, 1e-9);
+	assert_non_null(strstr(f->sentence, "4.0 in flight on average"));
 }
 
 /* innodb_flush_log_at_trx_commit=2: a flush a durable write, rarely. */
@@ -373,6 +413,7 @@ static void reads_pattern(__u64 n, double seq, int size_k, int seek_k)
 
 	p->seek[0] = n * seq;
 	p->seek[seek_k] = n - 1 - p->seek[0];
+	p->in_stream = p->stream_ios[0] = p->seek[0];
 	p->size_ios[size_k] = n;
 	p->size_bytes[size_k] = n << size_k;
 }
@@ -389,7 +430,8 @@ static void test_random_reads(void **state)
 	ts_findings_build(&r, &fs);
 	f = find("random-reads");
 	assert_non_null(f);
-	assert_float_equal(fig(f, "sequential_share"), 0.062, 0.001);
+	assert_float_equal(fig(f, "in_stream_share"), 0.062, 0.001);
+	assert_float_equal(fig(f, "streams"), 1, 1e-9);
 	assert_float_equal(fig(f, "seek_p50_below"), 2097152.0, 1e-9);
 	assert_float_equal(fig(f, "most_bytes_below"), 8192, 1e-9);
 	assert_float_equal(fig(f, "busy_pct"), 92, 1e-9);
@@ -407,6 +449,30 @@ static void test_random_reads_none(void **state)
 	assert_null(find("random-reads"));
 	reads_pattern(4389, 0.062, 12, 12);
 	build();
+	assert_null(find("random-reads"));
+}
+
+/*
+ * Four sequential readers at once, 64 KiB reads far apart: one read in
+ * five starts where the read before it ended (the device's order
+ * interleaves them), but nearly every one goes on one of four streams:
+ * not random-reads (it was, when sequentiality was judged per device).
+ */
+static void test_random_reads_interleaved(void **state)
+{
+	struct ts_pattern_op *p;
+	int i;
+
+	reset(10);
+	phase(4, 9.2, 2, 0);
+	reads_pattern(18400, 0.21, 16, 18); /* 64-128 KiB, seeks of 64 MiB */
+	p = &disk->pattern.op[TS_OP_READ];
+	p->in_stream = 0;
+	for (i = 0; i < 4; i++)
+		p->in_stream += p->stream_ios[i] = 18400 / 4 - 1;
+	build();
+	r.show_pattern = true;
+	ts_findings_build(&r, &fs);
 	assert_null(find("random-reads"));
 }
 
@@ -632,6 +698,41 @@ static void test_slow_not_busy_floor(void **state)
 	assert_non_null(find("slow-not-busy"));
 }
 
+/*
+ * A 1-unit disk at 40 ms a 4 KiB read, one reader: no spread at all, and
+ * slower than any working disk (a 5400 rpm disk's whole stroke and turn,
+ * 36.1 ms, and the transfer); 30 ms is not, nor 80 ms for 1 MiB reads
+ * (52 ms of transfer at 20 MB/s), nor writes (a disk's cache full).
+ */
+static void test_slow_by_physics(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(20);
+	phase(1, 19, 40, 0);
+	build();
+	f = find("slow-not-busy");
+	assert_non_null(f);
+	assert_string_equal(f->op, "read");
+	assert_int_equal(f->severity, TS_SEV_HIGH);
+	assert_float_equal(fig(f, "slowest_disk_ms"), 36.1 + 4096 / 20000.0,
+			   1e-9);
+	assert_non_null(strstr(f->sentence, "longer than any working disk"));
+	reset(20);
+	phase(1, 19, 30, 0);
+	build();
+	assert_null(find("slow-not-busy"));
+	reset(20);
+	phase(1, 19, 80, 0);
+	disk->stats.op[TS_OP_READ].bytes *= 256;
+	build();
+	assert_null(find("slow-not-busy"));
+	reset(20);
+	phase_as(TS_OP_WRITE, 1, 19, 40, 0);
+	build();
+	assert_null(find("slow-not-busy"));
+}
+
 static void submitter(__u64 id, const char *comm, __u64 ios, double svc_ms)
 {
 	struct ts_who_entry *e = &who.e[who.n++];
@@ -806,6 +907,137 @@ static void test_sentences_fit(void **state)
 	one_unit_eight_readers(); /* waiting-in-device */
 	build();
 	check_fit();
+}
+
+/*
+ * The articles' MariaDB case on a 1-unit disk: 8 ms flushes alone in the
+ * device most of the time, bursts of 2 ms page writes deep. The curve sums
+ * both: its deep rows (writes) do four times its depth-1 row (flushes), a
+ * headroom and a plateau that are the mix's. Only the note is drawn, naming
+ * the classes; the same writes without the flushes are one class.
+ */
+static void test_mixed_classes(void **state)
+{
+	static const char *const curve[] = { "busy-not-full", "capped-volume",
+					     "waiting-in-device",
+					     "slow-not-busy" };
+	const struct ts_finding *f;
+	unsigned int depth;
+	size_t i;
+
+	reset(20);
+	phase_as(TS_OP_FLUSH, 1, 14, 8, 0);
+	for (depth = 2; depth <= 64; depth *= 2)
+		phase_as(TS_OP_WRITE, depth, 0.8, 2.0 * depth, 0);
+	build();
+	if (getenv("TS_SHOW"))
+		ts_findings_print(stderr, &fs, NULL, false);
+	f = find("busy-not-full");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_NOTE);
+	assert_non_null(strstr(f->sentence, "mix classes the depth curve cannot compare (writes (too few alone in the device to measure) beside flushes of 7.995 ms alone)"));
+	for (i = 0; i < sizeof(curve) / sizeof(curve[0]); i++) {
+		f = find(curve[i]);
+		if (f && f->severity != TS_SEV_NOTE)
+			fail_msg("%s stated on a mixed curve: %s", curve[i], f->sentence);
+	}
+	/* flushes a cache answers at once: not a tenth of the device's time */
+	capped_at_thousand();
+	phase_as(TS_OP_FLUSH, 1, 0.05, 0.01, 0);
+	build();
+	assert_non_null(find("capped-volume"));
+	/*
+	 * reads and writes of one cost alone (1 ms), the writes deeper (a
+	 * writeback beside a reader): their mean service differs by where
+	 * they sit, not by what they cost: not mixed
+	 */
+	reset(20);
+	phase_as(TS_OP_READ, 1, 8, 1, 0);
+	phase_as(TS_OP_WRITE, 1, 2, 1, 0);
+	phase_as(TS_OP_WRITE, 8, 6, 8, 0);
+	build();
+	f = find("busy-not-full");
+	assert_true(!f || !strstr(f->sentence, "mix classes"));
+	assert_true(r.dev[0].op[TS_OP_WRITE].service_ms >
+		    TS_CURVE_GROWTH * r.dev[0].op[TS_OP_READ].service_ms);
+	/* one class: the rules read the curve */
+	reset(20);
+	for (depth = 1; depth <= 64; depth *= 2)
+		phase_as(TS_OP_WRITE, depth, depth == 1 ? 14 : 0.8, 2.0 * depth, 0);
+	build();
+	f = find("busy-not-full");
+	assert_true(!f || !strstr(f->sentence, "mix classes"));
+}
+
+/*
+ * A healthy disk given 1 ms reads and 20 ms writes, each alone: the
+ * depth-1 row mixes them (mean 4.8x its median, p99 20 ms), each
+ * direction alone is uniform: not slow-not-busy (it was, from the row).
+ */
+static void test_slow_not_busy_two_directions(void **state)
+{
+	reset(20);
+	phase_as(TS_OP_READ, 1, 3.2, 1, 0);
+	phase_as(TS_OP_WRITE, 1, 16, 20, 0);
+	build();
+	assert_true(r.dev[0].curve.row[0].service_ms >=
+		    3 * r.dev[0].curve.row[0].p50_ms);
+	assert_null(find("slow-not-busy"));
+}
+
+/*
+ * Sizes within a direction: 4 KiB reads of 1 ms beside 1 MiB reads of 20
+ * ms, each alone: the reads' mean is far above their median, and p99 past
+ * 1 ms, but of two sizes (the size histogram: a factor of 256), not a
+ * stall; the same service of one size is one.
+ */
+static void test_slow_not_busy_two_sizes(void **state)
+{
+	__u64 big;
+
+	reset(20);
+	phase(1, 3.2, 1, 0);
+	big = 16 / 0.020;
+	phase(1, 16, 20, 0);
+	b.hist[0][TS_OP_READ].size[ts_size_bucket(4096)] -= big;
+	b.hist[0][TS_OP_READ].size[ts_size_bucket(1 << 20)] += big;
+	build();
+	assert_true(r.dev[0].curve.alone[TS_OP_READ].service_ms >=
+		    3 * r.dev[0].curve.alone[TS_OP_READ].p50_ms);
+	assert_null(find("slow-not-busy"));
+	reset(20);
+	phase(1, 3.2, 1, 0);
+	phase(1, 16, 20, 0);
+	build();
+	assert_non_null(find("slow-not-busy"));
+}
+
+/*
+ * A 4-unit disk at 8 ms under 64 readers, seen only at depth 33-64 (the
+ * tool started mid-load): no depth-1 service to compare with, but reads of
+ * 126 ms each, past what any disk takes for one (36.3 ms), while it held
+ * 54: waiting-in-device, and not busy-not-full's note; the same depth at
+ * 1 ms a read (a device that works on them all) draws only the note.
+ */
+static void test_waiting_by_physics(void **state)
+{
+	const struct ts_finding *f;
+
+	reset(20);
+	phase(54, 19, 126, 0);
+	build();
+	f = find("waiting-in-device");
+	assert_non_null(f);
+	assert_int_equal(f->severity, TS_SEV_HIGH);
+	assert_float_equal(fig(f, "slowest_disk_ms"), 36.1 + 4096 / 20000.0,
+			   1e-9);
+	assert_float_equal(fig(f, "concurrency"), 54 * 19 / 20.0, 0.01);
+	assert_null(find("busy-not-full"));
+	reset(20);
+	phase(54, 19, 1, 0);
+	build();
+	assert_null(find("waiting-in-device"));
+	assert_non_null(only_note("busy-not-full"));
 }
 
 /* The depth not exact: the finding says so and is not marked exact. */
@@ -1005,9 +1237,11 @@ int main(void)
 		cmocka_unit_test(test_waiting_in_os),
 		cmocka_unit_test(test_waiting_in_os_none),
 		cmocka_unit_test(test_flush_wait),
+		cmocka_unit_test(test_group_commit),
 		cmocka_unit_test(test_flush_wait_none),
 		cmocka_unit_test(test_random_reads),
 		cmocka_unit_test(test_random_reads_none),
+		cmocka_unit_test(test_random_reads_interleaved),
 		cmocka_unit_test(test_capped),
 		cmocka_unit_test(test_capped_cheap_at_knee),
 		cmocka_unit_test(test_capped_short_beyond_knee),
@@ -1017,10 +1251,15 @@ int main(void)
 		cmocka_unit_test(test_slow_not_busy),
 		cmocka_unit_test(test_slow_not_busy_none),
 		cmocka_unit_test(test_slow_not_busy_floor),
+		cmocka_unit_test(test_slow_not_busy_two_directions),
+		cmocka_unit_test(test_slow_not_busy_two_sizes),
+		cmocka_unit_test(test_waiting_by_physics),
+		cmocka_unit_test(test_slow_by_physics),
 		cmocka_unit_test(test_one_submitter),
 		cmocka_unit_test(test_one_submitter_none),
 		cmocka_unit_test(test_not_exact),
 		cmocka_unit_test(test_sentences_fit),
+		cmocka_unit_test(test_mixed_classes),
 		cmocka_unit_test(test_light_os_unknown),
 		cmocka_unit_test(test_busy_gates_not_exact),
 		cmocka_unit_test(test_too_few),

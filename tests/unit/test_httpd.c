@@ -362,6 +362,40 @@ static void test_concurrency_bounds(void **state)
 	free(text), free(r), free(p);
 }
 
+/* A report of one disk (one_disk) rendered by a new exporter state @p. */
+static struct ts_dev_report *fresh(struct ts_report **r, struct ts_prom **p,
+				   __u64 ios, double mean, double busy_share)
+{
+	*r = calloc(1, sizeof(**r));
+	*p = calloc(1, sizeof(**p));
+	assert_non_null(*r);
+	assert_non_null(*p);
+	one_disk(*r, 10.0, ios, mean, busy_share);
+	return &(*r)->dev[0];
+}
+
+/*
+ * A histogram's _sum is the counted ns, not the mean times the count: 3
+ * requests of 1,000,000,007 ns in all give 1.000000007 s, to the ns.
+ */
+static void test_exact_sums(void **state)
+{
+	struct ts_report *r;
+	struct ts_prom *p;
+	struct ts_dev_report *d = fresh(&r, &p, 3, 1.0, 0.5);
+	char *text;
+
+	d->op[0].service_ns = 1000000007;
+	d->op[0].service_ms = 1000000007 / 3 / 1e6;
+	d->op[0].queued_ios = 3;
+	d->hist = r->hist[0];
+	r->hist[0][0].service[ts_hist_bucket(333333335)] = 3;
+	text = render(p, r);
+	assert_non_null(strstr(text, "truestat_service_seconds_sum"
+				     "{device=\"sda\",layer=\"request\",op=\"read\"} 1.000000007\n"));
+	free(text), free(r), free(p);
+}
+
 /*
  * A bio-based device: its series say layer="bio"; it has no OS queue and
  * no queue histogram, and when stacked a layer-time histogram whose sum and
@@ -369,21 +403,18 @@ static void test_concurrency_bounds(void **state)
  */
 static void test_bio_layer_series(void **state)
 {
-	struct ts_report *r = calloc(1, sizeof(*r));
-	struct ts_prom *p = calloc(1, sizeof(*p));
-	struct ts_dev_report *d;
+	struct ts_report *r;
+	struct ts_prom *p;
+	struct ts_dev_report *d = fresh(&r, &p, 1000, 4.0, 0.9);
 	char *text;
 
-	assert_non_null(r);
-	assert_non_null(p);
-	one_disk(r, 10.0, 1000, 4.0, 0.9);
-	d = &r->dev[0];
 	snprintf(d->name, sizeof(d->name), "md0");
 	d->bio_layer = true;
 	d->stack.nmembers = 1;
 	snprintf(d->stack.member[0].name, TS_STACK_NAME, "sda");
 	d->op[0].layer_ios = 800;
 	d->op[0].layer_ms = 0.025;
+	d->op[0].layer_ns = 800 * 25000; /* the sum the mean came from */
 	d->op[0].queue_ms = NAN;
 	d->hist = r->hist[0];
 	r->hist[0][0].layer[ts_hist_bucket(25000)] = 800;
@@ -418,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_fail_budget_guessers_leave_room),
 		cmocka_unit_test(test_counters_never_go_down),
 		cmocka_unit_test(test_concurrency_bounds),
+		cmocka_unit_test(test_exact_sums),
 		cmocka_unit_test(test_bio_layer_series),
 	};
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "features/partitions.h"
+#include "core/report_parts.h"
 
 static char root[PATH_MAX];
 static struct ts_report r;

@@ -20,14 +20,15 @@
 #include "exporter/webauth.h"
 #include "features/slow.h"
 #include "features/who.h"
-#include "features/partitions.h"
+#include "core/report_parts.h"
 #include "opts.h"
 #include "output/output.h"
 #include "output/prom.h"
 #include "core/report.h"
 #include "core/tracer.h"
 
-#define EXIT_USAGE 2
+#include "cli.h"
+#include "disks.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -36,11 +37,12 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static void die(int code, const char *msg)
+void ts_cli_die(int code, const char *msg)
 {
 	fprintf(stderr, "truestat: %s\n", msg);
 	exit(code);
 }
+
 
 /* Root, or CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN. */
 static void check_privileges(void)
@@ -63,199 +65,10 @@ static void check_privileges(void)
 	snprintf(msg, sizeof(msg),
 		 "needs root, or CAP_BPF and CAP_PERFMON (missing:%s%s)",
 		 bpf ? "" : " CAP_BPF", perfmon ? "" : " CAP_PERFMON");
-	die(EXIT_FAILURE, msg);
-}
-
-/* -N: device-mapper disks by their /dev/mapper names. */
-static bool dm_names;
-
-/*
- * The name of disk @major:@minor; one gone by now keeps the name it had at
- * an earlier report (major:minor if none saw it).
- */
-static void sys_name(unsigned int major, unsigned int minor, char *buf,
-		     size_t len, struct ts_stack *stack)
-{
-	static struct {
-		unsigned int kdev;
-		char name[32];
-	} seen[TS_MAX_DEVS];
-	unsigned int kdev = ts_kdev(major, minor), i = kdev % TS_MAX_DEVS;
-
-	if (ts_disk_name("/sys", major, minor, buf, len)) {
-		seen[i].kdev = kdev;
-		snprintf(seen[i].name, sizeof(seen[i].name), "%s", buf);
-	} else if (seen[i].kdev == kdev && seen[i].name[0]) {
-		snprintf(buf, len, "%s", seen[i].name);
-	}
-	ts_disk_stack("/sys", buf, stack);
-	if (!dm_names)
-		return;
-	ts_disk_dm_rename("/sys", buf, len);
-	ts_stack_dm_rename("/sys", stack);
-}
-
-static int resolve_devices(const struct ts_opts *o, unsigned int *kdevs)
-{
-	struct ts_disk disk;
-	char err[768];
-	int i, n = 0;
-
-	for (i = 0; i < o->ndevices; i++) {
-		if (ts_disk_resolve("/sys", o->devices[i], &disk, err,
-				    sizeof(err)))
-			die(EXIT_USAGE, err);
-		if (disk.bio_based && o->light) {
-			snprintf(err, sizeof(err),
-				 "cannot trace %s with --light: it is bio-based (no request queue, as zram, md and device-mapper disks), and --light does not attach the block_bio_* tracepoints that trace it",
-				 disk.name);
-			die(EXIT_USAGE, err);
-		}
-		if (disk.was_partition)
-			fprintf(stderr,
-				"truestat: %s is a partition: tracing its disk %s\n",
-				o->devices[i], disk.name);
-		/* a stacked device with its members: the report shows the stack */
-		n = ts_disk_add_stack("/sys", disk.major, disk.minor, kdevs, n,
-				      TS_MAX_DEVS);
-		if (n < 0) {
-			snprintf(err, sizeof(err),
-				 "too many disks to trace (the limit is %d)",
-				 TS_MAX_DEVS);
-			die(EXIT_USAGE, err);
-		}
-	}
-	return n;
-}
-
-/*
- * --exclude: the disks it leaves out (those that exist at the start), the
- * globs that matched none, and whether any disk is left to trace.
- */
-static struct ts_exclusion exclusion;
-static char unmatched[TS_MAX_EXCLUDES * (TS_GLOB_LEN + 16)];
-static bool none_left;
-
-/* Whether every disk of the @n in @kdevs (0: every disk) is excluded. */
-static bool all_excluded(const unsigned int *kdevs, int n)
-{
-	int i, j;
-
-	if (!n)
-		return exclusion.n == exclusion.ndisks;
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < exclusion.n && exclusion.kdevs[j] != kdevs[i];)
-			j++;
-		if (j == exclusion.n)
-			return false;
-	}
-	return true;
-}
-
-static void resolve_excludes(const struct ts_opts *o,
-			     const unsigned int *kdevs, int n)
-{
-	size_t used = 0;
-	int g;
-
-	if (!o->nexcludes)
-		return;
-	exclusion.nglobs = o->nexcludes;
-	memcpy(exclusion.globs, o->excludes, sizeof(exclusion.globs));
-	if (ts_disk_exclude("/sys", &exclusion))
-		die(EXIT_FAILURE, "cannot list the disks in /sys/block for --exclude");
-	for (g = 0; g < o->nexcludes; g++)
-		if (!exclusion.matched[g])
-			used += snprintf(unmatched + used, sizeof(unmatched) - used,
-					 "%s%s", used ? " " : "", o->excludes[g]);
-	none_left = exclusion.n && all_excluded(kdevs, n);
-	if (o->verbose && exclusion.n)
-		fprintf(stderr, "truestat: --exclude: not tracing %d disk%s: %s\n",
-			exclusion.n, exclusion.n == 1 ? "" : "s",
-			exclusion.names);
-	if (unmatched[0])
-		fprintf(stderr, "truestat: --exclude matches no disk: %s\n",
-			unmatched);
-}
-
-/*
- * The disks no report can cover, named in every report: bio-based ones
- * under --light, which does not follow bios.
- */
-static char not_traced[512];
-
-static void find_untraceable(const struct ts_opts *o)
-{
-	if (o->ndevices || !o->light)
-		return;
-	ts_disk_list("/sys", true, not_traced, sizeof(not_traced));
-	if (!strcmp(not_traced, "none") || !strncmp(not_traced, "none found", 10))
-		not_traced[0] = '\0';
-}
-
-/*
- * The disks refused a slot (more than max_devs traced at once), named in
- * every report from then on, and said on stderr as they come.
- */
-static char no_room[1024];
-static int nrefused;
-static bool said_more;
-
-static unsigned int max_devs = TS_MAX_DEVS;
-
-static void find_refused(struct ts_tracer *t)
-{
-	unsigned int kdevs[64];
-	size_t used = 0;
-	char name[64];
-	bool more;
-	int n, i;
-
-	n = ts_tracer_untraced(t, kdevs, 64, &more);
-	if (n == nrefused && (!more || said_more))
-		return;
-	for (i = 0; i < n; i++) {
-		ts_disk_name("/sys", kdevs[i] >> 20, kdevs[i] & 0xfffff, name,
-			     sizeof(name));
-		if (i >= nrefused)
-			fprintf(stderr, "truestat: not tracing %s: %u disks traced already, the most at once\n",
-				name, max_devs);
-		if (used + strlen(name) + 8 < sizeof(no_room))
-			used += snprintf(no_room + used, sizeof(no_room) - used,
-					 "%s%s", used ? " " : "", name);
-	}
-	if (more && !said_more)
-		fprintf(stderr, "truestat: more disks not traced than named\n");
-	said_more |= more;
-	nrefused = n;
+	ts_cli_die(EXIT_FAILURE, msg);
 }
 
 static bool verbose;
-
-/*
- * -v: each disk as it is first traced (read by a report or a scrape), with
- * its queue id and slot (a disk is its slot's claim: a new disk can get a
- * gone one's queue back).
- */
-static void say_new_disks(const struct ts_snapshot *s)
-{
-	static __u64 said[TS_MAX_DEVS];
-	char name[64];
-	int i;
-
-	for (i = 0; i < s->ndev; i++) {
-		const struct ts_dev_snap *d = &s->dev[i];
-
-		if (d->untraced || d->qid >= TS_MAX_DEVS ||
-		    said[d->qid] == d->claimed_ns)
-			continue;
-		said[d->qid] = d->claimed_ns;
-		ts_disk_name("/sys", d->kdev >> 20, d->kdev & 0xfffff, name,
-			     sizeof(name));
-		fprintf(stderr, "truestat: tracing %s (queue id %u) in slot %u\n",
-			name, d->queue_id, d->qid);
-	}
-}
 
 /* The signal mask while waiting: the stop signals let in. */
 static sigset_t wait_mask;
@@ -340,8 +153,8 @@ static char *render_metrics(void *ctx, bool protobuf, size_t *len)
 	ts_prom_window(x->printed, x->now);
 	read_cost(x);
 	if (verbose)
-		say_new_disks(x->now);
-	ts_report_build(x->run->first, x->now, sys_name, x->report);
+		ts_cli_say_new_disks(x->now);
+	ts_report_build(x->run->first, x->now, ts_cli_disk_name, x->report);
 	x->report->totals = true;
 	x->report->light = x->light;
 	if (x->by) { /* the table is since the start, as the report is */
@@ -384,8 +197,9 @@ static struct timespec timespec_of(long long ns)
 /*
  * Sleeps until @deadline (CLOCK_MONOTONIC), serving /metrics meanwhile,
  * with --by keeping room in its table (a burst of new submitters between two
- * reports), and waking to restamp @t's depth words as often as they need
- * whatever the interval (ts_tracer_restamp); false when a signal came.
+ * reports), and waking as often as @t needs whatever the interval (its
+ * depth words restamped, its repair log read: ts_tracer_tick); false when
+ * a signal came.
  */
 static bool sleep_until(struct ts_tracer *t, const struct timespec *deadline)
 {
@@ -394,7 +208,7 @@ static bool sleep_until(struct ts_tracer *t, const struct timespec *deadline)
 	struct timespec now, step;
 
 	do {
-		due = (long long)ts_tracer_restamp(t);
+		due = (long long)ts_tracer_tick(t);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		next = ns_of(deadline);
 		if (tick && next - ns_of(&now) > TICK_NS)
@@ -423,46 +237,18 @@ static void advance(struct timespec *t, double seconds)
 	}
 }
 
-/* Each device's mean service time from @a to @b, for dating lost completions. */
-static void update_hints(struct ts_tracer *t, const struct ts_snapshot *a,
-			 const struct ts_snapshot *b)
-{
-	__u64 ios, ns;
-	int i, j, op;
-
-	for (i = 0; i < b->ndev; i++) {
-		const struct ts_dev_snap *d = &b->dev[i], *p = NULL;
-
-		if (d->untraced)
-			continue;
-		for (j = 0; j < a->ndev; j++)
-			if (a->dev[j].qid == d->qid &&
-			    a->dev[j].claimed_ns == d->claimed_ns)
-				p = &a->dev[j];
-		for (ios = ns = 0, op = 0; op < TS_NR_OPS; op++) {
-			ios += d->stats.op[op].ios - (p ? p->stats.op[op].ios : 0);
-			ns += d->stats.op[op].service_ns -
-			      (p ? p->stats.op[op].service_ns : 0);
-		}
-		if (ios)
-			ts_tracer_set_service_hint(t, d->qid, ns / ios);
-	}
-}
-
 /*
- * Takes snapshot @cur after @prev. When a new disk took over the queue id of
- * an old one in between, the old one is kept in @gone for the totals.
+ * Takes snapshot @cur. When a new disk took over the queue id of an old one
+ * since the last, the old one is kept in @gone for the totals.
  */
-
-static void take(struct ts_tracer *t, const struct ts_snapshot *prev,
-		 struct ts_snapshot *cur, struct ts_snapshot *gone)
+static void take(struct ts_tracer *t, struct ts_snapshot *cur,
+		 struct ts_snapshot *gone)
 {
 	ts_tracer_snapshot(t, cur, true);
-	find_refused(t);
+	ts_cli_find_refused(t);
 	if (verbose)
-		say_new_disks(cur);
+		ts_cli_say_new_disks(cur);
 	ts_tracer_gone(t, gone);
-	update_hints(t, prev, cur);
 }
 
 /*
@@ -572,7 +358,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 		 struct ts_report *r)
 {
 	parts_read(o);
-	ts_report_build(a, b, sys_name, r);
+	ts_report_build(a, b, ts_cli_disk_name, r);
 	sys_facts(r);
 	who_report(o, totals, r);
 	flags_report(o, totals, r);
@@ -585,13 +371,7 @@ static bool emit(const struct ts_opts *o, const struct ts_snapshot *a,
 	r->filter = filter_name(o);
 	r->units = o->units;
 	r->date = o->date;
-	r->not_traced = not_traced;
-	r->no_room = no_room;
-	r->max_devs = max_devs;
-	r->excluded = exclusion.names;
-	r->nexcluded = exclusion.n;
-	r->exclude_unmatched = unmatched;
-	r->none_left = none_left;
+	ts_cli_disks_facts(r);
 	r->slow = o->slow_ms >= 0 ? &slow_printer : NULL;
 	flockfile(stdout); /* not amid the lines of --slow */
 	if (o->json)
@@ -622,7 +402,7 @@ static unsigned int test_knob(const char *name, unsigned long lo,
 	n = strtoul(v, &end, 10);
 	if (*end || n < lo || n > hi || (pow2 && (n & (n - 1)))) {
 		snprintf(msg, sizeof(msg), "bad %s: %s", name, what);
-		die(EXIT_USAGE, msg);
+		ts_cli_die(EXIT_USAGE, msg);
 	}
 	return n;
 }
@@ -636,7 +416,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 				       sizeof(err));
 	if (!exporter.httpd) {
 		ts_tracer_close(tracer);
-		die(EXIT_FAILURE, err);
+		ts_cli_die(EXIT_FAILURE, err);
 	}
 	exporter.tracer = tracer;
 	exporter.run = run;
@@ -656,7 +436,7 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 	if (!exporter.now || !exporter.report || !exporter.printed ||
 	    !exporter.findings ||
 	    (!o->interval_s && (!run->window || !run->scratch || !run->spans)))
-		die(EXIT_FAILURE, "out of memory");
+		ts_cli_die(EXIT_FAILURE, "out of memory");
 	/* a submitter with series of its own keeps them for the run */
 	if (o->by)
 		ts_tracer_who_keep(tracer, ts_prom_named, exporter.printed);
@@ -675,12 +455,12 @@ static void open_exporter(const struct ts_opts *o, struct ts_tracer *tracer,
 static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 			struct ts_tracer_opts *t)
 {
-	t->nkdevs = resolve_devices(o, kdevs);
-	find_untraceable(o);
+	t->nkdevs = ts_cli_resolve_devices(o, kdevs);
+	ts_cli_find_untraceable(o);
 	t->kdevs = kdevs;
-	resolve_excludes(o, kdevs, t->nkdevs);
-	t->excluded = exclusion.kdevs;
-	t->nexcluded = exclusion.n;
+	ts_cli_resolve_excludes(o, kdevs, t->nkdevs);
+	t->excluded = ts_cli_exclusion()->kdevs;
+	t->nexcluded = ts_cli_exclusion()->n;
 	t->btf_path = getenv("TRUESTAT_BTF") ?: TS_DEFAULT_BTF;
 	t->raw_tp = o->raw_tp;
 	t->light = o->light;
@@ -704,7 +484,7 @@ static void tracer_opts(const struct ts_opts *o, unsigned int *kdevs,
 		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	t->verbose = o->verbose;
 	verbose = o->verbose;
-	dm_names = o->dm_names;
+	ts_cli_disks_dm_names(o->dm_names);
 	slow_printer.dm_names = o->dm_names;
 	slow_printer.date = o->date;
 }
@@ -748,20 +528,24 @@ static void test_opts(struct ts_tracer_opts *t)
 					  3600, false, "a number, 1 to 3600") ?: 60;
 	/* the depth words made as old as a file says, at a snapshot */
 	t->test_stamp_age = getenv("TRUESTAT_TEST_STAMP_AGE");
+	/* a snapshot's sweeps made after each disk's counters are read and
+	 * before its depth is: their repairs race the read, every time */
+	t->test_sweep_between = getenv("TRUESTAT_TEST_SWEEP_BETWEEN");
 	/* every repair read, a line each */
 	if (getenv("TRUESTAT_TEST_REPAIR_LOG") &&
 	    !(t->test_repair_log = fopen(getenv("TRUESTAT_TEST_REPAIR_LOG"),
 					 "w")))
-		die(EXIT_FAILURE,
-		    "TRUESTAT_TEST_REPAIR_LOG: cannot create the file");
+		ts_cli_die(EXIT_FAILURE,
+			   "TRUESTAT_TEST_REPAIR_LOG: cannot create the file");
 	if (getenv("TRUESTAT_TEST_JSON") &&
 	    !(test_json = fopen(getenv("TRUESTAT_TEST_JSON"), "w")))
-		die(EXIT_FAILURE, "TRUESTAT_TEST_JSON: cannot create the file");
+		ts_cli_die(EXIT_FAILURE,
+			   "TRUESTAT_TEST_JSON: cannot create the file");
 	/* fewer disks at once, so that tests reach the limit */
 	t->max_devs = test_knob("TRUESTAT_TEST_MAX_DEVS", 1, TS_MAX_DEVS, false,
 				"a number, 1 to 256");
 	if (t->max_devs)
-		max_devs = t->max_devs;
+		ts_cli_disks_max(t->max_devs);
 	/* queue ids from this one on are looked up in the hash */
 	t->qid_near = test_knob("TRUESTAT_TEST_QID_NEAR", 1, TS_QID_NEAR, false,
 				"a number, 1 to 4096");
@@ -785,7 +569,7 @@ static void run_alloc(struct run *r)
 	r->scratch = NULL;
 	r->spans = NULL;
 	if (!r->first || !r->prev || !r->cur || !r->gone || !r->report)
-		die(EXIT_FAILURE, "out of memory");
+		ts_cli_die(EXIT_FAILURE, "out of memory");
 }
 
 static void run_free(struct run *r)
@@ -798,7 +582,7 @@ static void run_free(struct run *r)
 /* A snapshot in @r's cur, from the maps now: a span of the depth ends. */
 static void run_take(struct ts_tracer *t, struct run *r)
 {
-	take(t, r->prev, r->cur, r->gone);
+	take(t, r->cur, r->gone);
 	if (exporter.httpd)
 		ts_prom_span(exporter.printed, r->prev, r->cur);
 	if (r->window)
@@ -830,7 +614,7 @@ static void window_findings(struct run *r, long n)
 	if (!r->window || n % findings_window_takes)
 		return;
 	ts_report_build_window(r->window, r->cur, r->spans, r->scratch,
-			       sys_name, r->report);
+			       ts_cli_disk_name, r->report);
 	r->report->light = exporter.light;
 	r->report->show_pattern = exporter.pattern;
 	export_findings(r->report);
@@ -909,7 +693,7 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	if (ts_parse_args(argc, argv, &o, err, sizeof(err)))
-		die(EXIT_USAGE, err);
+		ts_cli_die(EXIT_USAGE, err);
 	if (o.help) {
 		fputs(ts_usage, stdout);
 		return 0;
@@ -919,26 +703,28 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (o.part_list && ts_part_check(o.part_list, err, sizeof(err)))
-		die(EXIT_USAGE, err);
+		ts_cli_die(EXIT_USAGE, err);
 	check_privileges();
 	/* a bad file stops truestat here, before anything is attached */
 	if (o.web_config &&
 	    !(exporter.web = ts_web_open(o.web_config, err, sizeof(err))))
-		die(EXIT_USAGE, err);
+		ts_cli_die(EXIT_USAGE, err);
 	if (ts_filter_resolve(o.cgroup, o.pid, &topts.filter, err,
 			      sizeof(err)))
-		die(EXIT_USAGE, err);
+		ts_cli_die(EXIT_USAGE, err);
 	tracer_opts(&o, kdevs, &topts);
 	ts_part_say_untraced(o.part_list, kdevs, topts.nkdevs);
 	test_opts(&topts);
 	if (o.heatmap && !(hm = ts_heatmap_open(o.heatmap, o.interval_s, err,
 						sizeof(err))))
-		die(EXIT_FAILURE, err);
+		ts_cli_die(EXIT_FAILURE, err);
 	run_alloc(&run);
 	install_signals();
 	tracer = ts_tracer_open(&topts, err, sizeof(err));
 	if (!tracer)
-		die(ts_tracer_kernel_refused() ? EXIT_USAGE : EXIT_FAILURE, err);
+		ts_cli_die(ts_tracer_kernel_refused() ? EXIT_USAGE :
+							EXIT_FAILURE,
+			   err);
 	if (o.verbose)
 		fprintf(stderr, "truestat: attached with %s\n",
 			ts_tracer_kind(tracer));

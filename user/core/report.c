@@ -47,6 +47,10 @@ void ts_op_figures_of(const struct ts_op_stats *a, const struct ts_op_stats *b,
 	f->service_ms = mean_ms(service, f->ios);
 	f->queue_ms = mean_ms(queue, f->queued_ios);
 	f->total_ms = mean_ms(total, f->queued_ios);
+	f->service_ns = service;
+	f->queue_ns = queue;
+	f->total_ns = total;
+	f->layer_ns = b->layer_ns - a->layer_ns;
 }
 
 static void op_percentiles(const struct ts_hist *h, struct ts_op_figures *f)
@@ -192,9 +196,12 @@ static void sync_figures(const struct ts_dev_stats *a,
 	f->iops = f->ios / span_s;
 	f->mibps = ts_mib_per_s(f->bytes, span_s);
 	f->total_ms = mean_ms(total, f->ios);
+	f->total_ns = total;
 	f->flush_ios = fb->ios - fa->ios;
 	f->flush_ms = mean_ms(flush, f->flush_ios);
-	f->flush_share = total ? (double)flush / total : NAN;
+	f->flush_share =
+		total ? (double)(b->sync.flush_ns - a->sync.flush_ns) / total :
+			NAN;
 }
 
 /* Each direction's figures, and all of them summed (r->all). */
@@ -262,6 +269,8 @@ static void dev_report(const struct ts_dev_snap *a, const struct ts_dev_snap *b,
 	__u64 busy_ns;
 	int i;
 
+	/* counted from its claim, which may hold another disk's counts */
+	r->counts_shared = b->counts_shared && !a;
 	if (!a)
 		a = &zero;
 	ops_report(a, b, span_ns / 1e9, r);

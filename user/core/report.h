@@ -40,6 +40,8 @@ struct ts_dev_snap {
 	unsigned int hist_slot; /* 1 + index into hist[], 0: no histograms */
 	__u64 oldest_issue_ns; /* oldest request in flight at the sweep, 0: none */
 	unsigned int suspects;	/* idle requests too young to repair (sweep) */
+	__u64 repairs_uncounted; /* begun, not yet in stats' missed: the
+				  * levels may hold them (lib/bounds.h) */
 	unsigned int layer;	/* enum ts_layer */
 	/* the true maximum depth since the last span end, and since the start */
 	struct ts_depth_range device_span, device_run;
@@ -47,6 +49,7 @@ struct ts_dev_snap {
 	/* its slot held by a disk not traced (-d): its claim and counters
 	 * only, the start of the slot's next traced disk; never reported */
 	bool untraced;
+	bool counts_shared; /* its claim's counts may hold another disk's */
 };
 
 struct ts_snapshot {
@@ -76,6 +79,7 @@ struct ts_op_figures {
 	__u64 merges; /* bios and requests merged into others (diskstats') */
 	double iops, mrgps, mibps, avg_kb; /* merges a second, MiB/s, KiB */
 	double queue_ms, service_ms, total_ms; /* means; NaN: no sample */
+	__u64 queue_ns, service_ns, total_ns, layer_ns; /* their exact sums */
 	__u64 layer_ios;  /* bio layer: bios mapped one-to-one onto a member */
 	double layer_ms;  /* their mean time in the layer itself; NaN: none */
 	bool has_hist; /* the percentiles below are known */
@@ -87,10 +91,12 @@ struct ts_sync_figures {
 	__u64 ios, bytes, missed, untracked;
 	unsigned int in_flight; /* at the report: between Q and C */
 	double iops, mibps, total_ms; /* total: mean Q -> C; NaN: none */
+	__u64 total_ns; /* its exact sum */
 	__u64 flush_ios;	/* flush commands (op flush) completed */
 	double flush_ms;	/* their mean service; NaN: none */
-	double flush_share;	/* their service summed / the durable writes'
-				 * Q -> C summed; NaN: no durable write */
+	double flush_share;	/* of the durable writes' Q -> C summed, the
+				 * part a flush command was in the device;
+				 * NaN: no durable write */
 	bool has_hist;		/* total_p is known (the disk has histograms) */
 	struct ts_pct total_p;	/* percentiles of Q -> C */
 };
@@ -109,6 +115,9 @@ struct ts_dev_report {
 	 * disk's row in the totals), else claimed_ns */
 	__u64 last_claim_ns;
 	bool active; /* did anything in the span */
+	/* its counts may hold another disk's: one of its slot that came and
+	 * went between two reads, or the disk before it after its last read */
+	bool counts_shared;
 	/* discard ranges a request takes at most: above 1, a discard bio
 	 * merged into one has no tracepoint (discard merges a lower bound) */
 	unsigned int discard_ranges;

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
@@ -21,72 +15,8 @@
 #include "kfeatures.h"
 #include "truestat.skel.h"
 #include "truestat-locked.skel.h"
-#include "lib/bounds.h"
-#include "lib/claim.h"
 #include "kload.h"
-#include "lib/depth.h"
-#include "tracer.h"
-#include "features/who.h"
-#include "features/partitions.h"
-
-#define TS_MAX_LINKS 16
-
-struct ts_tracer {
-	struct truestat_bpf *skel;
-	struct bpf_link *links[TS_MAX_LINKS];
-	int nlinks;
-	__u64 start_ns; /* when attaching began (CLOCK_MONOTONIC) */
-	struct bpf_link *remap; /* block_bio_remap, once stack_traced() */
-	unsigned int kdevs[TS_MAX_DEVS]; /* -d's disks and their stacks' */
-	int nkdevs;			 /* 0: every disk is traced */
-	const char *kind;
-	const struct ts_dev_state *state; /* mmap of dev_state */
-	size_t state_len;
-	const struct ts_hist *hists; /* mmap of hists */
-	size_t hists_len;
-	const struct ts_depth_hist *depth_hists; /* mmap of depth_hists */
-	size_t depth_hists_len;
-	/* each histogram slot's counts widened to 64 bits (ts_depth_widen) */
-	struct ts_depth_counts depth_total[TS_HIST_DEVS];
-	struct ts_depth_hist depth_seen[TS_HIST_DEVS];
-	__u64 depth_claim[TS_HIST_DEVS]; /* claimed_ns of the disk followed */
-	/* --pattern: service by size, likewise (ts_size_widen) */
-	const struct ts_size_hist *size_hists; /* mmap of size_hists */
-	size_t size_hists_len;
-	struct ts_size_counts size_total[TS_HIST_DEVS];
-	struct ts_size_hist size_seen[TS_HIST_DEVS][TS_PATTERN_OPS];
-	__u64 size_claim[TS_HIST_DEVS];
-	int ncpus;
-	struct ts_dev_stats *percpu;
-	struct ts_claim_base *claims; /* each slot's counters per disk */
-	__u64 counted_ns; /* CLOCK_MONOTONIC just after the last read of them */
-	struct ts_dev_snap *last; /* each slot as last read (ts_slot_next) */
-	struct ts_snapshot *gone; /* disks gone since ts_tracer_gone */
-	const struct ts_repair *repairs; /* mmap of repairs */
-	size_t repairs_len;
-	__u64 repairs_read; /* repairs taken from the log so far */
-	unsigned int seq;   /* span ends so far */
-	struct ts_bounds bounds;
-	__u32 rq_slots; /* the request table's size (size_tables) */
-	const struct ts_rq_slot *rq_table; /* mmap of rq_slots (the sweep) */
-	size_t rq_table_len;
-	/* the sweeps (-v at the end): how many, their time in BPF (with
-	 * preemption off), its longest part, their time in all */
-	__u64 sweeps, sweep_ns, sweep_part_max_ns, sweep_wall_ns;
-	const char *test_stamp_age; /* TRUESTAT_TEST_STAMP_AGE, else NULL */
-	FILE *test_repair_log; /* TRUESTAT_TEST_REPAIR_LOG, else NULL */
-	__u64 restamped_ns; /* the depth words' last restamp (CLOCK_MONOTONIC) */
-	bool pattern; /* --pattern: the patterns map is read */
-	struct ts_who_ledger *who; /* --by: the table's reader's memory */
-	struct ring_buffer *slow; /* --slow, else NULL */
-	int (*on_slow)(void *ctx, const struct ts_slow_event *e);
-	void (*on_slow_batch)(void *ctx, bool end);
-	void *on_slow_ctx;
-	pthread_t slow_reader; /* --slow: drains the ring as it fills */
-	bool slow_reading;     /* slow_reader runs */
-	atomic_bool slow_stop; /* asks slow_reader to return */
-	__u64 slow_read, slow_cpu_ns; /* records it read, its CPU time */
-};
+#include "loader.h"
 
 static bool verbose;
 /* What this kernel loads (plan_kernel); whether it was refused. */
@@ -189,7 +119,7 @@ static int set_filter(struct truestat_bpf *skel, const struct ts_tracer_opts *o)
 }
 
 /* The hook of @prog, TS_TP_COUNT: none (the sweep, a test's program). */
-static enum ts_tp hook_of(const struct bpf_program *prog)
+enum ts_tp tracer_hook_of(const struct bpf_program *prog)
 {
 	return ts_tp_of_section(bpf_program__section_name(prog));
 }
@@ -330,8 +260,8 @@ static void choose_programs(struct truestat_bpf *skel, const char *set)
 		len = strlen(name);
 		bpf_program__set_autoload(prog, !strcmp(name, "ts_sweep") ||
 				(len > slen && !strcmp(name + len - slen, suffix) &&
-				 hook_of(prog) < TS_TP_COUNT &&
-				 plan.load[hook_of(prog)]));
+				 tracer_hook_of(prog) < TS_TP_COUNT &&
+				 plan.load[tracer_hook_of(prog)]));
 	}
 }
 
@@ -366,7 +296,10 @@ static void set_globals(struct truestat_bpf *skel,
 	skel->rodata->filter_blkg = o->filter.blkg;
 	skel->rodata->filter_cgroup_id = o->filter.cgroup_id;
 	skel->rodata->filter_level = o->filter.level;
+	skel->rodata->filter_any_level = o->filter.any_level;
 	skel->rodata->filter_tgid = o->filter.tgid;
+	skel->rodata->filter_pidns_dev = o->filter.pidns_dev;
+	skel->rodata->filter_pidns_ino = o->filter.pidns_ino;
 	skel->rodata->slow_ns = o->slow_ns;
 }
 
@@ -406,163 +339,7 @@ static struct truestat_bpf *load_set(const struct ts_tracer_opts *o,
 	return skel;
 }
 
-/* Whether the sysfs block device at @dir is stacked on others (slaves/). */
-static bool stacked_on(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *m;
-	bool found = false;
-	DIR *slaves;
-
-	snprintf(path, sizeof(path), "%s/slaves", dir);
-	slaves = opendir(path);
-	if (!slaves)
-		return false;
-	while (!found && (m = readdir(slaves)))
-		found = m->d_name[0] != '.';
-	closedir(slaves);
-	return found;
-}
-
-/* Any disk stacked on others (md, dm) into @name; false: none. */
-static bool any_stacked(char *name, size_t len)
-{
-	char path[PATH_MAX];
-	struct dirent *e;
-	bool found = false;
-	DIR *d;
-
-	d = opendir("/sys/block");
-	if (!d)
-		return false;
-	while (!found && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s", e->d_name);
-		found = stacked_on(path);
-		if (found)
-			snprintf(name, len, "%s", e->d_name);
-	}
-	closedir(d);
-	return found;
-}
-
-/* The name of the device sysfs link @path points to, into @name. */
-static void link_name(const char *path, char *name, size_t len)
-{
-	char target[PATH_MAX];
-	ssize_t n = readlink(path, target, sizeof(target) - 1);
-	const char *base;
-
-	target[n > 0 ? n : 0] = '\0';
-	base = strrchr(target, '/');
-	snprintf(name, len, "%s", base ? base + 1 : path);
-}
-
-/*
- * Whether a traced disk is stacked on others, its name into @name. -d
- * traced the chosen disks and the members of those stacked (their
- * stacks): block_bio_remap is followed only when one of them is stacked.
- * A traced member whose stacked device is not traced gains nothing from
- * it (the remap links a member bio only to a bio of a traced stacked
- * device), and a partition's every I/O fires it too: on an LVM host a
- * plain disk traced alone would pay a fourth program per I/O. Without
- * -d every disk is traced: any stacked disk on the host. Looked at again
- * at every snapshot: a device stacked later (a dm table loaded, a new
- * dm device without -d) switches it on.
- */
-static bool stack_traced(const struct ts_tracer *t, char *name, size_t len)
-{
-	char path[PATH_MAX];
-	int i;
-
-	if (!t->nkdevs)
-		return any_stacked(name, len);
-	for (i = 0; i < t->nkdevs; i++) {
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u",
-			 t->kdevs[i] >> 20, t->kdevs[i] & 0xfffff);
-		if (stacked_on(path)) {
-			link_name(path, name, len);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Appends " @name" to the list in @buf. */
-static void add_name(char *buf, size_t len, const char *name)
-{
-	size_t used = strlen(buf);
-
-	snprintf(buf + used, len - used, " %s", name);
-}
-
-/* CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns, in ns. */
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/*
- * Attaches the loaded programs in the order of include/hooks.def, all but
- * block_bio_remap's (follow_stacks).
- */
-static int attach_in_order(struct ts_tracer *t)
-{
-	struct bpf_program *prog;
-	struct bpf_link *link;
-	char names[512] = "";
-	int tp;
-
-	for (tp = 0; tp < TS_TP_REMAP; tp++) {
-		bpf_object__for_each_program(prog, t->skel->obj) {
-			if (!bpf_program__autoload(prog) || (int)hook_of(prog) != tp)
-				continue;
-			link = bpf_program__attach(prog);
-			if (!link)
-				return -errno;
-			if (t->nlinks == TS_MAX_LINKS) {
-				bpf_link__destroy(link);
-				return -E2BIG;
-			}
-			t->links[t->nlinks++] = link;
-			add_name(names, sizeof(names), bpf_program__name(prog));
-		}
-		/* requests allocated from now on have their issue traced */
-		if (tp == TS_TP_ISSUE)
-			t->skel->data->issue_traced_ns = mono_ns();
-	}
-	if (verbose)
-		fprintf(stderr, "truestat: programs attached:%s\n", names);
-	return 0;
-}
-
-/*
- * Attaches the block_bio_remap program once a traced disk is stacked
- * (stack_traced); -v says so.
- */
-static void follow_stacks(struct ts_tracer *t)
-{
-	struct bpf_program *prog;
-	char name[NAME_MAX + 1];
-
-	if (t->remap || !stack_traced(t, name, sizeof(name)))
-		return;
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (!bpf_program__autoload(prog) || hook_of(prog) != TS_TP_REMAP)
-			continue;
-		t->remap = bpf_program__attach(prog);
-		if (t->remap && verbose)
-			fprintf(stderr, "truestat: programs attached: %s (%s is stacked)\n",
-				bpf_program__name(prog), name);
-		return;
-	}
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int tracer_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -625,7 +402,7 @@ static int plan_kernel(struct btf *btf, const struct ts_tracer_opts *o,
 	ts_load_plan(&f, o->light, &plan);
 	if (plan.refused) {
 		kernel_refused = true;
-		return fail(err, errlen, "%s", plan.why);
+		return tracer_fail(err, errlen, "%s", plan.why);
 	}
 	if (verbose && (plan.locked || o->test_locked))
 		fprintf(stderr, "truestat: Linux %s: BPF without atomic "
@@ -649,14 +426,14 @@ static int open_btf(const struct ts_tracer_opts *o, char *err, size_t errlen)
 
 		probe_kernel(NULL, &f);
 		kernel_refused = true;
-		return fail(err, errlen, "Linux %s: no kernel BTF at %s: "
+		return tracer_fail(err, errlen, "Linux %s: no kernel BTF at %s: "
 			    "truestat needs Linux " TS_OLDEST_KERNEL " or "
 			    "later built with CONFIG_DEBUG_INFO_BTF=y",
 			    f.release, o->btf_path);
 	}
 	btf = btf__parse(o->btf_path, NULL);
 	if (!btf)
-		return fail(err, errlen, "cannot read kernel BTF at %s: %s",
+		return tracer_fail(err, errlen, "cannot read kernel BTF at %s: %s",
 			    o->btf_path, strerror(errno));
 	rc = plan_kernel(btf, o, err, errlen);
 	bit = enum_value(btf, "BIO_TRACE_COMPLETION");
@@ -676,79 +453,6 @@ static void *map_shared(const struct bpf_map *map, size_t *len)
 	*len = (*len + page - 1) / page * page;
 	p = mmap(NULL, *len, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
 	return p == MAP_FAILED ? NULL : p;
-}
-
-static int on_slow_event(void *ctx, void *data, size_t len);
-
-/* What is in the ring now, to the printer, as one batch. */
-static int consume_slow(struct ts_tracer *t)
-{
-	int n;
-
-	if (t->on_slow_batch)
-		t->on_slow_batch(t->on_slow_ctx, false);
-	n = ring_buffer__consume(t->slow);
-	if (t->on_slow_batch)
-		t->on_slow_batch(t->on_slow_ctx, true);
-	return n;
-}
-
-/* --slow's reader: its pause after a batch, and when it found none */
-static const struct timespec slow_busy = { .tv_nsec = 1000000 },
-			     slow_idle = { .tv_nsec = 10000000 };
-
-/*
- * --slow: a thread of its own drains the ring on its own clock: every
- * millisecond while records come, every 10 ms when none did. The programs
- * submit without waking it (BPF_RB_NO_WAKEUP): a wakeup would run in the
- * completion path of the request that caused it. 64 MiB hold 1.4 s of
- * records at 500,000 a second, 1 MiB 10 ms of a million.
- */
-static void *slow_reader(void *arg)
-{
-	struct ts_tracer *t = arg;
-	struct timespec cpu;
-	int n;
-
-	while (!atomic_load(&t->slow_stop)) {
-		n = consume_slow(t);
-		if (n > 0)
-			t->slow_read += n;
-		nanosleep(n > 0 ? &slow_busy : &slow_idle, NULL);
-	}
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-	t->slow_cpu_ns = cpu.tv_sec * 1000000000ULL + cpu.tv_nsec;
-	return NULL;
-}
-
-static int open_slow(struct ts_tracer *t, const struct ts_tracer_opts *o,
-		     char *err, size_t errlen)
-{
-	sigset_t all, old;
-	int rc;
-
-	t->on_slow = o->on_slow;
-	t->on_slow_batch = o->on_slow_batch;
-	t->on_slow_ctx = o->on_slow_ctx;
-	t->slow = ring_buffer__new(bpf_map__fd(t->skel->maps.slow_events),
-				   on_slow_event, t, NULL);
-	if (!t->slow) {
-		fail(err, errlen, "cannot open the ring buffer of --slow: %s",
-		     strerror(errno));
-		return -1;
-	}
-	/* signals stay with the main thread */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t->slow_reader, NULL, slow_reader, t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		fail(err, errlen, "cannot start the reader of --slow: %s",
-		     strerror(rc));
-		return -1;
-	}
-	t->slow_reading = true;
-	return 0;
 }
 
 /*
@@ -804,7 +508,7 @@ static int load_programs(struct ts_tracer *t, const struct ts_tracer_opts *o,
 		t->skel = load_set(o, "raw", sizes, &error);
 	}
 	if (!t->skel)
-		return fail(err, errlen, "cannot load the BPF programs: %s%s",
+		return tracer_fail(err, errlen, "cannot load the BPF programs: %s%s",
 			    strerror(error),
 			    verbose ? "" : " (-v shows the verifier log)");
 	return 0;
@@ -824,7 +528,7 @@ static int map_state(struct ts_tracer *t, char *err, size_t errlen)
 	if (!t->state || !t->hists || !t->depth_hists || !t->size_hists ||
 	    !t->repairs ||
 	    !t->rq_table || !t->skel->bss)
-		return fail(err, errlen, "cannot map the device state: %s",
+		return tracer_fail(err, errlen, "cannot map the device state: %s",
 			    strerror(errno));
 	t->ncpus = libbpf_num_possible_cpus();
 	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
@@ -832,7 +536,7 @@ static int map_state(struct ts_tracer *t, char *err, size_t errlen)
 	t->last = calloc(TS_MAX_DEVS, sizeof(*t->last));
 	t->gone = calloc(1, sizeof(*t->gone));
 	if (t->ncpus <= 0 || !t->percpu || !t->claims || !t->last || !t->gone)
-		return fail(err, errlen, "cannot size the per-CPU maps");
+		return tracer_fail(err, errlen, "cannot size the per-CPU maps");
 	return 0;
 }
 
@@ -847,8 +551,11 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	clock_offset = wrap_offset(o->test_clock_wrap_s);
 	if (!t || open_btf(o, err, errlen))
 		goto fail;
+	t->verbose = verbose;
+	t->clock_offset = clock_offset;
 	t->test_stamp_age = o->test_stamp_age;
 	t->test_repair_log = o->test_repair_log;
+	t->test_sweep_between = o->test_sweep_between;
 	t->pattern = o->pattern;
 	t->nkdevs = o->nkdevs < TS_MAX_DEVS ? o->nkdevs : TS_MAX_DEVS;
 	if (t->nkdevs)
@@ -858,31 +565,24 @@ struct ts_tracer *ts_tracer_open(const struct ts_tracer_opts *o, char *err,
 	error = preset_depth(t, o->test_depth_wrap);
 	t->start_ns = mono_ns();
 	if (!error)
-		error = attach_in_order(t);
+		error = tracer_attach_in_order(t);
 	if (error) {
-		fail(err, errlen, "cannot attach to the block tracepoints: %s",
+		tracer_fail(err, errlen, "cannot attach to the block tracepoints: %s",
 		     strerror(-error));
 		goto fail;
 	}
-	follow_stacks(t);
+	tracer_follow_stacks(t);
 	if (verbose && !t->remap && plan.load[TS_TP_REMAP])
 		fprintf(stderr, "truestat: block_bio_remap not followed: "
 			"no traced disk is stacked (md, dm)\n");
 	if (map_state(t, err, errlen))
 		goto fail;
-	if (o->slow && open_slow(t, o, err, errlen))
+	if (o->slow && tracer_open_slow(t, o, err, errlen))
 		goto fail;
 	return t;
 fail:
 	ts_tracer_close(t);
 	return NULL;
-}
-
-void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
-				__u64 service_ns)
-{
-	bpf_map_update_elem(bpf_map__fd(t->skel->maps.service_hint), &qid,
-			    &service_ns, BPF_ANY);
 }
 
 const char *ts_tracer_kind(const struct ts_tracer *t)
@@ -900,823 +600,6 @@ __u64 ts_tracer_start_ns(const struct ts_tracer *t)
 	return t->start_ns;
 }
 
-/* The kernel's information of @prog: false when it is not loaded. */
-static bool prog_info(const struct bpf_program *prog,
-		      struct bpf_prog_info *info)
-{
-	__u32 len = sizeof(*info);
-
-	memset(info, 0, sizeof(*info));
-	return bpf_program__fd(prog) >= 0 &&
-	       !bpf_obj_get_info_by_fd(bpf_program__fd(prog), info, &len);
-}
-
-static __u64 lost_events(struct ts_tracer *t)
-{
-	struct bpf_prog_info info;
-	struct bpf_program *prog;
-	__u64 sum = 0;
-
-	bpf_object__for_each_program(prog, t->skel->obj)
-		if (prog_info(prog, &info))
-			sum += info.recursion_misses;
-	return sum;
-}
-
-int ts_tracer_prog_stats(struct ts_tracer *t, struct ts_prog_stat *out,
-			 int max)
-{
-	struct bpf_prog_info info;
-	struct bpf_program *prog;
-	int n = 0;
-
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		if (n == max || !prog_info(prog, &info))
-			continue;
-		snprintf(out[n].name, sizeof(out[n].name), "%s",
-			 bpf_program__name(prog));
-		out[n].run_ns = info.run_time_ns;
-		out[n].runs = info.run_cnt;
-		n++;
-	}
-	return n;
-}
-
-__u64 ts_prog_runs(const struct ts_prog_stat *s, int n)
-{
-	__u64 runs = 0;
-	int i;
-
-	for (i = 0; i < n; i++)
-		runs += s[i].runs;
-	return runs;
-}
-
-/* @dst[i] += @src[i] for @n 64-bit counters. */
-static void add_u64s(void *dst, const void *src, size_t n)
-{
-	const __u64 *s = src;
-	__u64 *d = dst;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		d[i] += s[i];
-}
-
-/*
- * Device @qid's figures summed over CPUs, with what nested completions
- * added (nested_stats); false: unread.
- */
-static bool sum_stats(struct ts_tracer *t, unsigned int qid,
-		      struct ts_dev_stats *out)
-{
-	const size_t n = sizeof(struct ts_op_stats) / sizeof(__u64);
-	struct ts_nested_stats nested;
-	int cpu, op;
-
-	memset(out, 0, sizeof(*out));
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.dev_stats), &qid,
-				t->percpu) ||
-	    bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.nested_stats), &qid,
-				&nested))
-		return false;
-	for (cpu = 0; cpu < t->ncpus; cpu++)
-		add_u64s(out, &t->percpu[cpu], sizeof(*out) / sizeof(__u64));
-	for (op = 0; op < TS_NR_OPS; op++)
-		add_u64s(&out->op[op], &nested.op[op], n);
-	out->adding = 0;
-	return true;
-}
-
-/* Device @qid's access pattern (--pattern, else zeros); false: unread. */
-static bool read_pattern(struct ts_tracer *t, unsigned int qid,
-			 struct ts_pattern *out)
-{
-	memset(out, 0, sizeof(*out));
-	return !t->pattern ||
-	       !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.patterns), &qid, out);
-}
-
-/*
- * The durable writes between Q and C now (durable_bios) into @keys and
- * @vals (room for TS_DURABLE_BIOS): read bucket by bucket, so that the
- * programs deleting keys meanwhile cannot make the walk start over, as
- * bpf_map_get_next_key from a deleted key does. Returns how many.
- */
-static size_t durable_read(struct ts_tracer *t, __u64 *keys,
-			   struct ts_durable *vals)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	int fd = bpf_map__fd(t->skel->maps.durable_bios);
-	__u32 batch, count;
-	void *in = NULL;
-	size_t n = 0;
-	int err;
-
-	do {
-		count = TS_DURABLE_BIOS - n;
-		err = bpf_map_lookup_batch(fd, in, &batch, keys + n, vals + n,
-					   &count, &opts);
-		n += count;
-		in = &batch;
-	} while (!err && n < TS_DURABLE_BIOS);
-	return n;
-}
-
-static __u64 durable_keys[TS_DURABLE_BIOS];
-static struct ts_durable durable_vals[TS_DURABLE_BIOS];
-
-/* Durable writes between Q and C now, by queue id. */
-static void durable_in_flight(struct ts_tracer *t, unsigned int *count)
-{
-	size_t n = durable_read(t, durable_keys, durable_vals), i;
-
-	memset(count, 0, TS_MAX_DEVS * sizeof(*count));
-	for (i = 0; i < n; i++)
-		if (durable_vals[i].qid < TS_MAX_DEVS)
-			count[durable_vals[i].qid]++;
-}
-
-/*
- * Runs part @part of the sweep, over the first @n slots or keys in
- * sweep_keys; its time in BPF, where it runs with preemption off, counted.
- */
-static void sweep_part(struct ts_tracer *t, __u64 part, __u64 n)
-{
-	__u64 args[2] = { part, n }, took;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args,
-		    .ctx_size_in = sizeof(args));
-
-	if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.ts_sweep),
-				   &opts))
-		return;
-	took = t->skel->bss->sweep_part_ns;
-	t->sweep_ns += took;
-	if (took > t->sweep_part_max_ns)
-		t->sweep_part_max_ns = took;
-}
-
-/* The durable bios' sweep, TS_SWEEP_KEYS keys at a time. */
-static void sweep_durable(struct ts_tracer *t)
-{
-	size_t n = durable_read(t, durable_keys, durable_vals), i, k;
-
-	for (i = 0; i < n; i += k) {
-		k = n - i < TS_SWEEP_KEYS ? n - i : TS_SWEEP_KEYS;
-		memcpy(t->skel->bss->sweep_keys, durable_keys + i,
-		       k * sizeof(*durable_keys));
-		sweep_part(t, TS_SWEEP_DURABLE, k);
-	}
-}
-
-/*
- * The request slots that hold a record, read from the table's memory,
- * TS_SWEEP_KEYS at a time to the BPF side: its time goes with what is in
- * flight, not with the table's size. A slot filled after it was read here
- * is young (the next sweep sees it); one freed meanwhile, the BPF side
- * finds free.
- */
-static void sweep_slots(struct ts_tracer *t)
-{
-	__u64 *keys = t->skel->bss->sweep_keys, rq;
-	__u32 idx, k = 0;
-
-	for (idx = 0; idx < t->rq_slots; idx++) {
-		rq = __atomic_load_n(&t->rq_table[idx].rq, __ATOMIC_RELAXED);
-		if (!rq || (rq & 1))
-			continue;
-		keys[k++] = idx;
-		if (k == TS_SWEEP_KEYS) {
-			sweep_part(t, TS_SWEEP_SLOTS, k);
-			k = 0;
-		}
-	}
-	if (k)
-		sweep_part(t, TS_SWEEP_SLOTS, k);
-}
-
-/*
- * Repairs requests completed without our program seeing them (BPF side),
- * a part at a time: no bpf_loop, which kernels before 5.17 lack.
- */
-static void sweep(struct ts_tracer *t)
-{
-	__u64 t0 = mono_ns();
-
-	sweep_part(t, TS_SWEEP_BEGIN, 0);
-	sweep_slots(t);
-	sweep_durable(t);
-	sweep_part(t, TS_SWEEP_END, 0);
-	sweep_part(t, TS_SWEEP_RESTAMP, 0);
-	t->restamped_ns = mono_ns();
-	t->sweep_wall_ns += t->restamped_ns - t0;
-	t->sweeps++;
-}
-
-__u64 ts_tracer_restamp(struct ts_tracer *t)
-{
-	__u64 now = mono_ns();
-
-	if (now - t->restamped_ns >= TS_RESTAMP_NS) {
-		sweep_part(t, TS_SWEEP_RESTAMP, 0);
-		t->restamped_ns = now;
-	}
-	return t->restamped_ns + TS_RESTAMP_NS;
-}
-
-/* Sweeps a snapshot makes at most while requests are too young to judge. */
-#define TS_SETTLE_SWEEPS 3
-
-/* Requests the last sweep found idle but too young to repair. */
-static unsigned int suspects(const struct ts_tracer *t)
-{
-	unsigned int qid, n = 0;
-
-	for (qid = 0; qid < TS_MAX_DEVS; qid++)
-		if (t->state[qid].queue && t->state[qid].mode == TS_DEV_TRACED)
-			n += t->state[qid].suspects;
-	return n;
-}
-
-/*
- * Sweeps until no idle request is too young to repair: a request caught
- * between the issue tracepoint and the kernel marking it in flight proves
- * live at the next look, one whose completion went unseen is old enough by
- * then to be repaired and counted in this span. Only what is still young
- * at the last look makes the span's depth not exact without an event.
- */
-static void settle(struct ts_tracer *t)
-{
-	const struct timespec age = { 0, TS_SWEEP_MIN_AGE_NS + 1000000 };
-	int i;
-
-	for (i = 0;; i++) {
-		sweep(t);
-		if (!suspects(t) || i == TS_SETTLE_SWEEPS - 1)
-			return;
-		nanosleep(&age, NULL);
-	}
-}
-
-/*
- * Moves the stamp of depth word *@w back, as of @now, until it is @age old
- * (no further when it is already); unless it changed meanwhile. Returns
- * the ns it moved.
- */
-static __u64 age_word(volatile __u64 *w, __u64 age, __u64 now)
-{
-	__u64 old = *w, was = (now - old) & TS_CLOCK_MASK, by, new;
-
-	if (was >= age)
-		return 0;
-	by = age - was;
-	new = (old & ~TS_CLOCK_MASK) | ((old - by) & TS_CLOCK_MASK);
-	if (!__atomic_compare_exchange_n((__u64 *)w, &old, new, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		return 0;
-	return by;
-}
-
-static bool traced(const volatile struct ts_dev_state *st)
-{
-	return st->queue && !(st->queue & 1) && st->mode == TS_DEV_TRACED;
-}
-
-/* Every traced device's depth words in @st made @age old; @by[] += moves. */
-static void age_all(volatile struct ts_dev_state *st, __u64 age,
-		    __u64 (*by)[2])
-{
-	unsigned int qid;
-	__u64 now;
-
-	for (qid = 0; qid < TS_MAX_DEVS; qid++) {
-		if (!traced(&st[qid]))
-			continue;
-		now = mono_ns() + clock_offset;
-		by[qid][0] += age_word(&st[qid].in_device, age, now);
-		by[qid][1] += age_word(&st[qid].in_os, age, now);
-	}
-}
-
-/*
- * Every traced device's depth words as after @age without a change: aged
- * a TS_RESTAMP_NS at a time, restamped after each as the main loop does
- * (ts_tracer_restamp). What each word moved is said on stderr: the time
- * that passed for it, the test's expected depth x time.
- */
-static void age_words(struct ts_tracer *t, __u64 age)
-{
-	static __u64 by[TS_MAX_DEVS][2];
-	size_t len = t->state_len;
-	volatile struct ts_dev_state *st;
-	unsigned int qid;
-	__u64 step;
-
-	st = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		  bpf_map__fd(t->skel->maps.dev_state), 0);
-	if (st == MAP_FAILED)
-		return;
-	memset(by, 0, sizeof(by));
-	for (; age; age -= step) {
-		step = age < TS_RESTAMP_NS ? age : TS_RESTAMP_NS;
-		age_all(st, step, by);
-		if (step == TS_RESTAMP_NS)
-			sweep_part(t, TS_SWEEP_RESTAMP, 0);
-	}
-	for (qid = 0; qid < TS_MAX_DEVS; qid++)
-		if (traced(&st[qid]))
-			fprintf(stderr, "truestat: test: slot %u: stamps aged, "
-				"device %llu ns, os %llu ns\n", qid,
-				(unsigned long long)by[qid][0],
-				(unsigned long long)by[qid][1]);
-	munmap((void *)st, len);
-}
-
-/*
- * Tests (TRUESTAT_TEST_STAMP_AGE=FILE): when FILE exists, the time since
- * the last snapshot stands for as much as makes every traced device's
- * depth words as old as the ns FILE holds. No event changed them
- * meanwhile (the test keeps the disk idle, or held by a stopped simulated
- * disk), so what that time does to them is their stamps growing older.
- * FILE is removed once done.
- */
-static void test_age_stamps(struct ts_tracer *t)
-{
-	unsigned long long age;
-	FILE *f;
-
-	if (!t->test_stamp_age || !(f = fopen(t->test_stamp_age, "r")))
-		return;
-	if (fscanf(f, "%llu", &age) == 1)
-		age_words(t, age);
-	fclose(f);
-	unlink(t->test_stamp_age);
-}
-
-/*
- * Tests (TRUESTAT_TEST_REPAIR_LOG=FILE): repair @r as a line, its queue id,
- * times, address and time at each low depth, so that a test can hold them
- * to another tracer's log.
- */
-static void test_log_repair(struct ts_tracer *t, const struct ts_repair *r)
-{
-	int i;
-
-	if (!t->test_repair_log)
-		return;
-	fprintf(t->test_repair_log, "%u %llu %llu %llx", r->qid,
-		(unsigned long long)r->issue_ns,
-		(unsigned long long)r->found_ns, (unsigned long long)r->addr);
-	for (i = 0; i < TS_LOW_DEPTHS; i++)
-		fprintf(t->test_repair_log, " %llu",
-			(unsigned long long)r->low_ns[i]);
-	fputc('\n', t->test_repair_log);
-	fflush(t->test_repair_log);
-}
-
-/*
- * The repairs logged since the last read. A record still being written, or
- * overwritten before this read, makes the bounds fall back to counts.
- */
-static void read_repairs(struct ts_tracer *t)
-{
-	__u64 n = *(volatile __u64 *)&t->skel->bss->repair_count;
-	const volatile struct ts_repair *r;
-	struct ts_repair copy;
-
-	if (n - t->repairs_read > TS_REPAIR_SLOTS) {
-		ts_bounds_lost(&t->bounds);
-		t->repairs_read = n - TS_REPAIR_SLOTS;
-	}
-	for (; t->repairs_read < n; t->repairs_read++) {
-		r = &t->repairs[t->repairs_read % TS_REPAIR_SLOTS];
-		if (ts_repair_read(r, t->repairs_read, &copy)) {
-			ts_bounds_repair(&t->bounds, &copy);
-			test_log_repair(t, &copy);
-		} else
-			ts_bounds_lost(&t->bounds);
-	}
-}
-
-/* The bounds of device @d's depth, read from @st and its counters. */
-static void read_bounds(struct ts_tracer *t,
-			const volatile struct ts_dev_state *st,
-			struct ts_dev_snap *d, __u64 now_ns)
-{
-	const __u64 *ev = d->stats.events;
-	struct ts_bounds_read in = {
-		.qid = d->qid,
-		.queue = d->queue,
-		.claimed_ns = d->claimed_ns,
-		.device_peak_taken = st->device_peak_taken,
-		.os_peak_taken = st->os_peak_taken,
-		.suspects = st->suspects,
-		.under = ev[TS_EV_RQ_FULL] + ev[TS_EV_UNMATCHED] +
-			 ev[TS_EV_DEPTH_BELOW] +
-			 ev[TS_EV_CLAIMING] + ev[TS_EV_UNORDERED],
-		.missed = ev[TS_EV_MISSED_C],
-		.contended = ev[TS_EV_CONTENDED],
-	};
-	struct ts_bounds_out out;
-
-	ts_bounds_device(&t->bounds, &in, now_ns, &out);
-	d->suspects = in.suspects;
-	d->device_span = out.span;
-	d->device_run = out.run;
-	d->os_peak = out.os_peak;
-	d->os_peak_run = out.os_peak_run;
-}
-
-/* Issue time of the device's oldest request in flight at the sweep, or 0. */
-static __u64 oldest_issue(struct ts_tracer *t, unsigned int qid)
-{
-	__u64 ns = 0;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.oldest_issue), &qid,
-				&ns) || ns == ~0ULL)
-		return 0;
-	return ns;
-}
-
-/*
- * @st's depth words and level registers, as of the clock read right after
- * their copy (d->levels_ns): the span of the depth figures runs from one
- * such read to the next, so that a pause between the copy and the clock
- * read of a report's end (a busy host) cannot stretch or shrink it.
- */
-static void read_levels(const volatile struct ts_dev_state *st,
-			struct ts_dev_snap *d)
-{
-	__u64 now;
-	__u64 raw_dev[TS_LEVEL_REGS], raw_os[TS_LEVEL_REGS];
-	__u64 word_dev, word_os;
-
-	memcpy(raw_dev, (const void *)st->device_level, sizeof(raw_dev));
-	memcpy(raw_os, (const void *)st->os_level, sizeof(raw_os));
-	word_dev = st->in_device;
-	word_os = st->in_os;
-	d->levels_ns = mono_ns();
-	d->in_device = ts_depth_of(word_dev);
-	d->in_os = ts_depth_of(word_os);
-	now = d->levels_ns + clock_offset;
-	ts_levels_at(raw_dev, word_dev, now, d->device_time);
-	ts_levels_at(raw_os, word_os, now, d->os_time);
-}
-
-/*
- * Depth histogram slot @slot of the disk claimed at @claim, widened to 64
- * bits into @out. A new disk in the slot (the BPF side emptied it) counts
- * from zero.
- */
-static void read_depth(struct ts_tracer *t, __u64 claim, unsigned int slot,
-		       struct ts_depth_counts *out)
-{
-	if (t->depth_claim[slot] && t->depth_claim[slot] != claim) {
-		memset(&t->depth_total[slot], 0, sizeof(t->depth_total[0]));
-		memset(&t->depth_seen[slot], 0, sizeof(t->depth_seen[0]));
-	}
-	t->depth_claim[slot] = claim;
-	ts_depth_widen(&t->depth_total[slot], &t->depth_seen[slot],
-		       &t->depth_hists[slot]);
-	*out = t->depth_total[slot];
-}
-
-/* Histogram slot @slot's service by size (--pattern), widened, into @s. */
-static void read_sizes(struct ts_tracer *t, __u64 claim, unsigned int slot,
-		       struct ts_snapshot *s)
-{
-	if (!t->pattern)
-		return;
-	if (t->size_claim[slot] && t->size_claim[slot] != claim) {
-		memset(&t->size_total[slot], 0, sizeof(t->size_total[0]));
-		memset(t->size_seen[slot], 0, sizeof(t->size_seen[0]));
-	}
-	t->size_claim[slot] = claim;
-	ts_size_widen(&t->size_total[slot], t->size_seen[slot],
-		      &t->size_hists[slot * TS_PATTERN_OPS]);
-	s->sizes[slot] = t->size_total[slot];
-	s->has_sizes = true;
-}
-
-/* Slot @qid's counters, of claim @c: the disk's own (lib/claim.h). */
-static void read_counters(struct ts_tracer *t, unsigned int qid,
-			  const struct ts_claim *c, struct ts_dev_snap *d)
-{
-	struct ts_claim_counters now;
-
-	/* a map that could not be read: its counters as last read */
-	if (!sum_stats(t, qid, &now.stats))
-		now.stats = t->claims[qid].last.stats;
-	t->counted_ns = mono_ns();
-	if (!read_pattern(t, qid, &now.pattern))
-		now.pattern = t->claims[qid].last.pattern;
-	ts_claim_counts(&t->claims[qid], c->claimed_ns, !d->untraced, &now);
-	d->stats = now.stats;
-	d->pattern = now.pattern;
-}
-
-/* Traced disk @d's histograms into @s (none beyond TS_HIST_DEVS). */
-static void read_hists(struct ts_tracer *t,
-		       const volatile struct ts_dev_state *st,
-		       const struct ts_claim *c, struct ts_snapshot *s,
-		       struct ts_dev_snap *d)
-{
-	d->hist_slot = st->hist_slot <= TS_HIST_DEVS ? st->hist_slot : 0;
-	if (!d->hist_slot)
-		return;
-	memcpy(s->hist[d->hist_slot - 1],
-	       &t->hists[(d->hist_slot - 1) * TS_HIST_SETS], sizeof(s->hist[0]));
-	read_depth(t, c->claimed_ns, d->hist_slot - 1,
-		   &s->depth[d->hist_slot - 1]);
-	read_sizes(t, c->claimed_ns, d->hist_slot - 1, s);
-}
-
-/* Whether slot @qid counted a request since its counters were last read. */
-static bool counts_moved(struct ts_tracer *t, unsigned int qid)
-{
-	const struct ts_dev_stats *then = &t->claims[qid].last.stats;
-	struct ts_dev_stats now;
-	int op;
-
-	if (!sum_stats(t, qid, &now))
-		return false;
-	for (op = 0; op < TS_NR_OPS; op++)
-		if (now.op[op].ios != then->op[op].ios)
-			return true;
-	return false;
-}
-
-/* What only a traced disk's entry @d holds, in snapshot @s. */
-static void fill_traced(struct ts_tracer *t,
-			const volatile struct ts_dev_state *st,
-			const struct ts_claim *c, unsigned int durable,
-			struct ts_snapshot *s, struct ts_dev_snap *d)
-{
-	int tries;
-
-	/*
-	 * The counters and the histograms are two reads: requests that
-	 * complete between them are in one and not the other, and a report
-	 * of a few (a short burst, the loader held up between the reads)
-	 * could find them all in the previous report's histograms. Both are
-	 * read again while the counters moved; three times at most: under
-	 * steady I/O the few at the edges do not matter.
-	 */
-	for (tries = 1;; tries++) {
-		read_hists(t, st, c, s, d);
-		if (tries == 3 || !counts_moved(t, d->qid))
-			break;
-		read_counters(t, d->qid, c, d);
-	}
-	read_levels(st, d);
-	d->sync_in_flight = durable;
-	read_bounds(t, st, d, d->levels_ns);
-	d->oldest_issue_ns = oldest_issue(t, d->qid);
-}
-
-/* Slot @qid, of claim @c, as snapshot @s's next device. */
-static void fill_slot(struct ts_tracer *t, unsigned int qid,
-		      const struct ts_claim *c, unsigned int durable,
-		      struct ts_snapshot *s)
-{
-	const volatile struct ts_dev_state *st = &t->state[qid];
-	struct ts_dev_snap *d = &s->dev[s->ndev], gone;
-
-	memset(d, 0, sizeof(*d));
-	d->qid = qid;
-	d->queue = c->queue;
-	d->queue_id = st->queue_id;
-	d->kdev = st->dev;
-	d->claimed_ns = c->claimed_ns;
-	d->layer = st->layer;
-	d->untraced = st->mode != TS_DEV_TRACED;
-	read_counters(t, qid, c, d);
-	if (!d->untraced)
-		fill_traced(t, st, c, durable, s, d);
-	if (ts_slot_next(&t->last[qid], d, &gone))
-		ts_snapshot_keep_gone(t->gone, &gone);
-}
-
-/*
- * Slot @qid into snapshot @s once claimed: the claim it holds once any
- * under way has ended, read again when a claim began while it was read
- * (lib/claim.h). A slot left out of one report would have its next report
- * count its disk from the slot's start.
- */
-static bool read_slot(struct ts_tracer *t, unsigned int qid,
-		      unsigned int durable, struct ts_snapshot *s)
-{
-	const volatile struct ts_dev_state *st = &t->state[qid];
-	struct ts_claim c;
-
-	do {
-		if (!ts_claim_settled(st, &c, TS_CLAIM_WAIT_US)) {
-			fprintf(stderr, "truestat: device slot %u still being "
-				"claimed after %u s: left out of this report, "
-				"counted from its start in the next\n", qid,
-				TS_CLAIM_WAIT_US / 1000000);
-			return false;
-		}
-		if (!c.queue)
-			return false;
-		fill_slot(t, qid, &c, durable, s);
-	} while (!ts_claim_held(st, &c));
-	return true;
-}
-
-void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
-			bool span_end)
-{
-	static unsigned int durable[TS_MAX_DEVS];
-	unsigned int qid;
-
-	follow_stacks(t);
-	test_age_stamps(t);
-	settle(t);
-	read_repairs(t);
-	durable_in_flight(t, durable);
-	s->ndev = 0;
-	t->counted_ns = 0;
-	for (qid = 0; qid < TS_MAX_DEVS; qid++)
-		if (read_slot(t, qid, durable[qid], s))
-			s->ndev++;
-	/* as of the counters' reads: a request that completes after the last
-	 * one (while the rest of its device is read) is the next span's */
-	s->mono_ns = t->counted_ns ? t->counted_ns : mono_ns();
-	s->lost_events = lost_events(t);
-	s->seq = 0;
-	if (span_end) {
-		s->seq = ++t->seq;
-		ts_bounds_end_span(&t->bounds, s->mono_ns);
-	}
-}
-
-void ts_tracer_gone(struct ts_tracer *t, struct ts_snapshot *gone)
-{
-	int i;
-
-	for (i = 0; i < t->gone->ndev; i++)
-		ts_snapshot_keep_gone(gone, &t->gone->dev[i]);
-	t->gone->ndev = 0;
-}
-
-int ts_tracer_untraced(struct ts_tracer *t, unsigned int *kdevs, int max,
-		       bool *more)
-{
-	int fd = bpf_map__fd(t->skel->maps.untraced), n = 0;
-	__u32 key = ~0U, next; /* no disk is ~0: its next key is the first */
-
-	*more = t->skel->bss->untraced_lost > 0;
-	while (!bpf_map_get_next_key(fd, &key, &next)) {
-		if (n < max)
-			kdevs[n++] = next;
-		else
-			*more = true;
-		key = next;
-	}
-	return n;
-}
-
-static int on_slow_event(void *ctx, void *data, size_t len)
-{
-	struct ts_tracer *t = ctx;
-
-	if (len < sizeof(struct ts_slow_event))
-		return 0;
-	return t->on_slow(t->on_slow_ctx, data);
-}
-
-static struct ts_who_ledger *who_ledger(struct ts_tracer *t)
-{
-	if (!t->who)
-		t->who = calloc(1, sizeof(*t->who));
-	return t->who;
-}
-
-void ts_tracer_who_keep(struct ts_tracer *t,
-			bool (*keep)(const void *ctx, const struct ts_who_key *k),
-			const void *ctx)
-{
-	if (!who_ledger(t))
-		return;
-	t->who->keep = keep;
-	t->who->keep_ctx = ctx;
-}
-
-/*
- * Deletes @e from the table, its counts as they were then in @e: 0, or -1
- * on failure, or 1 where the kernel cannot take an entry in one step
- * (lookup-and-delete on a hash came with 5.14). Two steps would lose a
- * request counted between them, unseen by who_fold_races (the entry is
- * still there when the program looks again): there the table is not
- * folded, and past its 1024 entries requests count in who_table_full.
- */
-static int take_who(int fd, struct ts_who_entry *e)
-{
-	if (!bpf_map_lookup_and_delete_elem(fd, &e->key, &e->s))
-		return 0;
-	if (errno == EINVAL || errno == 524 /* ENOTSUPP */ ||
-	    errno == EOPNOTSUPP)
-		return 1;
-	return -1;
-}
-
-void ts_tracer_read_who(struct ts_tracer *t, struct ts_who_table *out)
-{
-	int fd = bpf_map__fd(t->skel->maps.by_who);
-	/* no device has queue id ~0: its next key is the first */
-	struct ts_who_key key = { .qid = 0xffff }, next;
-	static int pick[TS_WHO_ENTRIES];
-	int i, n, taken, rc;
-
-	out->n = 0;
-	while (out->n < TS_WHO_ENTRIES &&
-	       !bpf_map_get_next_key(fd, &key, &next)) {
-		out->e[out->n].key = next;
-		out->e[out->n].folded = 0;
-		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
-			out->n++;
-		key = next;
-	}
-	if (!who_ledger(t))
-		return;
-	n = t->who->cannot_fold ? 0 : ts_who_pick(t->who, out, pick);
-	for (i = 0, taken = 0; i < n; i++) {
-		rc = take_who(fd, &out->e[pick[i]]);
-		if (rc > 0) {
-			t->who->cannot_fold = true;
-			break;
-		}
-		if (rc)
-			continue;
-		ts_who_fold(t->who, &out->e[pick[i]]);
-		pick[taken++] = pick[i];
-	}
-	ts_who_add_folded(t->who, pick, taken, out);
-}
-
-void ts_tracer_read_flags(struct ts_tracer *t, struct ts_flags_table *out)
-{
-	int fd = bpf_map__fd(t->skel->maps.flag_stats);
-	/* no device has queue id ~0: its next key is the first */
-	struct ts_flags_key key = { .qid = ~0U }, next;
-
-	/* entries are never deleted: the walk sees each once */
-	out->n = 0;
-	while (out->n < TS_FLAGS_ENTRIES &&
-	       !bpf_map_get_next_key(fd, &key, &next)) {
-		out->e[out->n].key = next;
-		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
-			out->n++;
-		key = next;
-	}
-}
-
-void ts_tracer_read_parts(struct ts_tracer *t, struct ts_part_table *out)
-{
-	int fd = bpf_map__fd(t->skel->maps.part_stats);
-	struct ts_part_key key, next;
-	void *prev = NULL; /* NULL: the first key */
-
-	out->n = 0;
-	while (out->n < TS_PART_MAX && !bpf_map_get_next_key(fd, prev, &next)) {
-		out->e[out->n].key = next;
-		if (!bpf_map_lookup_elem(fd, &next, &out->e[out->n].s))
-			out->n++;
-		key = next;
-		prev = &key;
-	}
-}
-
-void ts_tracer_fold_who(struct ts_tracer *t)
-{
-	static struct ts_who_table scratch;
-
-	ts_tracer_read_who(t, &scratch);
-}
-
-/* Stops the reader thread, if it runs. */
-static void stop_slow_reader(struct ts_tracer *t)
-{
-	if (!t->slow_reading)
-		return;
-	atomic_store(&t->slow_stop, true);
-	pthread_join(t->slow_reader, NULL);
-	t->slow_reading = false;
-	if (verbose && t->slow_read)
-		fprintf(stderr, "truestat: --slow reader: %llu records, %.0f ns "
-			"of its CPU each\n", (unsigned long long)t->slow_read,
-			(double)t->slow_cpu_ns / t->slow_read);
-}
-
-void ts_tracer_read_slow(struct ts_tracer *t)
-{
-	if (!t->slow)
-		return;
-	stop_slow_reader(t);
-	consume_slow(t);
-}
-
 void ts_tracer_close(struct ts_tracer *t)
 {
 	if (!t)
@@ -1731,7 +614,7 @@ void ts_tracer_close(struct ts_tracer *t)
 			t->sweep_ns / 1e3 / t->sweeps,
 			t->sweep_part_max_ns / 1e3,
 			t->sweep_wall_ns / 1e3 / t->sweeps);
-	stop_slow_reader(t);
+	tracer_stop_slow_reader(t);
 	ring_buffer__free(t->slow);
 	bpf_link__destroy(t->remap);
 	while (t->nlinks > 0)
@@ -1749,6 +632,7 @@ void ts_tracer_close(struct ts_tracer *t)
 	if (t->rq_table)
 		munmap((void *)t->rq_table, t->rq_table_len);
 	truestat_bpf__destroy(t->skel);
+	ts_bounds_free(&t->bounds);
 	free(t->percpu);
 	free(t->claims);
 	free(t->last);

@@ -31,6 +31,8 @@ struct ts_tracer_opts {
 	const char *test_stamp_age;
 	/* every repair read, a line each (tests), or NULL */
 	FILE *test_repair_log;
+	/* a snapshot's sweeps between a disk's counters and levels (tests) */
+	bool test_sweep_between;
 	unsigned int max_devs; /* disks traced at once (tests lower it), 0: all */
 	unsigned int qid_near; /* queue ids read from an array (tests), 0: all */
 	bool bench_empty; /* programs that do nothing (bench/overhead.sh) */
@@ -78,13 +80,11 @@ void ts_tracer_snapshot(struct ts_tracer *t, struct ts_snapshot *s,
 			bool span_end);
 /*
  * Restamps the depth words (include/truestat.h, TS_RESTAMP_NS) when
- * TS_RESTAMP_NS passed since the last restamp or sweep; returns when the
- * next is due (CLOCK_MONOTONIC ns). Call it at least that often.
+ * TS_RESTAMP_NS passed since the last restamp or sweep, and reads the
+ * repair log before it can wrap; returns when the next call is due
+ * (CLOCK_MONOTONIC ns). Call it at least that often.
  */
-__u64 ts_tracer_restamp(struct ts_tracer *t);
-/* A device's recent mean service time, used to date unseen completions. */
-void ts_tracer_set_service_hint(struct ts_tracer *t, unsigned int qid,
-				__u64 service_ns);
+__u64 ts_tracer_tick(struct ts_tracer *t);
 /*
  * The disks whose slot another disk took since the last call (each read
  * of the slots sees them: reports and scrapes alike), their own figures

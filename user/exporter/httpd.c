@@ -27,6 +27,7 @@ struct client {
 	struct ts_peer peer;
 	long long since_ns; /* accepted, CLOCK_MONOTONIC */
 	long long heard_ns; /* last bytes read; since_ns before any */
+	long long replied_ns; /* the reply made, 0: none yet */
 };
 
 struct ts_httpd {
@@ -295,6 +296,7 @@ static void reply(struct client *c, int status, const char *type,
 	memcpy(c->out + n, body, body_len);
 	c->out_len = n + body_len;
 	c->out_off = 0;
+	c->replied_ns = now_ns();
 }
 
 static void reply_error(struct client *c, int status)
@@ -323,6 +325,7 @@ static void close_client(struct client *c)
 	c->tls_wants = 0;
 	c->out = NULL;
 	c->in_len = c->out_len = c->out_off = 0;
+	c->replied_ns = 0;
 }
 
 /*
@@ -619,11 +622,17 @@ struct ts_httpd *ts_httpd_open(const char *spec, struct ts_web *web,
 	return h;
 }
 
-/* When @c's time is up: silent since its accept, or not done by now. */
+/*
+ * When @c's time is up: silent since its accept, not done by now, or its
+ * reply not read at TS_HTTP_MIN_RATE.
+ */
 static long long deadline_of(const struct client *c)
 {
 	if (c->heard_ns == c->since_ns && !c->out)
 		return c->since_ns + SILENT_NS;
+	if (c->out && c->replied_ns)
+		return c->replied_ns + TIMEOUT_NS +
+		       (long long)c->out_len * NS_PER_S / TS_HTTP_MIN_RATE;
 	return c->since_ns + TIMEOUT_NS;
 }
 

@@ -19,6 +19,12 @@
 #define TS_HTTP_MAX_REQUEST 4096 /* bytes of request head: more is 431 */
 #define TS_HTTP_MAX_CLIENTS 64	 /* connections at once (ts_http_evictee) */
 #define TS_HTTP_TIMEOUT_MS 5000	 /* from accept to the reply read: then closed */
+/*
+ * A reply is given TS_HTTP_TIMEOUT_MS more from its first byte, and its
+ * size at this rate (bytes a second): a full-bucket /metrics of many disks
+ * over a slow link is read whole, a reader slower than this is dropped.
+ */
+#define TS_HTTP_MIN_RATE 65536
 #define TS_HTTP_SILENT_MS 1000	 /* from accept to a first byte: then closed */
 
 enum ts_http_route {

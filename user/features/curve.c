@@ -16,6 +16,10 @@ void ts_depth_counts_delta(const struct ts_depth_counts *a,
 		for (s = 0; s < TS_HIST_SLOTS; s++)
 			out->service[c][s] = b->service[c][s] -
 					     (a ? a->service[c][s] : 0);
+	for (c = 0; c < TS_NR_OPS; c++)
+		for (s = 0; s < TS_HIST_SLOTS; s++)
+			out->depth1[c][s] = b->depth1[c][s] -
+					    (a ? a->depth1[c][s] : 0);
 }
 
 void ts_depth_widen(struct ts_depth_counts *total, struct ts_depth_hist *seen,
@@ -29,6 +33,12 @@ void ts_depth_widen(struct ts_depth_counts *total, struct ts_depth_hist *seen,
 			v = now->service[c][s];
 			total->service[c][s] += (__u32)(v - seen->service[c][s]);
 			seen->service[c][s] = v;
+		}
+	for (c = 0; c < TS_NR_OPS; c++)
+		for (s = 0; s < TS_HIST_SLOTS; s++) {
+			v = now->depth1[c][s];
+			total->depth1[c][s] += (__u32)(v - seen->depth1[c][s]);
+			seen->depth1[c][s] = v;
 		}
 }
 
@@ -110,6 +120,22 @@ static void fill_row(const struct ts_depth_counts *h, const __s64 *at_least,
 	r->p99_ms = ts_hist_quantile(counts, 0.99) / 1e6;
 	r->evidence = r->share >= TS_CURVE_MIN_SHARE &&
 		      r->completions >= TS_CURVE_MIN_COMPLETIONS;
+}
+
+/* Depth 1's requests of each op, from @h's depth1 buckets. */
+static void fill_alone(const struct ts_depth_counts *h, struct ts_curve *c)
+{
+	struct ts_curve_alone *a;
+	int op, b;
+
+	for (op = 0; op < TS_NR_OPS; op++) {
+		a = &c->alone[op];
+		for (b = 0; b < TS_HIST_SLOTS; b++)
+			a->completions += h->depth1[op][b];
+		a->service_ms = hist_mean(h->depth1[op]) / 1e6;
+		a->p50_ms = ts_hist_quantile(h->depth1[op], 0.50) / 1e6;
+		a->p99_ms = ts_hist_quantile(h->depth1[op], 0.99) / 1e6;
+	}
 }
 
 /* The first evidenced row after which throughput grows < 20% a doubling. */
@@ -234,6 +260,8 @@ void ts_curve_build(const struct ts_depth_counts *delta, const __s64 *at_least,
 		if (c->row[i].time_s > 0 || c->row[i].completions)
 			c->nrows = i + 1;
 	}
+	if (span_ns)
+		fill_alone(delta, c);
 	find_parallelism(c);
 	find_saturation(c);
 	find_headroom(c, mean_depth);

@@ -26,6 +26,7 @@
  */
 struct ts_depth_counts {
 	__u64 service[TS_DEPTH_CLASSES][TS_HIST_SLOTS];
+	__u64 depth1[TS_NR_OPS][TS_HIST_SLOTS]; /* ts_depth_hist's */
 };
 
 struct ts_curve_row {
@@ -45,9 +46,17 @@ struct ts_curve_row {
 	bool evidence;	      /* enough time and completions to conclude */
 };
 
+/* The requests of one op issued at depth 1: its own service, alone. */
+struct ts_curve_alone {
+	__u64 completions;
+	double service_ms; /* mean, from the buckets; NaN: none */
+	double p50_ms, p99_ms;
+};
+
 struct ts_curve {
 	int nrows; /* classes up to the deepest with time or completions */
 	struct ts_curve_row row[TS_DEPTH_CLASSES];
+	struct ts_curve_alone alone[TS_NR_OPS]; /* depth 1's, by op */
 	/* row beyond which throughput stops growing; -1: no two rows to say */
 	int parallelism_row;
 	bool still_growing; /* throughput grew up to the deepest row seen */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* -c/--cgroup and --pid: what the BPF programs match at Q (bpf/filter.bpf.h). */
 #include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,16 @@ static bool io_on_v2(const char *root)
 	return io;
 }
 
+/* The inodes of the init namespaces (the kernel's include/linux/proc_ns.h). */
+#define TS_INIT_CGROUP_NS_INO 0xEFFFFFFBU
+#define TS_INIT_PID_NS_INO 0xEFFFFFFCU
+
+/* Whether namespace file @file is the init namespace (@init), or unknown. */
+static bool init_ns(const char *file, ino_t init, struct stat *st)
+{
+	return stat(file, st) || st->st_ino == init;
+}
+
 static int resolve_cgroup(const char *path, struct ts_filter *f, char *err,
 			  int errlen)
 {
@@ -67,6 +78,8 @@ static int resolve_cgroup(const char *path, struct ts_filter *f, char *err,
 	f->cgroup = true;
 	f->cgroup_id = st.st_ino;
 	f->level = level;
+	f->any_level = !init_ns("/proc/self/ns/cgroup", TS_INIT_CGROUP_NS_INO,
+				&st);
 	f->blkg = io_on_v2(root);
 	return 0;
 }
@@ -90,5 +103,10 @@ int ts_filter_resolve(const char *path, long pid, struct ts_filter *f,
 	}
 	f->pid = true;
 	f->tgid = pid;
+	/* pid 1 of /proc is in the namespace whose pids /proc shows */
+	if (!init_ns("/proc/1/ns/pid", TS_INIT_PID_NS_INO, &st)) {
+		f->pidns_dev = st.st_dev;
+		f->pidns_ino = st.st_ino;
+	}
 	return 0;
 }

@@ -13,7 +13,12 @@ struct ts_filter {
 			   * charged cgroup, else the submitting task's */
 	__u64 cgroup_id;  /* the directory's inode */
 	unsigned int level; /* its depth under the cgroup v2 mount */
+	/* truestat in a cgroup namespace: the depth under a mount made there
+	 * is not the kernel's, and every level is compared */
+	bool any_level;
 	unsigned int tgid;
+	/* the pid namespace of /proc, whose pids --pid takes; 0: the init one */
+	__u64 pidns_dev, pidns_ino;
 };
 
 /*

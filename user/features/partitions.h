@@ -8,8 +8,8 @@
 #define TS_PARTITIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
-#include "core/report.h"
 #include "truestat.h"
 
 struct ts_part_entry {
@@ -21,22 +21,6 @@ struct ts_part_entry {
 struct ts_part_table {
 	int n;
 	struct ts_part_entry e[TS_PART_MAX];
-};
-
-/* One partition's figures over a span. */
-struct ts_part_row {
-	char name[64];
-	unsigned int qid, partno;
-	__u64 claimed_ns; /* its disk's claim of the slot (ts_dev_report) */
-	bool incomplete; /* requests of its disk not counted: the table full */
-	int nops_active;
-	struct ts_op_figures op[TS_NR_OPS];
-	struct ts_op_figures all;
-};
-
-struct ts_part_span {
-	int n;
-	struct ts_part_row row[TS_PART_MAX];
 };
 
 /*
@@ -52,11 +36,14 @@ int ts_part_check(const char *list, char *err, int errlen);
 void ts_part_say_untraced(const char *list, const unsigned int *kdevs, int n);
 
 /*
- * The span from @a (NULL: from the start) to @b for the disks of report
- * @r, named from sysfs (@sys: "/sys"), only those @list names (NULL: all).
+ * The name of partition @partno of disk MAJOR:MINOR into @buf (@sys:
+ * "/sys"): the directory under the disk's whose "partition" file holds it;
+ * "MAJOR:MINOR#N" when none does.
  */
-void ts_part_delta(const struct ts_part_table *a, const struct ts_part_table *b,
-		   const struct ts_report *r, const char *sys,
-		   const char *list, struct ts_part_span *out);
+void ts_part_name(const char *sys, unsigned int major, unsigned int minor,
+		  unsigned int partno, char *buf, size_t len);
+
+/* Whether @name is in comma-separated @list (NULL: everything is). */
+bool ts_part_listed(const char *list, const char *name);
 
 #endif

@@ -113,6 +113,9 @@ void ts_pattern_figures(const struct ts_pattern_op *o,
 	for (k = 0; k < TS_SEEK_SLOTS; k++)
 		f->compared += o->seek[k];
 	f->sequential = o->seek[0];
+	f->in_stream = o->in_stream;
+	for (k = 0; k < TS_STREAMS; k++)
+		f->streams += o->stream_ios[k] > 0;
 	f->backward = o->backward;
 	f->seek_p50_lt = seek_quantile_lt(o->seek, f->compared, 0.50);
 	f->seek_p90_lt = seek_quantile_lt(o->seek, f->compared, 0.90);
@@ -214,15 +217,16 @@ void ts_pattern_print(FILE *f, const char *name,
 	if (op == TS_PATTERN_OPS)
 		return; /* given nothing */
 	fprintf(f, "\n%s: access pattern, requests in the order the device was given them\n", name);
-	fprintf(f, "  %-6s %10s %7s %7s %9s %9s\n", "OP", "IOS", "SEQ%",
-		"BACK%", "SEEK_P50", "SEEK_P90");
+	fprintf(f, "  %-6s %10s %7s %8s %7s %7s %9s %9s\n", "OP", "IOS",
+		"SEQ%", "STREAM%", "STREAMS", "BACK%", "SEEK_P50", "SEEK_P90");
 	for (op = 0; op < TS_PATTERN_OPS; op++) {
 		ts_pattern_figures(&p->op[op], &fig);
 		if (!fig.ios)
 			continue;
-		fprintf(f, "  %-6s %10llu %7.1f %7.1f %9s %9s\n",
+		fprintf(f, "  %-6s %10llu %7.1f %8.1f %7d %7.1f %9s %9s\n",
 			ts_op_names[op], (unsigned long long)fig.ios,
 			pct(fig.sequential, fig.compared),
+			pct(fig.in_stream, fig.ios), fig.streams,
 			pct(fig.backward, fig.compared),
 			human(fig.seek_p50_lt ? "<" : "", fig.seek_p50_lt, a, sizeof(a)),
 			human(fig.seek_p90_lt ? "<" : "", fig.seek_p90_lt, b, sizeof(b)));
@@ -312,6 +316,12 @@ void ts_pattern_json(struct tj *j, const struct ts_pattern_span *p)
 			tj_num(j, "sequential_share", (double)fig.sequential / fig.compared, 4);
 		else
 			tj_null(j, "sequential_share");
+		tj_u64(j, "in_stream", fig.in_stream);
+		if (fig.ios)
+			tj_num(j, "in_stream_share", (double)fig.in_stream / fig.ios, 4);
+		else
+			tj_null(j, "in_stream_share");
+		tj_u64(j, "streams", fig.streams);
 		json_seeks(j, &p->op[op]);
 		json_sizes(j, op, p);
 		tj_end_obj(j);

@@ -40,6 +40,8 @@ struct ts_pattern_figures {
 	__u64 ios;	 /* requests given to the device */
 	__u64 compared;	 /* of those, with a previous request to compare */
 	__u64 sequential; /* started where it ended */
+	__u64 in_stream;  /* went on one of the last TS_STREAMS streams */
+	int streams;	  /* the stream places that were gone on */
 	__u64 backward;	  /* started before where it ended */
 	__u64 seek_p50_lt, seek_p90_lt; /* bytes: the seeks' p50 and p90 are
 					 * below these (0: sequential) */

@@ -24,6 +24,20 @@ static void cannot_tell(const struct ts_finding_ctx *c, const char *op)
 	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
 }
 
+/* Busy, its requests of classes the curve sums: nothing follows from it. */
+static void mixed(const struct ts_finding_ctx *c, const char *op)
+{
+	const struct ts_dev_report *d = c->d;
+	struct ts_finding *f;
+
+	f = ts_finding_add(c, "busy-not-full", op, TS_SEV_NOTE, TS_RESTS_DEPTH,
+			   "%s %s: %%util says %.0f%% busy, but its requests mix classes the depth curve cannot compare (%s), which it sums: from one depth to another it may compare different work, so whether the device does more at once, or is at its limit, is not known from this load; a load of one kind (scripts/knee.sh %s) finds its parallelism",
+			   d->name, ts_finding_op_words(op), d->busy_pct,
+			   c->mixed, d->name);
+	ts_finding_figure(f, "busy_pct", d->busy_pct, "percent");
+	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+}
+
 /* Whether the curve has evidence deeper than the depth the span ran at. */
 static bool seen_deeper(const struct ts_curve *k)
 {
@@ -43,10 +57,15 @@ void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
 	int knee = ts_finding_knee(d, c->r->light);
 	const struct ts_curve_row *best;
 	struct ts_finding *f;
+	double bound_ms;
 	char at[24];
 
 	if (d->device.busy_share < TS_FIND_BUSY || !d->has_curve)
 		return;
+	if (c->mixed[0]) {
+		mixed(c, op);
+		return;
+	}
 	/* at or past the knee: the device is full, not merely busy */
 	if (knee >= 0 && d->device.mean >= k->row[knee].hi)
 		return;
@@ -57,9 +76,13 @@ void ts_rule_busy_not_full(const struct ts_finding_ctx *c)
 	 */
 	if (ts_finding_capped(d, c->r->light, NULL, NULL))
 		return;
-	/* whether it does more at once was never seen */
+	/*
+	 * whether it does more at once was never seen; reads that waited in
+	 * it by physics: waiting-in-device's, which says so
+	 */
 	if (k->parallelism_row < 0 || !seen_deeper(k)) {
-		cannot_tell(c, op);
+		if (!ts_finding_waits_by_physics(d, &bound_ms))
+			cannot_tell(c, op);
 		return;
 	}
 	/* deeper depths gave no more by the curve's own rule (+20%) */

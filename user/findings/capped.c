@@ -100,7 +100,9 @@ void ts_rule_capped(const struct ts_finding_ctx *c)
 	int first, last;
 	double rate;
 
-	if (!d->has_curve || !ts_finding_capped(d, c->r->light, &first, &last))
+	/* mixed classes: the plateau may be the mix's (busy-not-full's note) */
+	if (!d->has_curve || c->mixed[0] ||
+	    !ts_finding_capped(d, c->r->light, &first, &last))
 		return;
 	/*
 	 * A limit is a ceiling: its rate is the deepest class's, where every

@@ -71,6 +71,92 @@ const char *ts_finding_depths(const struct ts_curve *c, int row, char *buf,
 	return buf;
 }
 
+/* Op @op's service summed (ms), 0 when it has no mean. */
+static double service_sum(const struct ts_op_figures *o)
+{
+	return isnan(o->service_ms) ? 0 : o->ios * o->service_ms;
+}
+
+/* Op @op's cost alone (depth 1) as words: "writes of 2.000 ms alone". */
+static void alone_words(const struct ts_dev_report *d, int op, char *buf,
+			size_t len)
+{
+	const struct ts_curve_alone *a = &d->curve.alone[op];
+	char t[32];
+
+	if (a->completions < TS_FIND_MIN_IOS)
+		snprintf(buf, len, "%s (too few alone in the device to measure)",
+			 ts_finding_op_words(ts_op_names[op]));
+	else
+		snprintf(buf, len, "%s of %s alone",
+			 ts_finding_op_words(ts_op_names[op]),
+			 ts_time_str(t, sizeof(t), a->service_ms, TS_UNIT_AUTO));
+}
+
+bool ts_finding_mixed(const struct ts_dev_report *d, char *why, size_t len)
+{
+	int op, n = 0, weighed[TS_NR_OPS], fast = -1, slow = -1, unknown = -1;
+	const struct ts_curve_alone *a = d->curve.alone;
+	char x[96], y[96];
+	double all = 0;
+
+	why[0] = 0;
+	for (op = 0; op < TS_NR_OPS; op++)
+		all += service_sum(&d->op[op]);
+	for (op = 0; op < TS_NR_OPS; op++) {
+		if (d->op[op].ios < TS_FIND_MIN_IOS ||
+		    !(service_sum(&d->op[op]) >= TS_FIND_MIX_SHARE * all))
+			continue;
+		weighed[n++] = op;
+		if (a[op].completions < TS_FIND_MIN_IOS) {
+			unknown = unknown < 0 ? op : unknown;
+			continue;
+		}
+		if (fast < 0 || a[op].service_ms < a[fast].service_ms)
+			fast = op;
+		if (slow < 0 || a[op].service_ms > a[slow].service_ms)
+			slow = op;
+	}
+	if (n < 2)
+		return false;
+	if (unknown >= 0) { /* its own cost not known: the other first weighed */
+		slow = unknown;
+		fast = weighed[0] == unknown ? weighed[1] : weighed[0];
+	} else if (!(a[slow].service_ms >= TS_CURVE_GROWTH * a[fast].service_ms)) {
+		return false;
+	}
+	alone_words(d, slow, x, sizeof(x));
+	alone_words(d, fast, y, sizeof(y));
+	snprintf(why, len, "%s beside %s", x, y);
+	return true;
+}
+
+/*
+ * A 2.5-inch disk at 5400 rpm seeking the whole stroke (25.0 ms at most)
+ * and waiting a whole turn (11.1 ms), its vendor's specification; flash
+ * and network volumes read in less.
+ */
+#define TS_READ_ACCESS_MAX_MS 36.1
+
+/* Below any working disk's media rate, bytes a ms: 20 MB/s (the doc's). */
+#define TS_MEDIA_MIN_BYTES_MS 20000.0
+
+double ts_finding_slowest_read_ms(double mean_bytes)
+{
+	return TS_READ_ACCESS_MAX_MS + mean_bytes / TS_MEDIA_MIN_BYTES_MS;
+}
+
+bool ts_finding_waits_by_physics(const struct ts_dev_report *d,
+				 double *bound_ms)
+{
+	const struct ts_op_figures *rd = &d->op[TS_OP_READ];
+
+	if (rd->ios < TS_FIND_MIN_IOS || d->device.mean < TS_SERIAL_CONC)
+		return false;
+	*bound_ms = ts_finding_slowest_read_ms((double)rd->bytes / rd->ios);
+	return rd->service_ms > *bound_ms;
+}
+
 int ts_finding_base_row(const struct ts_curve *c)
 {
 	int i;
@@ -194,6 +280,7 @@ static int by_severity(const void *a, const void *b)
 void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
 {
 	struct ts_finding_ctx c = { .r = r, .span_s = r->span_s, .out = out };
+	char mixed[128];
 	int i, k;
 
 	out->span_s = r->span_s;
@@ -205,6 +292,8 @@ void ts_findings_build(const struct ts_report *r, struct ts_findings *out)
 		c.d = &r->dev[i];
 		if (!c.d->active || too_few(c.d, r->span_s, out))
 			continue;
+		ts_finding_mixed(c.d, mixed, sizeof(mixed));
+		c.mixed = mixed;
 		for (k = 0; k < ts_nrules; k++)
 			ts_rules[k].fn(&c);
 	}

@@ -26,6 +26,16 @@
  * evidence floor for a depth class (TS_CURVE_MIN_COMPLETIONS).
  */
 #define TS_FIND_MIN_IOS TS_CURVE_MIN_COMPLETIONS
+/*
+ * A request class weighs in the depth curve when it holds a tenth of the
+ * device's service time or more (ts_finding_mixed).
+ */
+#define TS_FIND_MIX_SHARE 0.10
+/*
+ * About one at a time: half a request above serial, so the device held
+ * one request or none most of the span.
+ */
+#define TS_SERIAL_CONC 1.5
 
 enum ts_severity {
 	TS_SEV_NOTE,   /* cannot tell: what is missing to conclude */
@@ -94,6 +104,12 @@ struct ts_finding_ctx {
 	const struct ts_dev_report *d;
 	double span_s;
 	struct ts_findings *out;
+	/*
+	 * The device's requests mix classes whose service differs
+	 * (ts_finding_mixed): what, for a sentence; "" when one class. The
+	 * depth curve sums them, so its rows compare different work.
+	 */
+	const char *mixed;
 };
 
 struct ts_rule {
@@ -163,8 +179,42 @@ const char *ts_finding_op_words(const char *op);
  */
 int ts_finding_knee(const struct ts_dev_report *d, bool light);
 
+/*
+ * Whether @d's requests mix classes the depth curve cannot compare: two
+ * ops (reads, writes, flushes, discards), each with at least
+ * TS_FIND_MIN_IOS completions and TS_FIND_MIX_SHARE of the device's
+ * service time, whose own costs, each measured alone in the device
+ * (issued at depth 1: the curve's alone[]), differ by the curve's growth
+ * rule (TS_CURVE_GROWTH) or more, or one of which was too seldom alone to
+ * measure. The curve sums them, and may hold one at some depths and the
+ * other at others (small writes in deep bursts, flushes alone), so that a
+ * change from row to row may be the mix's. Says which in @why. A class
+ * below that share (flushes a cache answers at once) moves the device's
+ * mean service by less than it; where it gathers in one row, the rules
+ * that exempt the knee's row already allow for it. Sizes within a
+ * direction are not told apart.
+ */
+bool ts_finding_mixed(const struct ts_dev_report *d, char *why, size_t len);
+
 /* The shallowest evidenced row's service: depth 1's when it has one. */
 int ts_finding_base_row(const struct ts_curve *c);
+
+/*
+ * The longest a working disk of any class takes to serve a read of
+ * @mean_bytes alone, in ms (doc/diagnosis.md, "Slower than any disk"): a
+ * bound linear in the size, so a mean over any mix of sizes is held to the
+ * bound of their mean size.
+ */
+double ts_finding_slowest_read_ms(double mean_bytes);
+
+/*
+ * Reads that spent longer in device @d, on average and while it held more
+ * than about one at a time, than any working disk takes to serve one alone
+ * (*@bound_ms): the time is not its work on each, they waited inside it
+ * (waiting-in-device), or it is failing.
+ */
+bool ts_finding_waits_by_physics(const struct ts_dev_report *d,
+				 double *bound_ms);
 
 /* Row @row's depths as the curve prints them: "1", "5-8". */
 const char *ts_finding_depths(const struct ts_curve *c, int row, char *buf,

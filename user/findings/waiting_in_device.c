@@ -35,6 +35,37 @@ static void cannot_tell(const struct ts_finding_ctx *c, const char *op,
 	ts_finding_figure(f, "service_ms", d->all.service_ms, "ms");
 }
 
+/*
+ * No depth-1 service to compare with, or a curve of mixed classes, but the
+ * reads spent longer in the device than any working disk takes to serve
+ * one alone, while it held several: that time is not its work on each.
+ */
+static bool by_physics(const struct ts_finding_ctx *c)
+{
+	const struct ts_dev_report *d = c->d;
+	const struct ts_op_figures *rd = &d->op[TS_OP_READ];
+	char svc[32], bound[32];
+	struct ts_finding *f;
+	double bound_ms;
+
+	if (!ts_finding_waits_by_physics(d, &bound_ms))
+		return false;
+	f = ts_finding_add(c, "waiting-in-device", "read", TS_SEV_HIGH,
+			   TS_RESTS_DEPTH,
+			   "%s reads: each spent %s in the device on average, longer than any working disk takes to serve one alone (%s), while it held %.1f at once: that is not its work on each; they waited inside it (its queue, a throttle), or it is failing. It completed %.0f a second at that depth; whether more at once adds any is not known from one depth (a load step, or scripts/knee.sh %s)",
+			   d->name,
+			   ts_time_str(svc, sizeof(svc), rd->service_ms,
+				       TS_UNIT_AUTO),
+			   ts_time_str(bound, sizeof(bound), bound_ms,
+				       TS_UNIT_AUTO),
+			   d->device.mean, d->all.iops, d->name);
+	ts_finding_figure(f, "service_ms", rd->service_ms, "ms");
+	ts_finding_figure(f, "slowest_disk_ms", bound_ms, "ms");
+	ts_finding_figure(f, "concurrency", d->device.mean, "requests");
+	ts_finding_figure(f, "iops", d->all.iops, "iops");
+	return true;
+}
+
 void ts_rule_waiting_in_device(const struct ts_finding_ctx *c)
 {
 	const struct ts_dev_report *d = c->d;
@@ -44,15 +75,24 @@ void ts_rule_waiting_in_device(const struct ts_finding_ctx *c)
 	char kd[24], bd[24], svc[32], svc1[32];
 	struct ts_finding *f;
 
-	/* a plateau over rising depth is capped-volume's, which says this */
-	if (knee < 0 || ts_finding_capped(d, c->r->light, NULL, NULL))
+	/*
+	 * a plateau over rising depth is capped-volume's, which says this;
+	 * a curve of mixed classes compares different work (busy-not-full's
+	 * note says so)
+	 */
+	if (d->has_curve && ts_finding_capped(d, c->r->light, NULL, NULL))
 		return;
+	if (knee < 0 || c->mixed[0]) {
+		by_physics(c);
+		return;
+	}
 	base = ts_finding_base_row(k);
 	/* the curve's +20%: well above a histogram bucket's 6.25% */
 	if (d->device.mean < k->row[knee].hi ||
 	    !(d->all.service_ms > TS_CURVE_GROWTH * k->row[base].service_ms)) {
 		/* at the knee's depths or past them, never seen below */
-		if (knee == base && base > 0 && k->now_row >= knee)
+		if (!by_physics(c) && knee == base && base > 0 &&
+		    k->now_row >= knee)
 			cannot_tell(c, op, knee);
 		return;
 	}

@@ -4,15 +4,46 @@
 
 #include "bounds.h"
 
+/* Keeps what win[] has allocated. */
 void ts_bounds_init(struct ts_bounds *b, __u64 now_ns)
 {
+	struct ts_repair_window *win = b->win;
+	unsigned int cap = b->cap;
+
 	memset(b, 0, sizeof(*b));
+	b->win = win;
+	b->cap = cap;
 	b->span_start_ns = now_ns;
+}
+
+void ts_bounds_free(struct ts_bounds *b)
+{
+	free(b->win);
+	b->win = NULL;
+	b->cap = b->nwin = 0;
+}
+
+/* Room in win[] for one more window; false past TS_REPAIR_WINDOWS_MAX. */
+static bool window_room(struct ts_bounds *b)
+{
+	unsigned int cap = b->cap ? 2 * b->cap : TS_REPAIR_SLOTS;
+	struct ts_repair_window *win;
+
+	if (b->nwin < b->cap)
+		return true;
+	if (b->cap >= TS_REPAIR_WINDOWS_MAX)
+		return false;
+	win = realloc(b->win, (size_t)cap * sizeof(*win));
+	if (!win)
+		return false;
+	b->win = win;
+	b->cap = cap;
+	return true;
 }
 
 void ts_bounds_repair(struct ts_bounds *b, const struct ts_repair *r)
 {
-	if (b->nwin == TS_REPAIR_SLOTS) {
+	if (!window_room(b)) {
 		b->overflow = true;
 		return;
 	}
@@ -69,20 +100,20 @@ static __s64 max64(__s64 a, __s64 b)
 static void windows_of(const struct ts_bounds *b, unsigned int qid,
 		       __u64 missed, __u64 now_ns, struct ts_windows *out)
 {
-	static struct ts_miss_window w[TS_REPAIR_SLOTS];
+	struct ts_miss_window *w = malloc((b->nwin + 1) * sizeof(*w));
 	unsigned int i, n = 0;
 
-	for (i = 0; i < b->nwin; i++)
+	for (i = 0; w && i < b->nwin; i++)
 		if (b->win[i].qid == qid)
 			w[n++] = b->win[i].w;
-	if (b->overflow || missed > n) {
+	if (!w || b->overflow || missed > n) {
 		out->most = missed;
 		out->covered_ns = missed && now_ns > b->span_start_ns ?
 					  now_ns - b->span_start_ns : 0;
 		out->unsure_ns = out->covered_ns;
-		return;
-	}
-	ts_windows_scan(w, n, b->span_start_ns, now_ns, out);
+	} else
+		ts_windows_scan(w, n, b->span_start_ns, now_ns, out);
+	free(w);
 }
 
 void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
@@ -103,9 +134,10 @@ void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 	windows_of(b, in->qid, in->missed - d->missed_start, now_ns, &win);
 	over = win.most + in->suspects + in->contended;
 	ts_depth_range_of(&out->span, d->peak, over,
-			  in->under - d->under_start);
+			  in->under - d->under_start + d->open_start);
 	out->span.unsure_ns = win.unsure_ns;
 	out->span.windows_ns = win.covered_ns;
+	out->span.uncounted = d->open_start;
 	out->run = out->span;
 	if (d->has_run)
 		ts_depth_range_join(&out->run, &d->run);
@@ -113,6 +145,7 @@ void ts_bounds_device(struct ts_bounds *b, const struct ts_bounds_read *in,
 	out->os_peak_run = d->os_peak_run;
 	d->last_run = out->run;
 	d->last_under = in->under;
+	d->last_open = in->open;
 	d->last_missed = in->missed;
 	d->seen = true;
 }
@@ -129,6 +162,7 @@ void ts_bounds_end_span(struct ts_bounds *b, __u64 now_ns)
 		d->run = d->last_run;
 		d->has_run = true;
 		d->under_start = d->last_under;
+		d->open_start = d->last_open;
 		d->missed_start = d->last_missed;
 		d->peak = d->os_peak = 0;
 		d->seen = false;

@@ -19,23 +19,33 @@ struct ts_bounds_dev {
 	__s64 peak;	 /* device depth peak in the span so far */
 	__s64 os_peak, os_peak_run;
 	__u64 under_start;  /* requests never counted, when the span began */
+	__u64 open_start;   /* of them still in the device then, at most */
 	__u64 missed_start; /* repairs, when the span began */
 	struct ts_depth_range run; /* over the spans ended so far */
 	bool has_run;
 	/* the last read, taken over when the span ends */
 	bool seen;
 	struct ts_depth_range last_run;
-	__u64 last_under, last_missed;
+	__u64 last_under, last_missed, last_open;
+};
+
+/*
+ * The repair windows a span holds at most: 48 bytes each, 12 MiB at most
+ * (a 10 s interval at 26,000 repairs a second); past them the span's
+ * repairs are all at once, all the span long (ts_bounds_lost).
+ */
+#define TS_REPAIR_WINDOWS_MAX (1U << 18)
+
+struct ts_repair_window {
+	unsigned int qid;
+	struct ts_miss_window w;
 };
 
 struct ts_bounds {
 	__u64 span_start_ns;
-	unsigned int nwin;
+	unsigned int nwin, cap; /* win[]: in use, allocated (it grows) */
 	bool overflow; /* some repairs of the span are not in win[] */
-	struct {
-		unsigned int qid;
-		struct ts_miss_window w;
-	} win[TS_REPAIR_SLOTS];
+	struct ts_repair_window *win;
 	struct ts_bounds_dev dev[TS_MAX_DEVS];
 };
 
@@ -46,6 +56,12 @@ struct ts_bounds_read {
 	__s64 device_peak_taken, os_peak_taken; /* the sweep's takes */
 	unsigned int suspects;
 	__u64 under;  /* requests in the device never counted, since its claim */
+	/*
+	 * of them, those that may still be in the device: refused a record at
+	 * issue (table full) and not yet completed unseen; a span that starts
+	 * with some is under by as many, for all of it
+	 */
+	__u64 open;
 	__u64 missed; /* repairs since its claim */
 	__u64 contended; /* depth updates made with the clock as read */
 };
@@ -58,6 +74,7 @@ struct ts_bounds_out {
 
 /* Empties @b; the first span starts at @now_ns. */
 void ts_bounds_init(struct ts_bounds *b, __u64 now_ns);
+void ts_bounds_free(struct ts_bounds *b);
 
 /* One logged repair (@r); ts_bounds_lost when the log had lost some. */
 void ts_bounds_repair(struct ts_bounds *b, const struct ts_repair *r);

@@ -34,6 +34,17 @@ bool ts_claim_held(const volatile struct ts_dev_state *st,
 	return st->queue == c->queue && st->claimed_ns == c->claimed_ns;
 }
 
+void ts_claim_shared(struct ts_claim_base *b, __u64 claimed_ns, __u64 claims,
+		     __u64 prev_stamp, __u64 now_stamp)
+{
+	if (claimed_ns != b->claimed_ns)
+		b->shared = claims - b->claims >= 2 ||
+			    (b->claimed_ns &&
+			     ts_stamp_since(b->read_stamp, prev_stamp) > 0);
+	b->claims = claims;
+	b->read_stamp = now_stamp;
+}
+
 _Static_assert(sizeof(struct ts_claim_counters) % sizeof(__u64) == 0,
 	       "struct ts_claim_counters: __u64 counters only");
 

@@ -56,9 +56,24 @@ struct ts_claim_counters {
 
 struct ts_claim_base {
 	__u64 claimed_ns; /* the claim the counts are of, 0: none yet */
+	__u64 claims;	  /* the slot's claims at the last read */
+	__u64 read_stamp; /* the last read's time, as a depth word's stamp */
+	bool shared; /* the counts of this claim may hold another disk's */
 	struct ts_claim_counters start; /* the slot's counters at its claim */
 	struct ts_claim_counters last;	/* at the last read */
 };
+
+/*
+ * Whether the counts of claim @claimed_ns may hold another disk's (into
+ * @b->shared, until the next claim): a disk that came and went between
+ * two reads (@claims, the slot's claims so far, two or more past the last
+ * read's), or the disk before it changing its depth after its last read
+ * (@prev_stamp, bpf/devices.bpf.h, after @b->read_stamp; a restamp with
+ * no event, once a minute without a read, counts as a change). Called at
+ * each read before ts_claim_counts; @now_stamp: this read's time.
+ */
+void ts_claim_shared(struct ts_claim_base *b, __u64 claimed_ns, __u64 claims,
+		     __u64 prev_stamp, __u64 now_stamp);
 
 /*
  * A slot's counters @c, read now under claim @claimed_ns (of a disk

@@ -135,6 +135,7 @@ void ts_depth_range_of(struct ts_depth_range *r, __s64 peak, __u64 over,
 	r->excess = over;
 	r->unsure_ns = 0;
 	r->windows_ns = 0;
+	r->uncounted = 0;
 	r->hi = peak + (__s64)under;
 	r->lo = peak > (__s64)over ? peak - (__s64)over : 0;
 }
@@ -148,6 +149,8 @@ void ts_depth_range_join(struct ts_depth_range *r,
 		r->hi = other->hi;
 	if (other->excess > r->excess)
 		r->excess = other->excess;
+	if (other->uncounted > r->uncounted)
+		r->uncounted = other->uncounted;
 	r->unsure_ns += other->unsure_ns; /* spans do not overlap */
 	r->windows_ns += other->windows_ns;
 	r->exact = r->exact && other->exact;
@@ -162,6 +165,7 @@ void ts_depth_bound(struct ts_depth_summary *s, const struct ts_depth_range *r)
 	s->max = hi;
 	s->max_min = r->exact ? hi : r->lo;
 	s->excess = r->excess;
+	s->uncounted = r->uncounted;
 	s->unsure_ms = r->unsure_ns / 1e6;
 	s->windows_ms = r->windows_ns / 1e6;
 }
@@ -212,10 +216,11 @@ static unsigned int windows_events(const struct ts_miss_window *w,
  * Busy time is sure wherever the depth was above the windows open, since
  * those requests alone could have left: per window, the time it was no
  * higher than the most open at once while it was (@peak; the whole window
- * when that is deeper than TS_LOW_DEPTHS), at most the span.
+ * when that is deeper than TS_LOW_DEPTHS), at most @open_ns, the time any
+ * window was open (overlapping windows' times add up past it).
  */
 static __u64 windows_unsure(const struct ts_miss_window *w, unsigned int n,
-			    const unsigned int *peak, __u64 span_ns)
+			    const unsigned int *peak, __u64 open_ns)
 {
 	__u64 sum = 0;
 	unsigned int i, k;
@@ -228,7 +233,7 @@ static __u64 windows_unsure(const struct ts_miss_window *w, unsigned int n,
 		for (k = 0; k < peak[i]; k++)
 			sum += w[i].low_ns[k];
 	}
-	return sum < span_ns ? sum : span_ns;
+	return sum < open_ns ? sum : open_ns;
 }
 
 /* Window @i opens, @open[@*nopen] the others open: every one's peak. */
@@ -279,8 +284,8 @@ void ts_windows_scan(struct ts_miss_window *w, unsigned int n, __u64 start,
 		if (nopen > out->most)
 			out->most = nopen;
 	}
-	out->unsure_ns =
-		windows_unsure(w, n, peak, end > start ? end - start : 0);
+	/* busy time is unsure only while some window is open */
+	out->unsure_ns = windows_unsure(w, n, peak, out->covered_ns);
 done:
 	free(ev), free(peak), free(open);
 }

@@ -14,6 +14,9 @@ struct ts_depth_summary {
 	unsigned int max;  /* deepest level reached; an upper bound if !exact */
 	unsigned int max_min; /* the true max is at least this (== max if exact) */
 	unsigned int excess; /* most requests counted at once after they left */
+	/* requests refused a record in an earlier span, in the device when
+	 * this one began, uncounted (ts_depth_range) */
+	unsigned int uncounted;
 	bool max_exact;	   /* max is the true one */
 	bool exact;	   /* the counter followed every request in the span */
 	unsigned int p50, p90, p99; /* time-weighted percentiles */
@@ -54,6 +57,8 @@ struct ts_depth_range {
 	__u64 excess; /* most requests counted at once after they had left */
 	__u64 unsure_ns;  /* busy time off by at most this (ts_windows) */
 	__u64 windows_ns; /* time in which some may have been (ts_windows) */
+	__u64 uncounted; /* of the under-count, requests refused a record
+			  * before the span and in the device at its start */
 	bool exact;   /* the counter followed every request: lo == hi */
 };
 

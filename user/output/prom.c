@@ -4,41 +4,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expo.h"
 #include "prom.h"
+#include "prom_parts.h"
 
-static void help(FILE *f, const char *name, const char *type, const char *text)
+static void help(const struct ts_expo *x, const char *name, const char *type,
+		 const char *text)
 {
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
+	x->ops->family(x->ctx, name, type, text);
 }
 
-/*
- * A label's value as the text format escapes it: a backslash, a double
- * quote and a line feed (a device-mapper name under -N may hold any).
- */
-static void label_value(FILE *f, const char *v)
+/* Series @name of device @d (and direction @op when not NULL). */
+static struct ts_expo_series series(const char *name,
+				    const struct ts_dev_report *d,
+				    const char *op)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
+	struct ts_expo_series s = {
+		.name = name, .n = 2,
+		.l = { { "device", d->name },
+		       { "layer", d->bio_layer ? "bio" : "request" } },
+	};
 
-static void labels(FILE *f, const struct ts_dev_report *d, const char *op)
-{
-	fputs("{device=\"", f);
-	label_value(f, d->name);
-	fprintf(f, "\",layer=\"%s\"", d->bio_layer ? "bio" : "request");
 	if (op)
-		fprintf(f, ",op=\"%s\"", op);
+		s.l[s.n++] = (struct ts_expo_label){ "op", op };
+	return s;
 }
 
-static double sum_s(double mean_ms, __u64 n)
+/* @s with one more label, @name="@value". */
+static struct ts_expo_series with(struct ts_expo_series s, const char *name,
+				  const char *value)
 {
-	return n && !isnan(mean_ms) ? mean_ms * (double)n / 1e3 : 0;
+	if (s.n < TS_EXPO_LABELS)
+		s.l[s.n++] = (struct ts_expo_label){ name, value };
+	return s;
+}
+
+static void sample(const struct ts_expo *x, struct ts_expo_series s, double v,
+		   enum ts_expo_fmt fmt)
+{
+	x->ops->sample(x->ctx, &s, v, fmt);
+}
+
+/* A histogram's _sum: the counted ns, in seconds. */
+static double sum_s(__u64 ns)
+{
+	return ns / 1e9;
 }
 
 /* The full set's edge nearest @ns (at or above 2^TS_PROM_FIRST_EXP). */
@@ -69,95 +79,48 @@ int ts_prom_edges(bool full, __u64 *edges)
 	return n;
 }
 
-static void bucket(FILE *f, const char *name, const struct ts_dev_report *d,
-		   const char *op, const char *le, __u64 cum)
-{
-	fprintf(f, "%s_bucket", name);
-	labels(f, d, op);
-	fprintf(f, ",le=\"%s\"} %llu\n", le, (unsigned long long)cum);
-}
-
-/* The protobuf exposition's native form of series @name @d @op. */
-static void note_native(const struct ts_prom *p, const char *name,
-			const struct ts_dev_report *d, const char *op,
-			const __u64 *counts)
-{
-	struct ts_prom_natives *n = p->natives;
-	struct ts_prom_native *e;
-	size_t len;
-	FILE *f;
-
-	if (!n)
-		return;
-	if (n->n == n->cap) {
-		e = realloc(n->e, (n->cap * 2 + 16) * sizeof(*e));
-		if (!e) {
-			n->failed = true;
-			return;
-		}
-		n->e = e;
-		n->cap = n->cap * 2 + 16;
-	}
-	e = &n->e[n->n];
-	e->counts = counts;
-	if (!(f = open_memstream(&e->key, &len))) {
-		n->failed = true;
-		return;
-	}
-	fputs(name, f);
-	labels(f, d, op);
-	fputc('}', f);
-	if (fclose(f))
-		n->failed = true;
-	else
-		n->n++;
-}
-
 /* One histogram series: cumulative counts at the exported edges. */
-static void histogram(FILE *f, const struct ts_prom *p, const char *name,
-		      const struct ts_dev_report *d, const char *op,
-		      const __u64 *counts, double sum)
+static void histogram(const struct ts_expo *x, const struct ts_prom *p,
+		      const char *name, const struct ts_dev_report *d,
+		      const char *op, const __u64 *counts, double sum)
 {
-	__u64 edges[TS_PROM_FULL_EDGES], cum = 0;
+	__u64 edges[TS_PROM_FULL_EDGES], cum[TS_PROM_FULL_EDGES], all = 0;
 	int n = ts_prom_edges(p->full_buckets, edges), b = 0, i;
-	char le[32];
+	struct ts_expo_series s = series(name, d, op);
+	struct ts_expo_hist h = {
+		.counts = counts, .edges = edges, .cum = cum, .nedges = n,
+		.sum_s = sum,
+	};
 
-	note_native(p, name, d, op, counts);
 	for (i = 0; i < n; i++) {
 		/* every fine bucket below the edge */
 		for (; b < TS_HIST_SLOTS && ts_hist_lower(b) < edges[i]; b++)
-			cum += counts[b];
-		snprintf(le, sizeof(le), "%.12g", edges[i] / 1e9);
-		bucket(f, name, d, op, le, cum);
+			all += counts[b];
+		cum[i] = all;
 	}
 	for (; b < TS_HIST_SLOTS; b++)
-		cum += counts[b];
-	bucket(f, name, d, op, "+Inf", cum);
-	fprintf(f, "%s_sum", name);
-	labels(f, d, op);
-	fprintf(f, "} %.9f\n%s_count", sum, name);
-	labels(f, d, op);
-	fprintf(f, "} %llu\n", (unsigned long long)cum);
+		all += counts[b];
+	h.count = all;
+	x->ops->histogram(x->ctx, &s, &h);
 }
 
 /* A gauge per device, of those for which @cond holds (d: the device). */
-#define PER_DEV_KIND(f, r, name, kind, text, cond, expr)                      \
+#define PER_DEV_KIND(x, r, name, kind, text, cond, expr)                      \
 	do {                                                                 \
 		int i_;                                                      \
-		help(f, name, kind, text);                                   \
+		help(x, name, kind, text);                                   \
 		for (i_ = 0; i_ < (r)->ndev; i_++) {                         \
 			const struct ts_dev_report *d = &(r)->dev[i_];       \
 			if (!(cond))                                         \
 				continue;                                    \
-			fputs(name, f);                                      \
-			labels(f, d, NULL);                                  \
-			fprintf(f, "} %.17g\n", (double)(expr));             \
+			sample(x, series(name, d, NULL), (double)(expr),     \
+			       TS_EXPO_G17);                                 \
 		}                                                            \
 	} while (0)
 
-#define PER_DEV_IF(f, r, name, text, cond, expr)                             \
-	PER_DEV_KIND(f, r, name, "gauge", text, cond, expr)
-#define PER_DEV(f, r, name, text, expr) PER_DEV_IF(f, r, name, text, 1, expr)
+#define PER_DEV_IF(x, r, name, text, cond, expr)                             \
+	PER_DEV_KIND(x, r, name, "gauge", text, cond, expr)
+#define PER_DEV(x, r, name, text, expr) PER_DEV_IF(x, r, name, text, 1, expr)
 
 /*
  * Durable writes (the sync row), since the start: the report is of the
@@ -192,7 +155,6 @@ static bool named(struct ts_prom *p, const struct ts_who_entry *e, int top)
 	return true;
 }
 
-/* A label value: \, " and newlines escaped (cgroup names may hold them). */
 enum by_figure { BY_IOS, BY_BYTES, BY_TOTAL_S };
 
 static double by_figure(const struct ts_who_stats *s, enum by_figure k)
@@ -201,8 +163,9 @@ static double by_figure(const struct ts_who_stats *s, enum by_figure k)
 }
 
 /* One --by series: each named submitter, then "other" per device and op. */
-static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
-		      const char *name, const char *text, enum by_figure k)
+static void by_series(const struct ts_expo *x, struct ts_prom *p,
+		      const struct ts_report *r, const char *name,
+		      const char *text, enum by_figure k)
 {
 	const struct ts_who_span *w = r->who;
 	const char *label = w->by == TS_BY_CGROUP ? "cgroup" : "process";
@@ -212,7 +175,7 @@ static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
 	char buf[300];
 	int i, op;
 
-	help(f, name, "counter", text);
+	help(x, name, "counter", text);
 	for (i = 0; i < w->n; i++) {
 		const struct ts_who_entry *e = &w->e[i];
 
@@ -226,20 +189,19 @@ static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
 			any[e->key.qid][e->key.op] = true;
 			continue;
 		}
-		fputs(name, f);
-		labels(f, d, ts_op_names[e->key.op]);
-		fprintf(f, ",%s=\"", label);
-		label_value(f, ts_who_name(w, e, buf, sizeof(buf)));
-		fprintf(f, "\"} %.17g\n", by_figure(&e->s, k));
+		sample(x,
+		       with(series(name, d, ts_op_names[e->key.op]), label,
+			    ts_who_name(w, e, buf, sizeof(buf))),
+		       by_figure(&e->s, k), TS_EXPO_G17);
 	}
 	for (i = 0; i < r->ndev; i++)
 		for (op = 0; op < TS_NR_OPS; op++) {
 			if (!any[r->dev[i].qid][op])
 				continue;
-			fputs(name, f);
-			labels(f, &r->dev[i], ts_op_names[op]);
-			fprintf(f, ",%s=\"other\"} %.17g\n", label,
-				other[r->dev[i].qid][op]);
+			sample(x,
+			       with(series(name, &r->dev[i], ts_op_names[op]),
+				    label, "other"),
+			       other[r->dev[i].qid][op], TS_EXPO_G17);
 		}
 }
 
@@ -248,37 +210,38 @@ static void by_series(FILE *f, struct ts_prom *p, const struct ts_report *r,
  * summed, since the start; the first --top of each device by name, the
  * rest in "other" (cardinality: at most (top + 1) x directions a device).
  */
-static void by_counters(FILE *f, struct ts_prom *p, const struct ts_report *r)
+static void by_counters(const struct ts_expo *x, struct ts_prom *p,
+			const struct ts_report *r)
 {
 	if (!r->who)
 		return;
-	by_series(f, p, r, "truestat_by_requests_total",
+	by_series(x, p, r, "truestat_by_requests_total",
 		  "Requests completed, by their submitter (captured at Q)", BY_IOS);
-	by_series(f, p, r, "truestat_by_bytes_total",
+	by_series(x, p, r, "truestat_by_bytes_total",
 		  "Their bytes", BY_BYTES);
-	by_series(f, p, r, "truestat_by_total_seconds_total",
+	by_series(x, p, r, "truestat_by_total_seconds_total",
 		  "Their Q->C summed", BY_TOTAL_S);
 }
 
-static void sync_counters(FILE *f, const struct ts_report *r)
+static void sync_counters(const struct ts_expo *x, const struct ts_report *r)
 {
 	if (r->light)
 		return;
-	PER_DEV_KIND(f, r, "truestat_sync_requests_total", "counter",
+	PER_DEV_KIND(x, r, "truestat_sync_requests_total", "counter",
 		     "Durable writes completed (REQ_PREFLUSH or REQ_FUA: fsync, O_DSYNC, journal commits)",
 		     1, d->sync.ios);
-	PER_DEV_KIND(f, r, "truestat_sync_seconds_total", "counter",
+	PER_DEV_KIND(x, r, "truestat_sync_seconds_total", "counter",
 		     "Their time from Q to the end of their flush sequence, summed",
-		     1, d->sync.ios ? d->sync.ios * d->sync.total_ms / 1e3 : 0);
-	PER_DEV_KIND(f, r, "truestat_sync_bytes_total", "counter",
+		     1, d->sync.total_ns / 1e9);
+	PER_DEV_KIND(x, r, "truestat_sync_bytes_total", "counter",
 		     "Their data (an fsync's flush has none)", 1, d->sync.bytes);
-	PER_DEV_KIND(f, r, "truestat_sync_missed_total", "counter",
+	PER_DEV_KIND(x, r, "truestat_sync_missed_total", "counter",
 		     "Durable writes whose end went unseen (not in sync_requests)",
 		     1, d->sync.missed);
 }
 
 /* Their time as a histogram, on the disks that have histograms. */
-static void sync_histogram(FILE *f, const struct ts_prom *p,
+static void sync_histogram(const struct ts_expo *x, const struct ts_prom *p,
 			   const struct ts_report *r)
 {
 	static const char name[] = "truestat_sync_time_seconds";
@@ -286,35 +249,34 @@ static void sync_histogram(FILE *f, const struct ts_prom *p,
 
 	if (r->light)
 		return;
-	help(f, name, "histogram",
+	help(x, name, "histogram",
 	     "Durable writes: Q to the end of their flush sequence (disks with histograms)");
 	for (i = 0; i < r->ndev; i++) {
 		const struct ts_dev_report *d = &r->dev[i];
 
 		if (d->hist && d->sync.ios)
-			histogram(f, p, name, d, "write",
+			histogram(x, p, name, d, "write",
 				  d->hist[TS_HIST_SYNC].total,
-				  sum_s(d->sync.total_ms, d->sync.ios));
+				  sum_s(d->sync.total_ns));
 	}
 }
 
 /* A counter per device and direction: total[@first + op]. */
-static void per_op_counter(FILE *f, const struct ts_report *r,
+static void per_op_counter(const struct ts_expo *x, const struct ts_report *r,
 			   const struct ts_prom *p, const char *name,
 			   const char *text, int first)
 {
 	int i, op;
 
-	help(f, name, "counter", text);
+	help(x, name, "counter", text);
 	for (i = 0; i < r->ndev; i++)
 		for (op = 0; op < TS_NR_OPS; op++) {
 			const struct ts_op_figures *o = &r->dev[i].op[op];
 
 			if (!o->ios && !o->missed)
 				continue;
-			fputs(name, f);
-			labels(f, &r->dev[i], ts_op_names[op]);
-			fprintf(f, "} %.17g\n", p->dev[i].total[first + op]);
+			sample(x, series(name, &r->dev[i], ts_op_names[op]),
+			       p->dev[i].total[first + op], TS_EXPO_G17);
 		}
 }
 
@@ -322,19 +284,18 @@ static void per_op_counter(FILE *f, const struct ts_report *r,
  * A counter per device: total[@which]; @os_queue: only of devices with an
  * OS queue (a bio-based one has none).
  */
-static void per_dev_counter(FILE *f, const struct ts_report *r,
+static void per_dev_counter(const struct ts_expo *x, const struct ts_report *r,
 			    const struct ts_prom *p, const char *name,
 			    const char *text, int which, bool os_queue)
 {
 	int i;
 
-	help(f, name, "counter", text);
+	help(x, name, "counter", text);
 	for (i = 0; i < r->ndev; i++) {
 		if (os_queue && r->dev[i].bio_layer)
 			continue;
-		fputs(name, f);
-		labels(f, &r->dev[i], NULL);
-		fprintf(f, "} %.17g\n", p->dev[i].total[which]);
+		sample(x, series(name, &r->dev[i], NULL),
+		       p->dev[i].total[which], TS_EXPO_G17);
 	}
 }
 
@@ -353,21 +314,21 @@ static const __u64 *hist_of(const struct ts_dev_report *d, int op,
 
 	switch (kind) {
 	case QUEUE_HIST:
-		*sum = sum_s(o->queue_ms, o->queued_ios);
+		*sum = sum_s(o->queue_ns);
 		return d->bio_layer ? NULL : h->queue;
 	case SERVICE_HIST:
-		*sum = sum_s(o->service_ms, o->ios);
+		*sum = sum_s(o->service_ns);
 		return h->service;
 	case TOTAL_HIST:
-		*sum = sum_s(o->total_ms, o->queued_ios);
+		*sum = sum_s(o->total_ns);
 		return h->total;
 	default:
-		*sum = sum_s(o->layer_ms, o->layer_ios);
+		*sum = sum_s(o->layer_ns);
 		return d->bio_layer && d->stack.nmembers ? h->layer : NULL;
 	}
 }
 
-static void histograms(FILE *f, const struct ts_prom *p,
+static void histograms(const struct ts_expo *x, const struct ts_prom *p,
 		       const struct ts_report *r, enum hist_kind kind,
 		       const char *name, const char *text)
 {
@@ -375,7 +336,7 @@ static void histograms(FILE *f, const struct ts_prom *p,
 	double sum;
 	int i, op;
 
-	help(f, name, "histogram", text);
+	help(x, name, "histogram", text);
 	for (i = 0; i < r->ndev; i++) {
 		const struct ts_dev_report *d = &r->dev[i];
 
@@ -386,96 +347,30 @@ static void histograms(FILE *f, const struct ts_prom *p,
 				continue;
 			counts = hist_of(d, op, kind, &sum);
 			if (counts)
-				histogram(f, p, name, d, ts_op_names[op],
+				histogram(x, p, name, d, ts_op_names[op],
 					  counts, sum);
 		}
 	}
 }
 
-static void events(FILE *f, const struct ts_report *r,
+static void events(const struct ts_expo *x, const struct ts_report *r,
 		   const struct ts_prom *p)
 {
 	int i, e;
 
-	help(f, "truestat_events_total", "counter",
+	help(x, "truestat_events_total", "counter",
 	     "Things that went differently from Q->D->C (README: events), once they happened");
 	for (i = 0; i < r->ndev; i++)
 		for (e = 0; e < TS_NR_EVENTS; e++) {
 			if (!p->dev[i].total[TS_PROM_EVENTS + e])
 				continue; /* 22 a disk, most never */
-			fputs("truestat_events_total", f);
-			labels(f, &r->dev[i], NULL);
-			fprintf(f, ",event=\"%s\"} %.17g\n", ts_event_names[e],
-				p->dev[i].total[TS_PROM_EVENTS + e]);
+			sample(x,
+			       with(series("truestat_events_total", &r->dev[i],
+					   NULL),
+				    "event", ts_event_names[e]),
+			       p->dev[i].total[TS_PROM_EVENTS + e],
+			       TS_EXPO_G17);
 		}
-}
-
-/*
- * The window of disk @i of snapshot @s, restarted when another disk
- * claimed its slot; NULL for a disk not traced.
- */
-static struct ts_prom_window *window_at(struct ts_prom *p,
-					const struct ts_snapshot *s, int i)
-{
-	const struct ts_dev_snap *d = &s->dev[i];
-	struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
-
-	if (d->untraced)
-		return NULL;
-	if (w->claimed_ns != d->claimed_ns) {
-		memset(w, 0, sizeof(*w));
-		w->claimed_ns = d->claimed_ns;
-	}
-	return w;
-}
-
-void ts_prom_span(struct ts_prom *p, const struct ts_snapshot *prev,
-		  const struct ts_snapshot *cur)
-{
-	const struct ts_depth_range *span;
-	struct ts_prom_window *w;
-	__u64 from;
-	int i;
-
-	for (i = 0; i < cur->ndev; i++) {
-		if (!(w = window_at(p, cur, i)))
-			continue;
-		span = &cur->dev[i].device_span;
-		if (w->ended)
-			ts_depth_range_join(&w->range, span);
-		else
-			w->range = *span;
-		w->ended = true;
-		/* from the claim when the disk came in the span */
-		from = prev->mono_ns > w->claimed_ns ? prev->mono_ns : w->claimed_ns;
-		if (!span->exact && cur->mono_ns > from)
-			w->inexact_s += (cur->mono_ns - from) / 1e9;
-	}
-}
-
-void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now)
-{
-	struct ts_prom_window *w;
-	int i;
-
-	for (i = 0; i < now->ndev; i++) {
-		if (!(w = window_at(p, now, i)))
-			continue;
-		w->seen = now->dev[i].device_span;
-		if (w->ended)
-			ts_depth_range_join(&w->seen, &w->range);
-		w->shown = true;
-		w->ended = false;
-	}
-}
-
-/* @d's window at this scrape, NULL: none taken (ts_prom_window). */
-static const struct ts_prom_window *window_of(const struct ts_prom *p,
-					      const struct ts_dev_report *d)
-{
-	const struct ts_prom_window *w = &p->win[d->qid % TS_MAX_DEVS];
-
-	return w->shown && w->claimed_ns == d->claimed_ns ? w : NULL;
 }
 
 /*
@@ -484,134 +379,29 @@ static const struct ts_prom_window *window_of(const struct ts_prom *p,
  * it did not, over the run (README: exact or flagged). And the run's
  * deepest, between two bounds.
  */
-static void concurrency_bounds(FILE *f, const struct ts_prom *p,
+static void concurrency_bounds(const struct ts_expo *x,
+			       const struct ts_prom *p,
 			       const struct ts_report *r)
 {
-	PER_DEV_IF(f, r, "truestat_device_concurrency_window_exact",
+	PER_DEV_IF(x, r, "truestat_device_concurrency_window_exact",
 		   "1: the in-device depth followed every request since the previous scrape (from the start of the span under way then: a second, or the interval); 0: the window's figures are estimates",
-		   window_of(p, d), window_of(p, d)->seen.exact);
-	PER_DEV_IF(f, r, "truestat_device_concurrency_window_max",
+		   ts_prom_window_of(p, d), ts_prom_window_of(p, d)->seen.exact);
+	PER_DEV_IF(x, r, "truestat_device_concurrency_window_max",
 		   "Most requests inside the device at once in that window; an upper bound when not exact",
-		   window_of(p, d), window_of(p, d)->seen.hi);
-	PER_DEV_IF(f, r, "truestat_device_concurrency_window_max_min",
+		   ts_prom_window_of(p, d), ts_prom_window_of(p, d)->seen.hi);
+	PER_DEV_IF(x, r, "truestat_device_concurrency_window_max_min",
 		   "The window's most requests inside the device at once is at least this (the max when exact)",
-		   window_of(p, d), window_of(p, d)->seen.lo);
-	PER_DEV_KIND(f, r, "truestat_device_concurrency_inexact_seconds_total",
+		   ts_prom_window_of(p, d), ts_prom_window_of(p, d)->seen.lo);
+	PER_DEV_KIND(x, r, "truestat_device_concurrency_inexact_seconds_total",
 		     "counter",
 		     "Time in spans (a second, or the interval) whose in-device depth did not follow every request, counted as each ends",
-		     window_of(p, d), window_of(p, d)->inexact_s);
-	PER_DEV(f, r, "truestat_device_concurrency_max",
+		     ts_prom_window_of(p, d), ts_prom_window_of(p, d)->inexact_s);
+	PER_DEV(x, r, "truestat_device_concurrency_max",
 		"Most requests inside the device at once over the run; an upper bound unless it equals truestat_device_concurrency_max_min",
 		d->device.max);
-	PER_DEV(f, r, "truestat_device_concurrency_max_min",
+	PER_DEV(x, r, "truestat_device_concurrency_max_min",
 		"The run's most requests inside the device at once is at least this",
 		d->device.max_min);
-}
-
-/* Disk @d's counters over the run so far, as computed now. */
-static void totals_now(const struct ts_dev_report *d, double span, double *t)
-{
-	int op, e;
-
-	for (op = 0; op < TS_NR_OPS; op++) {
-		t[TS_PROM_IOS + op] = d->op[op].ios;
-		t[TS_PROM_BYTES + op] = d->op[op].bytes;
-		t[TS_PROM_MISSED + op] = d->op[op].missed;
-	}
-	t[TS_PROM_INFLIGHT_S] = d->device.mean * span;
-	t[TS_PROM_OS_QUEUED_S] = d->os.mean * span;
-	t[TS_PROM_BUSY_S] = d->device.busy_share * span;
-	for (e = 0; e < TS_NR_EVENTS; e++)
-		t[TS_PROM_EVENTS + e] = d->events[e];
-}
-
-/*
- * Class @c of @d's curve into @x: the count's rise since the last scrape,
- * its service time the rise's mean from the buckets. The run's counts are
- * 64 bits (ts_depth_widen), and a new disk in the slot starts anew
- * (hold): one that went down all the same holds until it catches up.
- * @first: nothing printed yet.
- */
-static void hold_class(struct ts_prom_depth *x, const struct ts_curve_row *row,
-		       bool first)
-{
-	__u64 from = first ? 0 : x->seen;
-	__u64 rise = row->completions > from ? row->completions - from : 0;
-	double now_s = row->completions ? row->service_ms / 1e3 * row->completions : 0;
-	double mean_s = rise ? (now_s - (first ? 0 : x->seen_s)) / rise : NAN;
-
-	if (rise && isfinite(mean_s) && mean_s > 0)
-		x->service_s += mean_s * rise;
-	x->issued += rise;
-	if (rise || first) {
-		x->seen = row->completions;
-		x->seen_s = now_s;
-	}
-	x->time_s = fmax(x->time_s, row->time_s);
-}
-
-static void hold_depth(struct ts_prom_dev *next, const struct ts_dev_report *d,
-		       bool first)
-{
-	int c;
-
-	if (!d->has_curve)
-		return;
-	for (c = 0; c < TS_DEPTH_CLASSES; c++)
-		hold_class(&next->depth[c], &d->curve.row[c], first);
-}
-
-static bool same_disk(const struct ts_prom_dev *x,
-		      const struct ts_dev_report *d)
-{
-	return !strcmp(x->name, d->name) && x->major == d->major &&
-	       x->minor == d->minor && x->claimed_ns == d->claimed_ns;
-}
-
-/* What was printed last of disk @d, NULL: nothing (or of another disk). */
-static const struct ts_prom_dev *printed(const struct ts_prom *p,
-					 const struct ts_dev_report *d)
-{
-	int i;
-
-	for (i = 0; i < p->ndev; i++)
-		if (same_disk(&p->dev[i], d))
-			return &p->dev[i];
-	return NULL;
-}
-
-/*
- * @p->dev[i] becomes what to print for @r->dev[i]: each counter the larger
- * of its total now and what was printed last of the same disk (fmax also
- * drops a NaN).
- */
-static int hold(struct ts_prom *p, const struct ts_report *r)
-{
-	struct ts_prom_dev *next = calloc(r->ndev ?: 1, sizeof(*next));
-	double now[TS_PROM_NR];
-	int i, k;
-
-	if (!next)
-		return -1;
-	for (i = 0; i < r->ndev; i++) {
-		const struct ts_prom_dev *last = printed(p, &r->dev[i]);
-
-		if (last)
-			next[i] = *last;
-		snprintf(next[i].name, sizeof(next[i].name), "%s", r->dev[i].name);
-		next[i].major = r->dev[i].major;
-		next[i].minor = r->dev[i].minor;
-		next[i].claimed_ns = r->dev[i].claimed_ns;
-		hold_depth(&next[i], &r->dev[i], !last);
-		totals_now(&r->dev[i], r->span_s, now);
-		for (k = 0; k < TS_PROM_NR; k++)
-			next[i].total[k] = fmax(next[i].total[k], now[k]);
-	}
-	memcpy(p->dev, next, r->ndev * sizeof(*next));
-	p->ndev = r->ndev;
-	p->lost_events = fmax(p->lost_events, r->lost_events);
-	free(next);
-	return 0;
 }
 
 #define MONOTONIC "; never goes down: a late repair is absorbed as it catches up"
@@ -648,24 +438,25 @@ static double depth_figure(const struct ts_prom_depth *x, enum depth_figure k)
 }
 
 /* A counter per device and depth class it reached: @s's figure. */
-static void per_depth_counter(FILE *f, const struct ts_report *r,
+static void per_depth_counter(const struct ts_expo *x,
+			      const struct ts_report *r,
 			      const struct ts_prom *p,
 			      const struct depth_series *s)
 {
-	const struct ts_prom_depth *x;
+	const struct ts_prom_depth *at;
 	char buf[32];
 	int i, c;
 
-	help(f, s->name, "counter", s->text);
+	help(x, s->name, "counter", s->text);
 	for (i = 0; i < r->ndev; i++)
 		for (c = 0; c < TS_DEPTH_CLASSES; c++) {
-			x = &p->dev[i].depth[c];
-			if (!depth_label(&r->dev[i], x, c, buf, sizeof(buf)))
+			at = &p->dev[i].depth[c];
+			if (!depth_label(&r->dev[i], at, c, buf, sizeof(buf)))
 				continue;
-			fputs(s->name, f);
-			labels(f, &r->dev[i], NULL);
-			fprintf(f, ",depth=\"%s\"} %.17g\n", buf,
-				depth_figure(x, s->figure));
+			sample(x,
+			       with(series(s->name, &r->dev[i], NULL), "depth",
+				    buf),
+			       depth_figure(at, s->figure), TS_EXPO_G17);
 		}
 }
 
@@ -682,16 +473,25 @@ static const struct depth_series depth_series[] = {
 	  DEPTH_TIME_S },
 };
 
-/* A finding's labels, with @extra ("name" and its value) when not NULL. */
-static void finding_labels(FILE *f, const struct ts_finding *x,
-			   const char *extra, const char *value)
+/* A finding's series, with @extra ("name" and its value) when not NULL. */
+static struct ts_expo_series finding_series(const char *name,
+					    const struct ts_finding *f,
+					    const char *extra,
+					    const char *value)
 {
-	fputs("{device=\"", f);
-	label_value(f, x->device);
-	fprintf(f, "\",op=\"%s\",finding=\"%s\"", x->op, x->id);
-	if (extra)
-		fprintf(f, ",%s=\"%s\"", extra, value);
-	fprintf(f, "}");
+	struct ts_expo_series s = {
+		.name = name, .n = 3,
+		.l = { { "device", f->device }, { "op", f->op },
+		       { "finding", f->id } },
+	};
+
+	return extra ? with(s, extra, value) : s;
+}
+
+/* A series with no label. */
+static struct ts_expo_series bare(const char *name)
+{
+	return (struct ts_expo_series){ .name = name };
 }
 
 /*
@@ -700,76 +500,79 @@ static void finding_labels(FILE *f, const struct ts_finding *x,
  * own ALERTS series; declared also when none is. Exactness is a series of
  * its own: as a label, each change would start a new series.
  */
-static void findings(FILE *f, const struct ts_findings *fs, __u64 windows)
+static void findings(const struct ts_expo *x, const struct ts_findings *fs,
+		     __u64 windows)
 {
-	const struct ts_finding *x;
+	const struct ts_finding *f;
 	int i, k;
 
-	help(f, "truestat_findings_windows_total", "counter",
+	help(x, "truestat_findings_windows_total", "counter",
 	     "Windows truestat drew findings from so far: the last one's number");
-	fprintf(f, "truestat_findings_windows_total %llu\n",
-		(unsigned long long)windows);
-	help(f, "truestat_findings_window_seconds", "gauge",
+	sample(x, bare("truestat_findings_windows_total"), windows,
+	       TS_EXPO_U64);
+	help(x, "truestat_findings_window_seconds", "gauge",
 	     "Span of the report the truestat_finding series were drawn from: the interval, else a minute (0: none ended yet)");
-	fprintf(f, "truestat_findings_window_seconds %.17g\n",
-		fs ? fs->span_s : 0);
-	help(f, "truestat_finding", "gauge",
+	sample(x, bare("truestat_findings_window_seconds"), fs ? fs->span_s : 0,
+	       TS_EXPO_G17);
+	help(x, "truestat_finding", "gauge",
 	     "1 for each finding truestat stated over the last window (doc/diagnosis.md), by severity: high, medium, low, cannot_tell");
 	for (i = 0; fs && i < fs->n; i++) {
-		x = &fs->f[i];
-		fprintf(f, "truestat_finding");
-		finding_labels(f, x, "severity", ts_severity_name(x->severity));
-		fprintf(f, " 1\n");
+		f = &fs->f[i];
+		sample(x,
+		       finding_series("truestat_finding", f, "severity",
+				      ts_severity_name(f->severity)),
+		       1, TS_EXPO_U64);
 	}
-	help(f, "truestat_finding_exact", "gauge",
+	help(x, "truestat_finding_exact", "gauge",
 	     "1 when every figure a finding rests on was exact, 0 when its sentence says they were estimates");
-	for (i = 0; fs && i < fs->n; i++) {
-		fprintf(f, "truestat_finding_exact");
-		finding_labels(f, &fs->f[i], NULL, NULL);
-		fprintf(f, " %d\n", fs->f[i].exact);
-	}
-	help(f, "truestat_finding_figure", "gauge",
+	for (i = 0; fs && i < fs->n; i++)
+		sample(x,
+		       finding_series("truestat_finding_exact", &fs->f[i],
+				      NULL, NULL),
+		       fs->f[i].exact, TS_EXPO_U64);
+	help(x, "truestat_finding_figure", "gauge",
 	     "The figures a finding rests on, by name; the name says the unit (doc/diagnosis.md)");
 	for (i = 0; fs && i < fs->n; i++)
-		for (k = 0; k < fs->f[i].nfigures; k++) {
-			fprintf(f, "truestat_finding_figure");
-			finding_labels(f, &fs->f[i], "figure",
-				       fs->f[i].figure[k].name);
-			fprintf(f, " %.17g\n", fs->f[i].figure[k].value);
-		}
+		for (k = 0; k < fs->f[i].nfigures; k++)
+			sample(x,
+			       finding_series("truestat_finding_figure",
+					      &fs->f[i], "figure",
+					      fs->f[i].figure[k].name),
+			       fs->f[i].figure[k].value, TS_EXPO_G17);
 }
 
 /* Which truestat serves the metrics, on which kernel: always 1. */
-static void build_info(FILE *f, const struct ts_prom *p)
+static void build_info(const struct ts_expo *x, const struct ts_prom *p)
 {
-	help(f, "truestat_build_info", "gauge",
+	struct ts_expo_series s = {
+		.name = "truestat_build_info", .n = 3,
+		.l = { { "version", p->version ?: "unknown" },
+		       { "commit", p->commit ?: "unknown" },
+		       { "kernel", p->kernel ?: "unknown" } },
+	};
+
+	help(x, "truestat_build_info", "gauge",
 	     "1; its labels: truestat's version and commit, the running kernel's release (uname -r)");
-	fputs("truestat_build_info{version=\"", f);
-	label_value(f, p->version ?: "unknown");
-	fputs("\",commit=\"", f);
-	label_value(f, p->commit ?: "unknown");
-	fputs("\",kernel=\"", f);
-	label_value(f, p->kernel ?: "unknown");
-	fputs("\"} 1\n", f);
+	sample(x, s, 1, TS_EXPO_U64);
 }
 
 enum prog_figure { PROG_SECONDS, PROG_RUNS };
 
-static void per_prog(FILE *f, const struct ts_prom *p, const char *name,
-		     const char *text, enum prog_figure k)
+static void per_prog(const struct ts_expo *x, const struct ts_prom *p,
+		     const char *name, const char *text, enum prog_figure k)
 {
-	const struct ts_prog_stat *x;
+	const struct ts_prog_stat *g;
 	int i;
 
-	help(f, name, "counter", text);
+	help(x, name, "counter", text);
 	for (i = 0; i < p->nprogs; i++) {
-		x = &p->progs[i];
+		g = &p->progs[i];
 		if (k == PROG_SECONDS) /* ns: exact with 9 decimals */
-			fprintf(f, "%s{program=\"%s\"} %.9f\n", name, x->name,
-				x->run_ns / 1e9);
+			sample(x, with(bare(name), "program", g->name),
+			       g->run_ns / 1e9, TS_EXPO_F9);
 		else
-			fprintf(f, "%s{program=\"%s\"} %llu\n", name, x->name,
-				(unsigned long long)x->runs);
+			sample(x, with(bare(name), "program", g->name),
+			       g->runs, TS_EXPO_U64);
 	}
 }
 
@@ -778,86 +581,84 @@ static void per_prog(FILE *f, const struct ts_prom *p, const char *name,
  * kernel.bpf_stats_enabled is 1: said so, and counters only once the
  * kernel counted some (never zeros as if measured).
  */
-static void bpf_cost(FILE *f, const struct ts_prom *p)
+static void bpf_cost(const struct ts_expo *x, const struct ts_prom *p)
 {
 	bool counted = false;
 	int i;
 
-	help(f, "truestat_bpf_stats_enabled", "gauge",
+	help(x, "truestat_bpf_stats_enabled", "gauge",
 	     "1 while the kernel counts the run time of BPF programs (bpf_stats: kernel.bpf_stats_enabled, or a BPF_ENABLE_STATS descriptor held), 0 when it does not");
-	fprintf(f, "truestat_bpf_stats_enabled %d\n", p->bpf_stats);
+	sample(x, bare("truestat_bpf_stats_enabled"), p->bpf_stats,
+	       TS_EXPO_U64);
 	for (i = 0; i < p->nprogs; i++)
 		counted |= p->progs[i].runs || p->progs[i].run_ns;
 	if (!counted)
 		return;
-	per_prog(f, p, "truestat_bpf_run_seconds_total",
+	per_prog(x, p, "truestat_bpf_run_seconds_total",
 		 "Time truestat's BPF program ran, counted by the kernel while bpf_stats is on (not the trampoline's own cost)",
 		 PROG_SECONDS);
-	per_prog(f, p, "truestat_bpf_runs_total",
+	per_prog(x, p, "truestat_bpf_runs_total",
 		 "Runs of truestat's BPF program, counted by the kernel while bpf_stats is on",
 		 PROG_RUNS);
 }
 
-static char *render(struct ts_prom *p, const struct ts_report *r, size_t *len)
+static int render(struct ts_prom *p, const struct ts_report *r,
+		  const struct ts_expo *x)
 {
-	char *buf = NULL;
 	size_t k;
-	FILE *f;
 
-	if (hold(p, r) || !(f = open_memstream(&buf, len)))
-		return NULL;
-	build_info(f, p);
-	per_op_counter(f, r, p, "truestat_requests_total",
+	if (ts_prom_hold(p, r))
+		return -1;
+	build_info(x, p);
+	per_op_counter(x, r, p, "truestat_requests_total",
 		       "Requests completed", TS_PROM_IOS);
-	per_op_counter(f, r, p, "truestat_bytes_total",
+	per_op_counter(x, r, p, "truestat_bytes_total",
 		       "Bytes of the requests completed (size at issue)",
 		       TS_PROM_BYTES);
-	per_op_counter(f, r, p, "truestat_missed_completions_total",
+	per_op_counter(x, r, p, "truestat_missed_completions_total",
 		       "Requests completed without truestat seeing it (not in requests)",
 		       TS_PROM_MISSED);
-	histograms(f, p, r, QUEUE_HIST, "truestat_queue_seconds",
+	histograms(x, p, r, QUEUE_HIST, "truestat_queue_seconds",
 		   "Q->D: bio entered the block layer to request issued (none on a bio-based device)");
-	histograms(f, p, r, SERVICE_HIST, "truestat_service_seconds",
+	histograms(x, p, r, SERVICE_HIST, "truestat_service_seconds",
 		   "D->C: request issued to the driver to completed; Q->C on a bio-based device");
-	histograms(f, p, r, TOTAL_HIST, "truestat_total_time_seconds",
+	histograms(x, p, r, TOTAL_HIST, "truestat_total_time_seconds",
 		   "Q->C: bio entered the block layer to completed");
-	histograms(f, p, r, LAYER_HIST, "truestat_layer_seconds",
+	histograms(x, p, r, LAYER_HIST, "truestat_layer_seconds",
 		   "Stacked bio-based device: time of its bios mapped one-to-one onto a member bio in the layer itself (Q->C minus the member bio's Q->C)");
-	PER_DEV(f, r, "truestat_device_inflight",
+	PER_DEV(x, r, "truestat_device_inflight",
 		"Requests inside the device now (bios in the layer on a bio-based device)",
 		d->in_device_now);
 	if (!r->light) /* --light: the OS queue is not followed */
-		PER_DEV_IF(f, r, "truestat_os_queued",
+		PER_DEV_IF(x, r, "truestat_os_queued",
 			   "Bios and requests waiting in the OS now",
 			   !d->bio_layer, d->in_os_now);
-	concurrency_bounds(f, p, r);
-	per_dev_counter(f, r, p, "truestat_device_inflight_seconds_total",
+	concurrency_bounds(x, p, r);
+	per_dev_counter(x, r, p, "truestat_device_inflight_seconds_total",
 			"Integral of the in-device depth over time: its rate is the mean concurrency"
 			MONOTONIC, TS_PROM_INFLIGHT_S, false);
 	if (!r->light)
-		per_dev_counter(f, r, p, "truestat_os_queued_seconds_total",
+		per_dev_counter(x, r, p, "truestat_os_queued_seconds_total",
 				"Integral of the OS queue depth over time: its rate is the mean OS queue depth"
 				MONOTONIC, TS_PROM_OS_QUEUED_S, true);
-	per_dev_counter(f, r, p, "truestat_device_busy_seconds_total",
+	per_dev_counter(x, r, p, "truestat_device_busy_seconds_total",
 			"Time with at least one request issued to the device and not completed: its rate is BUSY% / 100 (iostat's %util also counts time waiting in the OS)"
 			MONOTONIC, TS_PROM_BUSY_S, false);
 	for (k = 0; k < sizeof(depth_series) / sizeof(depth_series[0]); k++)
-		per_depth_counter(f, r, p, &depth_series[k]);
-	sync_counters(f, r);
-	sync_histogram(f, p, r);
-	by_counters(f, p, r);
-	findings(f, p->findings, p->findings_windows);
-	events(f, r, p);
-	bpf_cost(f, p);
-	help(f, "truestat_lost_events_total", "counter",
+		per_depth_counter(x, r, p, &depth_series[k]);
+	sync_counters(x, r);
+	sync_histogram(x, p, r);
+	by_counters(x, p, r);
+	findings(x, p->findings, p->findings_windows);
+	events(x, r, p);
+	bpf_cost(x, p);
+	help(x, "truestat_lost_events_total", "counter",
 	     "Events lost to BPF recursion (recursion_misses)");
-	fprintf(f, "truestat_lost_events_total %.17g\n", p->lost_events);
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	sample(x, bare("truestat_lost_events_total"), p->lost_events,
+	       TS_EXPO_G17);
+	return 0;
 }
+
 
 /*
  * Whether row @i of @r is of a disk that went: a dev_t is one disk's at a
@@ -902,12 +703,13 @@ static const struct ts_report *present(const struct ts_report *r,
 	return *copy;
 }
 
-char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len)
+int ts_prom_render_to(struct ts_prom *p, const struct ts_report *r,
+		      const struct ts_expo *x)
 {
 	struct ts_report *copy;
 	const struct ts_report *shown = present(r, &copy);
-	char *text = shown ? render(p, shown, len) : NULL;
+	int err = shown ? render(p, shown, x) : -1;
 
 	free(copy);
-	return text;
+	return err;
 }

@@ -101,24 +101,8 @@ struct ts_prom_window {
 	double inexact_s;
 };
 
-/*
- * The kernel's buckets of each histogram a render printed, by its series
- * ("name{labels}"): the native histograms of the protobuf exposition.
- */
-struct ts_prom_native {
-	char *key;	     /* malloc'd */
-	const __u64 *counts; /* TS_HIST_SLOTS, the report's */
-};
-
-struct ts_prom_natives {
-	int n, cap;
-	bool failed; /* out of memory: some are missing */
-	struct ts_prom_native *e;
-};
-
 struct ts_prom {
 	bool full_buckets; /* --web.histogram-buckets=full; else short */
-	struct ts_prom_natives *natives; /* noted while rendering, or NULL */
 	/* truestat_build_info's labels: truestat's version and commit, the
 	 * running kernel's release */
 	const char *version, *commit, *kernel;
@@ -157,6 +141,14 @@ void ts_prom_window(struct ts_prom *p, const struct ts_snapshot *now);
  * (its slot still in @r) is left out. malloc'd text, length in *len.
  */
 char *ts_prom_render(struct ts_prom *p, const struct ts_report *r, size_t *len);
+
+/*
+ * The same through sink @x (output/expo.h): each family and series once,
+ * what every format is made from. 0, or -1: out of memory.
+ */
+struct ts_expo;
+int ts_prom_render_to(struct ts_prom *p, const struct ts_report *r,
+		      const struct ts_expo *x);
 
 /*
  * The same as Prometheus' protobuf exposition: length-delimited

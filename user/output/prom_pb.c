@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The exposition in Prometheus' protobuf format (io.prometheus.client,
- * length-delimited MetricFamily messages), from the text one: each family,
- * series and value as the text says, so that both come from one render;
- * each histogram also native, at schema 4, from the kernel's buckets the
- * render noted (struct ts_prom_natives).
+ * length-delimited MetricFamily messages): a sink of the render (expo.h),
+ * each family, series and value as prom.c says them, as the text's sink
+ * has them; each histogram also native, at schema 4, from the kernel's
+ * buckets.
  */
 #include <limits.h>
 #include <math.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "metrics.pb-c.h"
+#include "expo.h"
 #include "prom.h"
 
 typedef Io__Prometheus__Client__MetricFamily Family;
@@ -33,16 +34,7 @@ struct conv {
 	bool failed;
 	Family **fam;
 	size_t nfam;
-	struct hseries **hs; /* the histogram series so far */
-	size_t nhs;
-	const struct ts_prom_natives *nat;
-};
-
-/* A histogram series: its family, its labels' text (no le), its message. */
-struct hseries {
-	Family *f;
-	char *key;
-	Metric *m;
+	Family *cur; /* the family the series now given are of */
 };
 
 static void *grab(struct conv *c, size_t n)
@@ -97,80 +89,6 @@ static Family *family(struct conv *c, const char *name, size_t len)
 		    !memcmp(c->fam[i]->name, name, len))
 			return c->fam[i];
 	return NULL;
-}
-
-/* "# HELP name text" and "# TYPE name type": a family, in text order. */
-static void comment(struct conv *c, const char *line)
-{
-	static const Family init = IO__PROMETHEUS__CLIENT__METRIC_FAMILY__INIT;
-	const char *name = line + 7, *sp = strchr(name, ' ');
-	Family *f;
-
-	if (!sp)
-		return;
-	f = family(c, name, sp - name);
-	if (!f && (f = grab(c, sizeof(*f)))) {
-		*f = init;
-		f->name = dup(c, name, sp - name);
-		push(c, (void ***)&c->fam, &c->nfam, f);
-	}
-	if (!f)
-		return;
-	if (!strncmp(line, "# HELP ", 7)) {
-		f->help = dup(c, sp + 1, strlen(sp + 1));
-		return;
-	}
-	f->has_type = true;
-	f->type = !strcmp(sp + 1, "counter") ?
-			  IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER :
-		  !strcmp(sp + 1, "histogram") ?
-			  IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM :
-			  IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE;
-}
-
-/* A label value as the text escapes it (\\, \", \n), unescaped. */
-static char *unescape(struct conv *c, const char *v, const char **end)
-{
-	char *out = grab(c, strlen(v) + 1), *o = out;
-
-	for (; out && *v && *v != '"'; v++) {
-		if (*v == '\\' && v[1])
-			*o++ = *++v == 'n' ? '\n' : *v;
-		else
-			*o++ = *v;
-	}
-	*end = v;
-	return out;
-}
-
-/*
- * The labels of "{a="x",b="y"}" from @s (after the brace) into @m, all
- * but le; its value in *@le. Returns where they end (at the '}').
- */
-static const char *labels(struct conv *c, const char *s, Metric *m,
-			  double *le)
-{
-	static const Label init = IO__PROMETHEUS__CLIENT__LABEL_PAIR__INIT;
-	const char *eq, *end;
-	Label *l;
-
-	while (*s && *s != '}') {
-		eq = strchr(s, '=');
-		if (!eq || eq[1] != '"')
-			return NULL;
-		if (eq - s == 2 && !memcmp(s, "le", 2)) {
-			*le = strtod(eq + 2, (char **)&end);
-		} else if ((l = grab(c, sizeof(*l)))) {
-			*l = init;
-			l->name = dup(c, s, eq - s);
-			l->value = unescape(c, eq + 2, &end);
-			push(c, (void ***)&m->label, &m->n_label, l);
-		}
-		if (!end || *end != '"')
-			return NULL;
-		s = end + 1 + (end[1] == ',');
-	}
-	return *s ? s : NULL;
 }
 
 /* The index of schema 4's bucket that holds kernel bucket @b's middle. */
@@ -234,136 +152,69 @@ static void native(struct conv *c, Hist *h, const __u64 *counts)
 	spans(c, h, by);
 }
 
-static const __u64 *native_counts(const struct conv *c, const Family *f,
-				  const char *key)
+static void pb_family(void *ctx, const char *name, const char *type,
+		      const char *help)
 {
-	size_t n = strlen(f->name);
+	static const Family init = IO__PROMETHEUS__CLIENT__METRIC_FAMILY__INIT;
+	struct conv *c = ctx;
+	Family *f = family(c, name, strlen(name));
+
+	if (!f && (f = grab(c, sizeof(*f)))) {
+		*f = init;
+		f->name = dup(c, name, strlen(name));
+		f->help = dup(c, help, strlen(help));
+		f->has_type = true;
+		f->type = !strcmp(type, "counter") ?
+				  IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER :
+			  !strcmp(type, "histogram") ?
+				  IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM :
+				  IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE;
+		push(c, (void ***)&c->fam, &c->nfam, f);
+	}
+	c->cur = f;
+}
+
+/* A series' message in the current family, its labels copied. */
+static Metric *series(struct conv *c, const struct ts_expo_series *s)
+{
+	static const Metric minit = IO__PROMETHEUS__CLIENT__METRIC__INIT;
+	static const Label linit = IO__PROMETHEUS__CLIENT__LABEL_PAIR__INIT;
+	Metric *m;
+	Label *l;
 	int i;
 
-	for (i = 0; c->nat && i < c->nat->n; i++) {
-		const char *k = c->nat->e[i].key;
-
-		if (!strncmp(k, f->name, n) && k[n] == '{' &&
-		    !strncmp(k + n + 1, key, strlen(key)) &&
-		    !strcmp(k + n + 1 + strlen(key), "}"))
-			return c->nat->e[i].counts;
-	}
-	return NULL;
-}
-
-/*
- * The series of histogram @f whose labels are the first @len bytes of
- * @key (a sample's labels, from after the brace: le follows), made once.
- */
-static Metric *hist_series(struct conv *c, Family *f, const char *key,
-			   size_t len)
-{
-	static const Metric minit = IO__PROMETHEUS__CLIENT__METRIC__INIT;
-	static const Hist hinit = IO__PROMETHEUS__CLIENT__HISTOGRAM__INIT;
-	struct hseries *x;
-	const __u64 *counts;
-	double le;
-	size_t i;
-
-	for (i = 0; i < c->nhs; i++)
-		if (c->hs[i]->f == f && strlen(c->hs[i]->key) == len &&
-		    !memcmp(c->hs[i]->key, key, len))
-			return c->hs[i]->m;
-	x = grab(c, sizeof(*x));
-	if (!x || !(x->m = grab(c, sizeof(*x->m))))
+	if (!c->cur || strcmp(c->cur->name, s->name) ||
+	    !(m = grab(c, sizeof(*m)))) {
+		c->failed = true;
 		return NULL;
-	*x->m = minit;
-	if (!labels(c, key, x->m, &le) ||
-	    !(x->m->histogram = grab(c, sizeof(Hist))))
-		return NULL;
-	*x->m->histogram = hinit;
-	x->f = f;
-	x->key = dup(c, key, len);
-	push(c, (void ***)&c->hs, &c->nhs, x);
-	push(c, (void ***)&f->metric, &f->n_metric, x->m);
-	counts = x->key ? native_counts(c, f, x->key) : NULL;
-	if (counts)
-		native(c, x->m->histogram, counts);
-	return x->m;
-}
-
-/* Where the histogram series' own labels end: before le, or at the '}'. */
-static size_t key_len(const char *labels)
-{
-	const char *le = strstr(labels, ",le=\"");
-	const char *end = strchr(labels, '}');
-
-	if (!strncmp(labels, "le=\"", 4))
-		return 0;
-	return le && (!end || le < end) ? (size_t)(le - labels) :
-	       end ? (size_t)(end - labels) : strlen(labels);
-}
-
-/* A sample of histogram @f: "_bucket", "_sum" or "_count" in @suffix. */
-static void hist_sample(struct conv *c, Family *f, const char *suffix,
-			const char *labels_at, double v, double le)
-{
-	static const Bucket init = IO__PROMETHEUS__CLIENT__BUCKET__INIT;
-	Metric *m = hist_series(c, f, labels_at, key_len(labels_at));
-	Hist *h = m ? m->histogram : NULL;
-	Bucket *b;
-
-	if (!h)
-		return;
-	if (!strcmp(suffix, "_sum")) {
-		h->has_sample_sum = true;
-		h->sample_sum = v;
-	} else if (!strcmp(suffix, "_count")) {
-		h->has_sample_count = true;
-		h->sample_count = (uint64_t)v;
-	} else if (isfinite(le) && (b = grab(c, sizeof(*b)))) {
-		*b = init; /* +Inf: the count, not a bucket */
-		b->has_cumulative_count = b->has_upper_bound = true;
-		b->cumulative_count = (uint64_t)v;
-		b->upper_bound = le;
-		push(c, (void ***)&h->bucket, &h->n_bucket, b);
 	}
-}
-
-/* The family of sample name @name (@len): its own, or its histogram's. */
-static Family *family_of(struct conv *c, const char *name, size_t len,
-			 const char **suffix)
-{
-	static const char *const sfx[] = { "_bucket", "_sum", "_count" };
-	Family *f = family(c, name, len);
-	size_t i, n;
-
-	*suffix = NULL;
-	for (i = 0; !f && i < 3; i++) {
-		n = strlen(sfx[i]);
-		if (len > n && !memcmp(name + len - n, sfx[i], n) &&
-		    (f = family(c, name, len - n)) &&
-		    f->type == IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM)
-			*suffix = sfx[i];
-		else
-			f = NULL;
+	*m = minit;
+	for (i = 0; i < s->n; i++) {
+		if (!(l = grab(c, sizeof(*l))))
+			return NULL;
+		*l = linit;
+		l->name = dup(c, s->l[i].name, strlen(s->l[i].name));
+		l->value = dup(c, s->l[i].value ?: "",
+			       s->l[i].value ? strlen(s->l[i].value) : 0);
+		push(c, (void ***)&m->label, &m->n_label, l);
 	}
-	return f;
+	push(c, (void ***)&c->cur->metric, &c->cur->n_metric, m);
+	return m;
 }
 
-/* A plain series: its labels and its value as a gauge or a counter. */
-static void plain_sample(struct conv *c, Family *f, const char *labels_at,
-			 double v)
+static void pb_sample(void *ctx, const struct ts_expo_series *s, double v,
+		      enum ts_expo_fmt fmt)
 {
-	static const Metric minit = IO__PROMETHEUS__CLIENT__METRIC__INIT;
 	static const Io__Prometheus__Client__Counter cinit =
 		IO__PROMETHEUS__CLIENT__COUNTER__INIT;
 	static const Io__Prometheus__Client__Gauge ginit =
 		IO__PROMETHEUS__CLIENT__GAUGE__INIT;
-	Metric *m = grab(c, sizeof(*m));
-	double le;
+	struct conv *c = ctx;
+	Metric *m = series(c, s);
 
 	if (!m)
 		return;
-	*m = minit;
-	if (labels_at && !labels(c, labels_at, m, &le))
-		return;
-	if (f->type == IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER &&
+	if (c->cur->type == IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER &&
 	    (m->counter = grab(c, sizeof(*m->counter)))) {
 		*m->counter = cinit;
 		m->counter->has_value = true;
@@ -373,33 +224,41 @@ static void plain_sample(struct conv *c, Family *f, const char *labels_at,
 		m->gauge->has_value = true;
 		m->gauge->value = v;
 	}
-	push(c, (void ***)&f->metric, &f->n_metric, m);
 }
 
-/*
- * One sample line: "name{labels} value" or "name value"; the value after
- * the last space (a label value may hold spaces and braces).
- */
-static void sample(struct conv *c, const char *line)
+/* Classic buckets at the exported edges, and native ones (native()). */
+static void pb_histogram(void *ctx, const struct ts_expo_series *s,
+			 const struct ts_expo_hist *h)
 {
-	const char *cut = strpbrk(line, "{ "), *val = strrchr(line, ' ');
-	const char *labels_at = cut && *cut == '{' ? cut + 1 : NULL;
-	const char *suffix, *le_at;
-	double le = INFINITY;
-	Family *f;
+	static const Hist hinit = IO__PROMETHEUS__CLIENT__HISTOGRAM__INIT;
+	static const Bucket binit = IO__PROMETHEUS__CLIENT__BUCKET__INIT;
+	struct conv *c = ctx;
+	Metric *m = series(c, s);
+	Bucket *b;
+	Hist *x;
+	int i;
 
-	if (!cut || !val || !(f = family_of(c, line, cut - line, &suffix)))
+	if (!m || !(x = m->histogram = grab(c, sizeof(*x))))
 		return;
-	if (!suffix) {
-		plain_sample(c, f, labels_at, strtod(val, NULL));
-		return;
+	*x = hinit;
+	for (i = 0; i < h->nedges && (b = grab(c, sizeof(*b))); i++) {
+		*b = binit;
+		b->has_cumulative_count = b->has_upper_bound = true;
+		b->cumulative_count = h->cum[i];
+		b->upper_bound = h->edges[i] / 1e9;
+		push(c, (void ***)&x->bucket, &x->n_bucket, b);
 	}
-	/* a histogram's labels are device, layer, op, then le */
-	le_at = labels_at ? strstr(labels_at, "le=\"") : NULL;
-	if (le_at && !strcmp(suffix, "_bucket"))
-		le = strtod(le_at + 4, NULL);
-	hist_sample(c, f, suffix, labels_at ?: "}", strtod(val, NULL), le);
+	x->has_sample_sum = x->has_sample_count = true;
+	x->sample_sum = h->sum_s;
+	x->sample_count = h->count;
+	native(c, x, h->counts);
 }
+
+static const struct ts_expo_ops pb_ops = {
+	.family = pb_family,
+	.sample = pb_sample,
+	.histogram = pb_histogram,
+};
 
 static size_t packed_size(const Family *f)
 {
@@ -441,28 +300,12 @@ static void conv_free(struct conv *c)
 char *ts_prom_render_protobuf(struct ts_prom *p, const struct ts_report *r,
 			      size_t *len)
 {
-	struct ts_prom_natives nat = { 0 };
-	struct conv c = { .nat = &nat };
-	char *text, *line, *save, *out = NULL;
-	size_t tlen;
-	int i;
+	struct conv c = { 0 };
+	struct ts_expo x = { &pb_ops, &c };
+	char *out = NULL;
 
-	p->natives = &nat;
-	text = ts_prom_render(p, r, &tlen);
-	p->natives = NULL;
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "# HELP ", 7) || !strncmp(line, "# TYPE ", 7))
-			comment(&c, line);
-		else if (line[0] != '#')
-			sample(&c, line);
-	}
-	if (text && !c.failed && !nat.failed)
+	if (!ts_prom_render_to(p, r, &x) && !c.failed)
 		out = pack(&c, len);
 	conv_free(&c);
-	for (i = 0; i < nat.n; i++)
-		free(nat.e[i].key);
-	free(nat.e);
-	free(text);
 	return out;
 }
