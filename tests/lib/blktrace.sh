@@ -203,15 +203,17 @@ _blk_mean() {
 #   capture_ok=1 when nothing was lost, garbled or cut: tests must check it
 # BLK_JOIN_PY: python for py, joining truestat --slow=0's requests to the
 # blk tracer's records (renum.bin) of the same sector:
-#   blk_events(PATH): the Q, D and C times (ns, CLOCK_MONOTONIC) by sector
+#   blk_events(PATH): the Q, G, D and C times (ns, CLOCK_MONOTONIC) by sector
 #   blk_join(LINES, EVENTS, queue=True): each "slow" line's C joined to the
 #     first blk C at or after truestat's (truestat's probe runs first), its
-#     D and Q the last before that C. Returns (late, apart, ref, off_c):
-#     late, what breaks the order (truestat stamps each Q, D, C at or
-#     before the blk tracer; Q only with queue, which --light's allocation
-#     start does not follow); apart[what], per request |truestat - blk|
-#     (ns) of the service and queue time; ref[what], the blk tracer's D2C
-#     and Q2D of those requests; off_c, blk C - truestat C of each (ns)
+#     D and Q the last before that C, its G the last between them. Returns
+#     (late, apart, ref, off_c): late, what breaks the order (truestat
+#     stamps each Q, D, C at or before the blk tracer; Q only with queue,
+#     which --light's allocation start does not follow); apart[what], per
+#     request |truestat - blk| (ns) of the service and queue time;
+#     ref[what], the blk tracer's D2C and Q2D of those requests (Q2D
+#     with queue only), and Q2G and G2D of those it traced a G for;
+#     off_c, blk C - truestat C of each (ns)
 # shellcheck disable=SC2034 # used by the tests
 BLK_JOIN_PY=$(cat <<'PY'
 import bisect, struct
@@ -221,7 +223,7 @@ def blk_events(path):
     while at < len(raw):
         _, _, when, sector, _, action, _, _, _, _, pdu = struct.unpack_from('=IIQQIIIIIHH', raw, at)
         at += 48 + pdu
-        kind = {1: 'Q', 7: 'D', 8: 'C'}.get(action & 0xffff)
+        kind = {1: 'Q', 4: 'G', 7: 'D', 8: 'C'}.get(action & 0xffff)
         if kind:
             blk.setdefault((kind, sector), []).append(when)
     return blk
@@ -234,7 +236,7 @@ def _blk_at(blk, kind, sector, start, end):
 
 def blk_join(lines, blk, queue=True):
     late, apart = [], {'service': [], 'queue': []}
-    ref, off_c = {'service': [], 'queue': []}, []
+    ref, off_c = {'service': [], 'queue': [], 'q2g': [], 'g2d': []}, []
     for x in lines:
         c_ts = x['mono_ns']
         d_ts = c_ts - round(x['service_ms'] * 1e6)
@@ -250,6 +252,10 @@ def blk_join(lines, blk, queue=True):
             late.append('sector %d: D at %d, blk Q %d D %d' % (x['sector'], d_ts, q, dd))
         apart['service'].append(abs((c_ts - d_ts) - (c - dd)))
         ref['service'].append(c - dd)
+        g = _blk_at(blk, 'G', x['sector'], q, dd)
+        if g:
+            ref['q2g'].append(g - q)
+            ref['g2d'].append(dd - g)
         off_c.append(c - c_ts)
         if queue and x['queue_ms'] is not None:
             q_ts = d_ts - round(x['queue_ms'] * 1e6)
