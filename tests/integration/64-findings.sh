@@ -29,7 +29,8 @@
 #    disk's completions over truestat's span and over the disk's own busy
 #    time, its headroom within the bounds those give; not
 #    waiting-in-device;
-#  - random (the same disk, 4 KiB random reads, 4 readers, --pattern):
+#  - random (the same disk, 4 KiB random reads, 4 readers, --pattern,
+#    truestat's window inside the load by the disk's log):
 #    random-reads, its share of reads gone on a stream within the bounds
 #    the disk's log gives (its reads in arrival order through the same 8
 #    stream heads, within truestat's window and over the run), most bytes
@@ -160,10 +161,13 @@ print(name + '_headroom', int(not 1.2 <= head <= iops_cap() / now_lo),
       'headroom %.2f: >= 1.2, <= K/S / the IOPS over the window %.2f' % (head, iops_cap() / now_lo))
 hasnt('waiting-in-device')
 "
-run random --pattern --name=random --numjobs=4 --runtime=2
-run sequential --pattern --name=seq --rw=read --bs=1m --runtime=2
-run interleaved --pattern --name=inter --rw=read --bs=64k --numjobs=4 \
-	--offset_increment=64m --size=64m --runtime=2
+# inside the load: random-reads needs a busy device, and its absence means
+# something only where the device was as busy (about 2 s of the disk's
+# requests each: 1,000 a second with 4 readers, 250 with one)
+run_within random --pattern 64 2000 --name=random --numjobs=4
+run_within sequential --pattern 64 500 --name=seq --rw=read --bs=1m
+run_within interleaved --pattern 64 2000 --name=inter --rw=read --bs=64k \
+	--numjobs=4 --offset_increment=64m --size=64m
 judge random "
 f = has('random-reads', 'medium')
 lo, hi = sd_stream_bounds(reqs, t0, t1)

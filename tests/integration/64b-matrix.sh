@@ -33,9 +33,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/findings.sh"
 
-# test_lines_past N: the disk's log holds N requests or more
-test_lines_past() { (($(simdisk_lines) >= $1)); }
-
 # in_cgroup FILE COMMAND...: COMMAND with its process in the cgroup whose
 # member list is FILE (cgroup.procs, or tasks of cgroup v1)
 in_cgroup() {

@@ -25,6 +25,38 @@ run() {
 	simdisk_save "$tmp/$name"
 }
 
+# run_within NAME TS_ARGS FIRST SPAN FIO_ARGS...: as run, but truestat's
+# window lies inside the load: it starts once the disk has served FIRST of
+# fio's requests and stops once it has served SPAN more, while fio still
+# runs (its runtime a guard only): a finding that needs a busy device sees
+# one by construction, whatever fio's start-up and exit cost this host
+run_within() {
+	local name=$1 ts_args=$2 first=$3 span=$4 fio_pid base
+	shift 4
+	simdisk_mark
+	fio --filename="/dev/$SIMDISK_LOOP" --direct=1 --bs=4k --rw=randread \
+		--ioengine=psync --time_based --runtime=600 \
+		--output=/dev/null "$@" &
+	fio_pid=$!
+	on_exit "kill $fio_pid 2>/dev/null"
+	base=$(simdisk_lines)
+	wait_for "$fio_pid" "$START_GUARD" test_lines_past $((base + first)) || true
+	# shellcheck disable=SC2086 # TS_ARGS: options, split
+	ts_start "$tmp/$name.json" -D -d "$SIMDISK_LOOP" $ts_args
+	base=$(simdisk_lines)
+	wait_for "$fio_pid" "$START_GUARD" test_lines_past $((base + span)) || true
+	ts_stop INT
+	check "${name}_exit" "$TS_RC" "truestat ended with status $TS_RC"
+	check_cmd "${name}_within" "fio ran past truestat's window" \
+		kill -0 "$fio_pid"
+	kill "$fio_pid"
+	wait "$fio_pid" || true
+	simdisk_save "$tmp/$name"
+}
+
+# test_lines_past N: the disk's log holds N requests or more
+test_lines_past() { (($(simdisk_lines) >= $1)); }
+
 # steps END_MS N@FROM_MS...: fio jobs of N readers each, from FROM_MS
 # after the start to END_MS, all ending together
 steps() {
