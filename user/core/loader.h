@@ -57,6 +57,9 @@ struct ts_tracer {
 	struct ts_dev_stats *percpu;
 	struct ts_claim_base *claims; /* each slot's counters per disk */
 	__u64 counted_ns; /* CLOCK_MONOTONIC just after the last read of them */
+	/* reads made again for a pause within their clock bracket (-v) */
+	__u64 reread;
+	__u64 bracket_max_ns; /* the widest bracket a read kept */
 	struct ts_dev_snap *last; /* each slot as last read (ts_slot_next) */
 	struct ts_snapshot *gone; /* disks gone since ts_tracer_gone */
 	const struct ts_repair *repairs; /* mmap of repairs */

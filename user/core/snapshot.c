@@ -103,24 +103,55 @@ static __u64 oldest_issue(struct ts_tracer *t, unsigned int qid)
 }
 
 /*
- * @st's depth words and level registers, as of the clock read right after
- * their copy (d->levels_ns): the span of the depth figures runs from one
- * such read to the next, so that a pause between the copy and the clock
- * read of a report's end (a busy host) cannot stretch or shrink it.
+ * A read of the BPF side's figures is dated by the clock read right after
+ * it; a pause between the read and that clock read (this thread held up on
+ * a busy host) would date it late, and the next span would hold what
+ * happened before it began. So each read is bracketed: *@ns holds the
+ * clock read just before try @tries, and becomes the one after. False
+ * while the two are more than TS_BRACKET_NS apart and tries remain: read
+ * again (the figures only grow, so the later read is as good).
  */
-static void read_levels(const struct ts_tracer *t,
+#define TS_BRACKET_NS 200000ULL
+#define TS_BRACKET_TRIES 8
+
+static bool bracket_tight(struct ts_tracer *t, __u64 *ns, int tries)
+{
+	__u64 before = *ns;
+
+	*ns = mono_ns();
+	if (*ns - before > TS_BRACKET_NS && tries < TS_BRACKET_TRIES) {
+		t->reread++;
+		return false;
+	}
+	if (*ns - before > t->bracket_max_ns)
+		t->bracket_max_ns = *ns - before;
+	return true;
+}
+
+/*
+ * @st's depth words and level registers, as of the clock read right after
+ * their copy (d->levels_ns, bracketed): the span of the depth figures runs
+ * from one such read to the next, so that a pause between the copy and
+ * the clock read of a report's end (a busy host) cannot stretch or shrink
+ * it.
+ */
+static void read_levels(struct ts_tracer *t,
 			const volatile struct ts_dev_state *st,
 			struct ts_dev_snap *d)
 {
 	__u64 now;
 	__u64 raw_dev[TS_LEVEL_REGS], raw_os[TS_LEVEL_REGS];
 	__u64 word_dev, word_os;
+	int i = 0;
 
-	memcpy(raw_dev, (const void *)st->device_level, sizeof(raw_dev));
-	memcpy(raw_os, (const void *)st->os_level, sizeof(raw_os));
-	word_dev = st->in_device;
-	word_os = st->in_os;
-	d->levels_ns = mono_ns();
+	do {
+		d->levels_ns = mono_ns();
+		memcpy(raw_dev, (const void *)st->device_level,
+		       sizeof(raw_dev));
+		memcpy(raw_os, (const void *)st->os_level, sizeof(raw_os));
+		word_dev = st->in_device;
+		word_os = st->in_os;
+	} while (!bracket_tight(t, &d->levels_ns, ++i));
 	d->in_device = ts_depth_of(word_dev);
 	d->in_os = ts_depth_of(word_os);
 	now = d->levels_ns + t->clock_offset;
@@ -169,10 +200,16 @@ static void read_counters(struct ts_tracer *t, unsigned int qid,
 {
 	struct ts_claim_counters now;
 
+	bool read;
+	int i = 0;
+
+	do {
+		t->counted_ns = mono_ns();
+		read = sum_stats(t, qid, &now.stats);
+	} while (!bracket_tight(t, &t->counted_ns, ++i) && read);
 	/* a map that could not be read: its counters as last read */
-	if (!sum_stats(t, qid, &now.stats))
+	if (!read)
 		now.stats = t->claims[qid].last.stats;
-	t->counted_ns = mono_ns();
 	if (!read_pattern(t, qid, &now.pattern))
 		now.pattern = t->claims[qid].last.pattern;
 	ts_claim_shared(&t->claims[qid], c->claimed_ns, t->state[qid].claims,

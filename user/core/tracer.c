@@ -614,6 +614,11 @@ void ts_tracer_close(struct ts_tracer *t)
 			t->sweep_ns / 1e3 / t->sweeps,
 			t->sweep_part_max_ns / 1e3,
 			t->sweep_wall_ns / 1e3 / t->sweeps);
+	if (verbose && t->sweeps)
+		fprintf(stderr, "truestat: counters and depths read again %llu "
+			"times for a pause in their clock bracket; the widest "
+			"kept %.1f us\n", (unsigned long long)t->reread,
+			t->bracket_max_ns / 1e3);
 	tracer_stop_slow_reader(t);
 	ring_buffer__free(t->slow);
 	bpf_link__destroy(t->remap);
