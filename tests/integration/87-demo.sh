@@ -14,7 +14,8 @@
 #    window (Little's law: at most N in the device, each request at most
 #    fio's longest latency);
 #  - each run's request count lies between the daemon's finishes that must
-#    and that may fall in truestat's window, and its IOPS is at most K/S;
+#    and that may fall in truestat's window, and its IOPS is at most K/S
+#    over the window and the longest latency fio saw before it;
 #    at 16 readers near K/S: K per S at least for as long as the daemon
 #    held K or more (every unit busy then, by the model);
 #  - CONC is at most the N readers;
@@ -144,7 +145,11 @@ for r in rows:
     fin = [x[2] for x in reqs]
     must = sum(1 for f in fin if end - span <= f <= end - lmax)
     may = sum(1 for f in fin if end - span - lmax <= f <= end)
-    cap = K / (S / 1e9) + K / (span / 1e9)
+    # the daemon finishes at most K per S, and K more at the edges; a
+    # completion reaches the block layer up to lmax after its finish (the
+    # host may hold its reply up that long), so the window's completions
+    # are finishes from lmax before it
+    cap = K / (S / 1e9) * (span + lmax) / span + K / (span / 1e9)
     # a completion the platform dropped is counted missed, not timed
     print('count_%d' % n, int(not (must <= ios + ts['missed'] and ios <= may) or ts['iops'] > cap),
           '%d requests + %d unseen (IOPS %.1f = %.0f%% of K/S): the daemon finished %d to %d in the window; at most %.1f/s'
