@@ -184,7 +184,7 @@ print(n + '_curve_max', int(not (Lall.held_max <= c['max'] and c['max_min'] <= 1
 if rd['missed']:
     print(n + '_curve_flagged', int(c['exact'] or cv['exact']),
           '%d completions unseen: exact %s, depth_curve exact %s (both must be false)' % (rd['missed'], c['exact'], cv['exact']))
-D = sd_curve(n + '_curve', c, cv, rd['missed'], P, allreq)
+D, _ = sd_curve(n + '_curve', c, cv, rd['missed'], P, allreq)
 b = open('$tmp/bench', 'a')
 for q in Q:
     r, (L, f) = steps[q], P[q]

@@ -414,7 +414,8 @@ def sd_curve(n, c, cv, m, P, allreq):
     # its m unseen completions) against the daemon's: P maps each offered
     # depth to (Sd of its requests, fio's read figures with
     # --lat_percentiles), allreq all of them. Prints the checks; returns the
-    # daemon's rows by depth_lo.
+    # daemon's rows by depth_lo, and the (parallelism_depths, still_growing)
+    # outcomes its curve allows truestat's rule.
     # How far too high the depth counter may have been when a request was
     # issued: one for each unseen completion not yet found (m at most), and
     # what else truestat's range allows (max - max_min: over a run it is the
@@ -593,7 +594,7 @@ def sd_curve(n, c, cv, m, P, allreq):
     print(n + '_saturation', int(cv['saturation_depths'] not in sat_ok),
           'saturation %s; the rows\' p95 bands allow %s (A..R rank / 1.0625 to fio rank x 1.0625, as the rows check)'
           % (cv['saturation_depths'], ', '.join(str(x) for x in sorted(sat_ok, key=str))))
-    return D
+    return D, par_ok
 PY
 )
 
