@@ -80,15 +80,21 @@ for n in (1, 4, 16, 64):
         if not stop[who]:
             tip[who] = n
 # truestat's own conclusion over the steps (one truestat -D over all):
-# capped-volume, at the cap the volume logged, within a histogram bucket
-# (a row's IOPS is its mean depth over a mean service of bucket middles)
+# the volume's limit at the cap it logged, within a histogram bucket (a
+# row's IOPS is its mean depth over a mean service of bucket middles):
+# capped-volume when two depth classes beyond the knee got evidence, else
+# waiting-in-device at the knee (how many classes do rests on the host's
+# pace through the steps), one of them, never both
 F = [f for f in totals(k + '/curve.json')['findings'] if f['device'] == loop]
 cv = next((f for f in F if f['id'] == 'capped-volume'), None)
-rate = dict((x['name'], x['value']) for x in cv['figures'])['rate_iops'] if cv else -1
+wd = next((f for f in F if f['id'] == 'waiting-in-device'), None)
+fig = lambda f: dict((x['name'], x['value']) for x in f['figures'])
+rate = fig(cv)['rate_iops'] if cv else fig(wd).get('iops_at_knee', -1) if wd else -1
+said = 'capped-volume' if cv else 'waiting-in-device' if wd else 'neither'
 cap = 1e9 / P['interval_ns']
-print('finding_capped', int(not cap / 1.0625 <= rate <= cap * 1.0625),
-      'capped-volume %s, its rate %.1f IOPS; the volume\'s cap %.1f (a token every %d ns), within 1/16'
-      % ('stated' if cv else 'not stated (%s)' % [f['id'] for f in F], rate, cap, P['interval_ns']))
+print('finding_capped', int(not cap / 1.0625 <= rate <= cap * 1.0625 or bool(cv and wd)),
+      '%s, its rate %.1f IOPS; the volume\'s cap %.1f (a token every %d ns), within 1/16 (findings: %s)'
+      % (said, rate, cap, P['interval_ns'], [f['id'] for f in F]))
 print('tipping_point', int(tip['ts'] != tip['disk'] or tip['ts'] is None),
       'below 50 ms up to %s threads by truestat\'s mean Q->C, %s by the volume\'s mean A..R'
       % (tip['ts'], tip['disk']))
