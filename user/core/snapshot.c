@@ -199,7 +199,6 @@ static void read_counters(struct ts_tracer *t, unsigned int qid,
 			  const struct ts_claim *c, struct ts_dev_snap *d)
 {
 	struct ts_claim_counters now;
-
 	bool read;
 	int i = 0;
 
